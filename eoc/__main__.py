@@ -1,0 +1,7 @@
+"""``python -m eoc`` runs the CLI."""
+
+import sys
+
+from eoc.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,5 @@
+"""The ``eoc`` command line."""
+
+from eoc.cli.main import main
+
+__all__ = ["main"]

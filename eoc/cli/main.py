@@ -1,0 +1,293 @@
+"""The ``eoc`` command: query, meter, hit-cost, verify.
+
+Exit codes: 0 ok, 1 refusal (a figure or receipt eoc will not vouch for),
+2 usage (bad arguments or bad input).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from eoc import __version__
+from eoc.cascade import Cascade
+from eoc.errors import BadReceipt, EocError, ReceiptMismatch
+from eoc.meter.detection import Detection, detect_all
+from eoc.meter.marginal import idle_draw_uw, refusal
+from eoc.query import Query, Stage
+from eoc.receipt import Receipt
+from eoc.response import Response
+
+MAX_RECEIPT_BYTES = 4 << 20
+
+
+def _emit(out: TextIO, as_json: bool, doc: dict[str, Any], lines: Sequence[str]) -> None:
+    if as_json:
+        out.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+    else:
+        out.write("\n".join(lines) + "\n")
+
+
+def format_response(r: Response) -> list[str]:
+    """The lines ``eoc query`` prints for one answer."""
+    c = r.cost
+    counter = f" on {c.counter} ({c.counter_kind.value})" if c.counter and c.counter_kind else ""
+    return [
+        f"stage : {r.stage.value}",
+        f"payload : {r.payload}",
+        f"cost : {c.uj:,} µJ {c.provenance.value}{counter}",
+        f"hit : {c.basis}",
+        f"receipt : {r.receipt.digest}",
+    ]
+
+
+# -- query ----------------------------------------------------------------------
+
+
+def cmd_query(args: argparse.Namespace, out: TextIO) -> int:
+    cascade = Cascade()
+    response = cascade.resolve(Query(args.prompt))
+    _emit(out, args.json, response.to_dict(), format_response(response))
+    return 0
+
+
+# -- meter ----------------------------------------------------------------------
+
+
+def cmd_meter(args: argparse.Namespace, out: TextIO) -> int:
+    found: Detection = detect_all()
+    counters = []
+    lines = []
+    for counter, status in found.candidates:
+        counters.append(
+            {
+                "name": counter.name,
+                "kind": counter.kind.value,
+                "status": status.state.value,
+                "reason": status.reason,
+                "resolution_uj": counter.resolution_uj,
+                "min_window_ns": counter.min_window_ns,
+            }
+        )
+        lines.append(f"{counter.name} [{counter.kind.value}] : {status}")
+    doc: dict[str, Any] = {"counters": counters, "chosen": found.counter.name, "live": found.live}
+    if not found.candidates:
+        lines.append(f"no energy counter on this host: {found.reason}")
+    if found.live:
+        counter = found.counter
+        try:
+            t0 = time.perf_counter_ns()
+            e0 = counter.read_uj()
+            time.sleep(args.seconds)
+            e1 = counter.read_uj()
+            secs = (time.perf_counter_ns() - t0) / 1e9
+            idle = idle_draw_uw(e0, e1, secs)
+        except EocError as exc:
+            doc["idle_draw_uw"] = None
+            doc["idle_reason"] = exc.reason
+            lines.append(refusal(f"idle draw of {counter.name}", exc, counter=counter.name))
+        else:
+            doc["idle_draw_uw"] = idle
+            lines.append(
+                f"cascade meters with {counter.name}: idle draw {idle / 1e6:.3f} W over {secs:.2f} s"
+            )
+    else:
+        doc["reason"] = found.reason
+        lines.append("cascade : every figure is estimated (no live counter)")
+    _emit(out, args.json, doc, lines)
+    return 0
+
+
+# -- hit-cost ---------------------------------------------------------------------
+
+_SAMPLES = {Stage.KV: "what is 2+2", Stage.GRAPH: "what is the capital of Japan"}
+
+
+def _time_per_hit_ns(fn: Callable[[], object], n: int = 2000) -> float:
+    t0 = time.perf_counter_ns()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter_ns() - t0) / n
+
+
+def cmd_hit_cost(args: argparse.Namespace, out: TextIO) -> int:
+    cascade = Cascade()
+    tiers: dict[str, Any] = {}
+    lines = [
+        f"meter : {cascade.meter.name} [{cascade.meter_status}]",
+    ]
+    kv_q = Query(_SAMPLES[Stage.KV])
+    graph_q = Query(_SAMPLES[Stage.GRAPH])
+    first = {Stage.KV: cascade.resolve(kv_q), Stage.GRAPH: cascade.resolve(graph_q)}
+    first[Stage.CACHE] = cascade.resolve(kv_q)  # the kv answer was memoized: now a cache hit
+    for stage in cascade.stages:
+        tier = stage.stage
+        if tier is Stage.NEURAL:
+            continue
+        q = graph_q if tier is Stage.GRAPH else kv_q
+        r = first[tier]
+        ns = _time_per_hit_ns(lambda s=stage, q=q: s.lookup(q))  # type: ignore[misc]
+        cal = cascade.calibration(tier)
+        tiers[tier.value] = {
+            "sample": q.prompt,
+            "answered_at": r.stage.value,
+            "lookup_ns": round(ns),
+            "per_hit_nj": cal.per_hit_nj,
+            "calibration": {
+                "batch": cal.batch,
+                "span_uj": cal.span_uj,
+                "span_ns": cal.span_ns,
+                "empty_span_uj": cal.empty_span_uj,
+                "counter": cal.counter,
+            },
+            "reason": cal.reason,
+            "charged": r.cost.to_dict(),
+        }
+        takes = (
+            f"{cal.per_hit_nj / 1000:.3f} µJ/hit ({cal.batch} lookups, {cal.span_uj} µJ span, "
+            f"{cal.empty_span_uj} µJ empty span)"
+            if cal.per_hit_nj is not None
+            else f"no figure: {cal.reason}"
+        )
+        lines += [
+            f"{tier.value} :",
+            f"  lookup  : {ns / 1000:.2f} µs (wall time, {q.prompt!r})",
+            f"  takes   : {takes}",
+            f"  charged : {r.cost.uj:,} µJ {r.cost.provenance.value}: {r.cost.basis}",
+        ]
+    _emit(
+        out, args.json, {"meter": cascade.meter.name, "live": cascade.live, "tiers": tiers}, lines
+    )
+    return 0
+
+
+# -- verify ---------------------------------------------------------------------
+
+
+def _read_doc(source: str) -> Any:
+    try:
+        if source == "-":
+            text = sys.stdin.read(MAX_RECEIPT_BYTES + 1)
+        else:
+            path = Path(source)
+            if path.stat().st_size > MAX_RECEIPT_BYTES:
+                raise BadReceipt(
+                    f"{source} is larger than {MAX_RECEIPT_BYTES} bytes: not a receipt"
+                )
+            text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadReceipt(f"cannot read {source}: {exc}") from None
+    if len(text) > MAX_RECEIPT_BYTES:
+        raise BadReceipt("input is too large to be a receipt")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadReceipt(
+            f"not JSON ({exc.msg} at line {exc.lineno}): pass `eoc query --json` output"
+        ) from None
+
+
+def check_document(doc: Any) -> Receipt:
+    """Verify a receipt document; the outer fields of ``query --json`` must agree with it.
+
+    Raises:
+        BadReceipt: the document cannot be read as a receipt.
+        ReceiptMismatch: the digest or an outer field does not match.
+    """
+    receipt = Receipt.from_dict(doc)
+    if not receipt.verify():
+        raise ReceiptMismatch("the digest does not match the fields: this receipt was altered")
+    if isinstance(doc, dict) and "receipt" in doc:
+        raw_cost = doc.get("cost")
+        cost: dict[str, Any] = raw_cost if isinstance(raw_cost, dict) else {}
+        outer = {
+            "query_id": doc.get("query_id"),
+            "stage": doc.get("stage"),
+            "payload": doc.get("payload"),
+            "cost_uj": cost.get("uj"),
+            "provenance": cost.get("provenance"),
+        }
+        for name, value in outer.items():
+            if value != getattr(receipt, name):
+                raise ReceiptMismatch(
+                    f"the answer's {name} does not match its receipt: it was altered"
+                )
+    return receipt
+
+
+def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
+    receipt = check_document(_read_doc(args.file))
+    _emit(
+        out,
+        args.json,
+        {"ok": True, "receipt": receipt.to_dict()},
+        [
+            f"receipt ok : {receipt.digest}",
+            f"  {receipt.stage}, {receipt.cost_uj:,} µJ {receipt.provenance}",
+        ],
+    )
+    return 0
+
+
+# -- entry point ------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="eoc",
+        description="Answer queries through cache -> kv -> graph -> neural and charge each in joules.",
+    )
+    parser.add_argument("--version", action="version", version=f"eoc {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(
+        name: str, help_: str, fn: Callable[[argparse.Namespace, TextIO], int]
+    ) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_, description=help_)
+        p.add_argument("--json", action="store_true", help="print JSON instead of text")
+        p.set_defaults(fn=fn)
+        return p
+
+    add(
+        "query", "answer one prompt and print stage, payload, cost and receipt", cmd_query
+    ).add_argument("prompt", help="the question")
+    add(
+        "meter", "list energy counters, their status and kind, and the idle draw", cmd_meter
+    ).add_argument(
+        "--seconds", type=float, default=1.0, help="idle window for the idle draw (default 1 s)"
+    )
+    add("hit-cost", "what a hit on each tier takes and is charged on this host", cmd_hit_cost)
+    add("verify", "check a receipt from `eoc query --json` output", cmd_verify).add_argument(
+        "file", nargs="?", default="-", help="file holding the JSON, or - for standard input"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    """Run the CLI; returns the exit code (the console script exits with it)."""
+    stdout = out if out is not None else sys.stdout
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help, --version (0) or usage errors (2)
+        return int(exc.code or 0)
+    if args.command == "meter" and not (0.05 <= args.seconds <= 60):
+        print("eoc meter: --seconds must be between 0.05 and 60", file=sys.stderr)
+        return 2
+    try:
+        code: int = args.fn(args, stdout)
+        return code
+    except EocError as exc:
+        if args.json:
+            _emit(stdout, True, {"error": type(exc).__name__, "reason": exc.reason}, [])
+        else:
+            print(f"eoc {args.command}: {type(exc).__name__}: {exc.reason}", file=sys.stderr)
+        return exc.exit_code
+
+
+__all__ = ["build_parser", "check_document", "format_response", "main"]

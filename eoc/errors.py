@@ -1,0 +1,135 @@
+"""Every error eoc raises, one class per refusal or kind of bad input.
+
+The hierarchy::
+
+    EocError                       exit 1 unless a subclass says otherwise
+    ├── InputError                 bad input from the caller (exit 2)
+    │   ├── EmptyPrompt
+    │   ├── PromptTooLong
+    │   ├── InvalidText
+    │   ├── BadEmbedding
+    │   ├── FactFileError          malformed N-Triples / TSV, with a line number
+    │   ├── BadReceipt             a receipt document that cannot be read
+    │   └── ConfigError            a Cascade, stage or counter set up wrongly
+    ├── Refusal                    eoc declined to give a figure (exit 1)
+    │   ├── CounterUnavailable     no counter, no permission, missing extra, browser
+    │   ├── CounterFrozen          the counter did not advance over the work
+    │   ├── CounterReadFailed      a read raised or returned garbage
+    │   ├── WindowTooShort         the span is shorter than the counter can resolve
+    │   ├── NotMetering            arithmetic refusals: idle at or above busy, a
+    │   │                          per-op figure that rounds to 0, ...
+    │   └── ReceiptMismatch        a receipt that does not verify
+    └── BackendError               the neural backend failed to answer (exit 1)
+
+Each error carries a one-line reason that says what to do next. The CLI maps
+``exit_code`` straight to the process exit status.
+"""
+
+from __future__ import annotations
+
+
+class EocError(Exception):
+    """Base class of every error eoc raises on purpose."""
+
+    exit_code: int = 1
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class InputError(EocError, ValueError):
+    """The caller gave eoc something it cannot use; nothing stored was touched."""
+
+    exit_code = 2
+
+
+class EmptyPrompt(InputError):
+    """The prompt is empty or only whitespace."""
+
+
+class PromptTooLong(InputError):
+    """The prompt is larger than the cascade accepts."""
+
+
+class InvalidText(InputError):
+    """The prompt is not valid text (wrong type, lone surrogates, control characters)."""
+
+
+class BadEmbedding(InputError):
+    """An embedding is malformed: NaN or infinite values, wrong dimension, zero norm."""
+
+
+class FactFileError(InputError):
+    """A fact file (N-Triples or TSV) is malformed; the message names the line."""
+
+    def __init__(self, reason: str, *, source: str = "<input>", line: int = 0) -> None:
+        where = f"{source}:{line}: " if line else f"{source}: "
+        super().__init__(where + reason)
+        self.source = source
+        self.line = line
+
+
+class BadReceipt(InputError):
+    """A receipt document is missing fields or has fields of the wrong type."""
+
+
+class ConfigError(InputError):
+    """A Cascade, stage or counter was configured with values it cannot use."""
+
+
+class Refusal(EocError):
+    """eoc declined to produce a figure rather than produce a wrong one."""
+
+    exit_code = 1
+
+
+class CounterUnavailable(Refusal):
+    """No usable counter: absent, no permission, missing extra, or the browser."""
+
+
+class CounterFrozen(Refusal):
+    """The counter did not advance over the work, so it recorded nothing."""
+
+
+class CounterReadFailed(Refusal):
+    """Reading the counter failed or returned a value that is not a count."""
+
+
+class WindowTooShort(Refusal):
+    """The span is shorter than the counter's minimum window."""
+
+
+class NotMetering(Refusal):
+    """The arithmetic of marginal energy refused: there is no honest figure."""
+
+
+class ReceiptMismatch(Refusal):
+    """A receipt's digest does not match its fields."""
+
+
+class BackendError(EocError):
+    """The neural backend failed to produce an answer."""
+
+    exit_code = 1
+
+
+__all__ = [
+    "BackendError",
+    "BadEmbedding",
+    "BadReceipt",
+    "ConfigError",
+    "CounterFrozen",
+    "CounterReadFailed",
+    "CounterUnavailable",
+    "EmptyPrompt",
+    "EocError",
+    "FactFileError",
+    "InputError",
+    "InvalidText",
+    "NotMetering",
+    "PromptTooLong",
+    "ReceiptMismatch",
+    "Refusal",
+    "WindowTooShort",
+]

@@ -1,0 +1,69 @@
+"""The seeded knowledge pack shipped inside the package (see ``data/README.md``)."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from eoc.stages.base import StageLike
+from eoc.stages.cache import CacheStage
+from eoc.stages.facts import Triple, read_ntriples, read_pairs, read_tsv_triples
+from eoc.stages.graph import GraphStage, TripleStore
+from eoc.stages.kv import KVStage
+from eoc.stages.neural import Backend, NeuralStage
+
+KV_FILES = (
+    "arithmetic.tsv",
+    "constants.tsv",
+    "ports.tsv",
+    "si_prefixes.tsv",
+    "units.tsv",
+    "iso_codes.tsv",
+)
+GRAPH_FILES = ("capitals.tsv", "regions.tsv", "elements.tsv", "planets.nt")
+
+
+def _read(name: str) -> str:
+    return (resources.files(__package__) / "data" / name).read_text(encoding="utf-8")
+
+
+def kv_pairs() -> list[tuple[str, str]]:
+    """Every seeded ``(prompt, answer)`` pair."""
+    out: list[tuple[str, str]] = []
+    for name in KV_FILES:
+        out.extend(pair for _, pair in read_pairs(_read(name), f"eoc/knowledge/data/{name}"))
+    return out
+
+
+def triples() -> list[Triple]:
+    """Every seeded triple."""
+    out: list[Triple] = []
+    for name in GRAPH_FILES:
+        source = f"eoc/knowledge/data/{name}"
+        reader = read_ntriples if name.endswith(".nt") else read_tsv_triples
+        out.extend(reader(_read(name), source))
+    return out
+
+
+def seeded_kv(**kwargs: object) -> KVStage:
+    """A :class:`KVStage` holding the seeded pairs (keyword arguments go to KVStage)."""
+    kv = KVStage(**kwargs)  # type: ignore[arg-type]
+    kv.load_pairs(kv_pairs())
+    return kv
+
+
+def seeded_graph(*, figure_uj: int | None = None) -> GraphStage:
+    """A :class:`GraphStage` over a :class:`TripleStore` holding the seeded triples."""
+    return GraphStage(TripleStore(triples()), figure_uj=figure_uj)
+
+
+def default_stages(backend: Backend | None = None) -> list[StageLike]:
+    """Cache, seeded kv, seeded graph, and neural (``EchoBackend`` unless ``backend``)."""
+    return [CacheStage(), seeded_kv(), seeded_graph(), NeuralStage(backend)]
+
+
+def pack_counts() -> dict[str, int]:
+    """How many kv pairs and triples the pack holds."""
+    return {"kv": len(kv_pairs()), "graph": len(triples())}
+
+
+__all__ = ["default_stages", "kv_pairs", "pack_counts", "seeded_graph", "seeded_kv", "triples"]

@@ -1,0 +1,118 @@
+"""The counter protocol, counter status, and the stub counter.
+
+A counter is anything with ``read_uj()``, ``status()``, ``name``, ``kind``,
+``resolution_uj`` and ``min_window_ns``. Native counters (RAPL, the perf power
+PMU, IOReport) live in the ``native`` extra; the core ships only the stub, which
+is never live, and :class:`eoc.testing.FakeCounter` for tests.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Protocol, runtime_checkable
+
+from eoc._compat import IN_PYODIDE
+from eoc.cost import CounterKind
+from eoc.errors import CounterUnavailable
+
+
+class CounterState(enum.StrEnum):
+    LIVE = "live"
+    FROZEN = "frozen"
+    UNAVAILABLE = "unavailable"
+
+
+class CounterStatus:
+    """LIVE, FROZEN or UNAVAILABLE, with the reason for anything but LIVE."""
+
+    __slots__ = ("reason", "state")
+
+    def __init__(self, state: CounterState, reason: str = "") -> None:
+        self.state = state
+        self.reason = reason
+
+    @classmethod
+    def live(cls, reason: str = "") -> CounterStatus:
+        return cls(CounterState.LIVE, reason)
+
+    @classmethod
+    def frozen(cls, reason: str) -> CounterStatus:
+        return cls(CounterState.FROZEN, reason)
+
+    @classmethod
+    def unavailable(cls, reason: str) -> CounterStatus:
+        return cls(CounterState.UNAVAILABLE, reason)
+
+    @property
+    def is_live(self) -> bool:
+        return self.state is CounterState.LIVE
+
+    def __str__(self) -> str:
+        if self.state is CounterState.UNAVAILABLE:
+            return f"UNAVAILABLE({self.reason})"
+        return f"{self.state.name}" + (f" ({self.reason})" if self.reason else "")
+
+    def __repr__(self) -> str:
+        return f"CounterStatus({self.state.name}, {self.reason!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, CounterStatus)
+            and other.state is self.state
+            and other.reason == self.reason
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.state, self.reason))
+
+
+@runtime_checkable
+class Counter(Protocol):
+    """An energy counter. ``read_uj`` returns cumulative micro-joules."""
+
+    name: str
+    kind: CounterKind
+    resolution_uj: float
+    min_window_ns: int
+
+    def read_uj(self) -> int:
+        """Cumulative energy in µJ; raises a :class:`~eoc.errors.Refusal` when it cannot."""
+        ...
+
+    def status(self) -> CounterStatus:
+        """LIVE only if a liveness probe saw it advance."""
+        ...
+
+
+_BROWSER_REASON = (
+    "the browser exposes no energy counter to web pages (no RAPL, no IOReport, no NVML): "
+    "every figure here is estimated"
+)
+_NATIVE_REASON = (
+    "no energy counter installed: the core ships none; "
+    'pip install "eoc[native]" adds RAPL, perf power, IOReport and NVML readers'
+)
+
+
+class StubCounter:
+    """The counter of a host with no energy counter. Never live; every read refuses."""
+
+    name = "stub"
+    kind = CounterKind.NONE
+    resolution_uj = 0.0
+    min_window_ns = 0
+
+    def __init__(self, reason: str | None = None) -> None:
+        self.reason = reason or (_BROWSER_REASON if IN_PYODIDE else _NATIVE_REASON)
+
+    def read_uj(self) -> int:
+        raise CounterUnavailable(self.reason)
+
+    def status(self) -> CounterStatus:
+        return CounterStatus.unavailable(self.reason)
+
+    def __repr__(self) -> str:
+        return f"StubCounter({self.reason!r})"
+
+
+__all__ = ["Counter", "CounterState", "CounterStatus", "StubCounter"]

@@ -1,0 +1,82 @@
+"""Choosing the counter the cascade meters with.
+
+Under Pyodide it is always the stub. Natively it is the first live whole-work
+counter that installed native code offers (the ``native`` extra's
+``native.counters.whole_work_counters()``), otherwise the stub, with the reason.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from eoc._compat import IN_PYODIDE
+from eoc.errors import EocError
+from eoc.meter.counter import Counter, CounterStatus, StubCounter
+
+
+@dataclass(frozen=True)
+class Detection:
+    """The chosen counter and what was seen of every candidate."""
+
+    counter: Counter
+    candidates: Sequence[tuple[Counter, CounterStatus]] = field(default_factory=tuple)
+    reason: str = ""
+
+    @property
+    def live(self) -> bool:
+        return not isinstance(self.counter, StubCounter)
+
+
+def native_candidates() -> tuple[list[Counter], str]:
+    """Whole-work counters offered by the native extra, or ``([], why there are none)``."""
+    if IN_PYODIDE:
+        return [], "the browser has no energy counter"
+    if importlib.util.find_spec("native") is None:
+        return [], 'the native extra is not installed: pip install "eoc[native]"'
+    try:
+        module = importlib.import_module("native.counters")
+        offered = list(module.whole_work_counters())
+    except ImportError as exc:
+        return [], f'the native extra cannot load ({exc}): pip install "eoc[native]"'
+    except EocError as exc:
+        return [], exc.reason
+    return offered, "" if offered else "the native extra found no energy counter on this host"
+
+
+def detect_all(candidates: Iterable[Counter] | None = None) -> Detection:
+    """Check every candidate's status and choose the first live one, else the stub."""
+    if IN_PYODIDE:
+        stub = StubCounter()
+        return Detection(stub, (), stub.reason)
+    why = ""
+    if candidates is None:
+        found, why = native_candidates()
+    else:
+        found = list(candidates)
+    seen: list[tuple[Counter, CounterStatus]] = []
+    chosen: Counter | None = None
+    for counter in found:
+        try:
+            status = counter.status()
+        except EocError as exc:
+            status = CounterStatus.unavailable(exc.reason)
+        seen.append((counter, status))
+        if chosen is None and status.is_live:
+            chosen = counter
+    if chosen is not None:
+        return Detection(chosen, tuple(seen), "")
+    if seen:
+        why = "no candidate counter is live: " + "; ".join(f"{c.name}: {s}" for c, s in seen)
+    stub = StubCounter(why or None)
+    return Detection(stub, tuple(seen), stub.reason)
+
+
+def detect(candidates: Iterable[Counter] | None = None) -> Counter:
+    """The counter to meter with: the stub in the browser, else the best live one, else the stub."""
+    return detect_all(candidates).counter
+
+
+__all__ = ["Detection", "detect", "detect_all", "native_candidates"]

@@ -1,0 +1,139 @@
+"""Queries and the stages that answer them.
+
+A :class:`Query` is content-addressed: its ``id`` is the SHA-256 (hex) of the
+UTF-8 prompt, so the same text always has the same id, in any process and in
+the browser.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from eoc.errors import BadEmbedding, EmptyPrompt, InvalidText, PromptTooLong
+
+MAX_PROMPT_BYTES = 16_384
+"""Largest prompt accepted, in UTF-8 bytes (16 KiB)."""
+
+# C0 controls other than tab, newline and carriage return, DEL, and C1 controls.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_sha256 = hashlib.sha256
+
+
+class Stage(enum.StrEnum):
+    """The four stages of the cascade, cheapest first."""
+
+    CACHE = "cache"
+    KV = "kv"
+    GRAPH = "graph"
+    NEURAL = "neural"
+
+
+def check_prompt(prompt: object) -> bytes:
+    """Validate a prompt and return its UTF-8 bytes.
+
+    Raises:
+        InvalidText: not a ``str``, lone surrogates, or control characters.
+        EmptyPrompt: empty or only whitespace.
+        PromptTooLong: more than :data:`MAX_PROMPT_BYTES` bytes.
+    """
+    if type(prompt) is not str:
+        if not isinstance(prompt, str):
+            raise InvalidText(
+                f"prompt must be text (str), not {type(prompt).__name__}: pass the question as a string"
+            )
+        prompt = str(prompt)
+    try:
+        data = prompt.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidText(
+            "prompt is not valid Unicode text (it holds lone surrogates): decode your input properly"
+        ) from None
+    if len(data) > MAX_PROMPT_BYTES:
+        raise PromptTooLong(
+            f"prompt is {len(data)} bytes; the limit is {MAX_PROMPT_BYTES}: shorten it"
+        )
+    if not prompt.isprintable():
+        if _CONTROL.search(prompt):
+            raise InvalidText(
+                "prompt holds control characters (NUL, escape, ...): strip them before asking"
+            )
+        if not prompt.strip():
+            raise EmptyPrompt("prompt is only whitespace: type a question")
+    elif not data or prompt.isspace():
+        raise EmptyPrompt("prompt is empty: type a question")
+    return data
+
+
+def check_embedding(embedding: object) -> tuple[float, ...]:
+    """Validate a dense embedding: a non-empty sequence of finite numbers, not all zero."""
+    if isinstance(embedding, (str, bytes)) or not isinstance(embedding, Sequence):
+        raise BadEmbedding("embedding must be a sequence of numbers (a list of floats)")
+    if not embedding:
+        raise BadEmbedding("embedding is empty: pass a vector of numbers or no embedding")
+    out: list[float] = []
+    for value in embedding:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise BadEmbedding(f"embedding holds {value!r}, which is not a number")
+        f = float(value)
+        if not math.isfinite(f):
+            raise BadEmbedding("embedding holds NaN or infinity: recompute it")
+        out.append(f)
+    if not any(out):
+        raise BadEmbedding("embedding is all zeros, so it has no direction: recompute it")
+    return tuple(out)
+
+
+class Query:
+    """A prompt with its content-addressed id, optional embedding and metadata.
+
+    Args:
+        prompt: the question text (1 to :data:`MAX_PROMPT_BYTES` UTF-8 bytes).
+        embedding: optional dense vector to use instead of the kv stage's embedder.
+        metadata: optional free-form mapping carried along, never hashed.
+    """
+
+    __slots__ = ("embedding", "id", "metadata", "prompt")
+
+    prompt: str
+    id: str
+    embedding: tuple[float, ...] | None
+    metadata: Mapping[str, Any]
+
+    def __init__(
+        self,
+        prompt: str,
+        *,
+        embedding: Sequence[float] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        data = check_prompt(prompt)
+        self.prompt = prompt
+        self.id = _sha256(data).hexdigest()
+        self.embedding = None if embedding is None else check_embedding(embedding)
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise InvalidText("metadata must be a mapping (dict) or None")
+        self.metadata = {} if metadata is None else dict(metadata)
+
+    def __repr__(self) -> str:
+        return f"Query({self.prompt!r}, id={self.id[:12]}...)"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Query) and other.id == self.id and other.embedding == self.embedding
+        )
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+
+def query_id(prompt: str) -> str:
+    """The content address of a prompt: SHA-256 hex of its UTF-8 bytes (validated)."""
+    return _sha256(check_prompt(prompt)).hexdigest()
+
+
+__all__ = ["MAX_PROMPT_BYTES", "Query", "Stage", "check_embedding", "check_prompt", "query_id"]

@@ -1,0 +1,175 @@
+"""The graph stage: an in-memory triple store and a question matcher over it."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from eoc.errors import FactFileError, InputError
+from eoc.query import Query, Stage
+from eoc.stages.base import Answer, stage_figure
+from eoc.stages.facts import Triple, read_ntriples, read_tsv_triples
+from eoc.stages.text import normalize
+
+
+@runtime_checkable
+class TripleSource(Protocol):
+    """What the graph stage asks of a store (a SPARQL store can stand in)."""
+
+    def objects(self, subject: str, predicate: str) -> list[str]: ...
+
+    def subjects(self, predicate: str, obj: str) -> list[str]: ...
+
+    def predicates(self) -> list[str]: ...
+
+
+def _key(label: str) -> str:
+    return normalize(label)
+
+
+class TripleStore:
+    """Triples indexed both ways, matched case-insensitively on normalized labels."""
+
+    def __init__(self, triples: Iterable[Triple] = ()) -> None:
+        self._by_sp: dict[tuple[str, str], list[str]] = {}
+        self._by_po: dict[tuple[str, str], list[str]] = {}
+        self._preds: dict[str, int] = {}
+        self._triples: set[tuple[str, str, str]] = set()
+        self._lock = threading.Lock()
+        self.add_all(triples)
+
+    def add(self, subject: str, predicate: str, obj: str) -> bool:
+        """Add one triple; False if it was already there."""
+        for name, value in (("subject", subject), ("predicate", predicate), ("object", obj)):
+            if not isinstance(value, str) or not value.strip():
+                raise InputError(f"a triple's {name} must be non-empty text")
+        s, p, o = subject.strip(), predicate.strip(), obj.strip()
+        sk, pk, ok = _key(s), _key(p), _key(o)
+        with self._lock:
+            if (sk, pk, ok) in self._triples:
+                return False
+            self._triples.add((sk, pk, ok))
+            self._by_sp.setdefault((sk, pk), []).append(o)
+            self._by_po.setdefault((pk, ok), []).append(s)
+            self._preds[pk] = self._preds.get(pk, 0) + 1
+        return True
+
+    def add_all(self, triples: Iterable[Triple | tuple[str, str, str]]) -> int:
+        return sum(self.add(*t) for t in triples)
+
+    def load(self, path: str | Path) -> int:
+        """Load a ``.nt`` (N-Triples) or ``.tsv`` file; a bad file is rejected whole."""
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise FactFileError(f"cannot read: {exc}", source=str(p)) from None
+        if p.suffix == ".nt":
+            triples = read_ntriples(text, str(p))
+        elif p.suffix in (".tsv", ".txt"):
+            triples = read_tsv_triples(text, str(p))
+        else:
+            raise FactFileError(
+                "unknown fact file type: use .nt (N-Triples) or .tsv", source=str(p)
+            )
+        return self.add_all(triples)
+
+    def objects(self, subject: str, predicate: str) -> list[str]:
+        return list(self._by_sp.get((_key(subject), _key(predicate)), ()))
+
+    def subjects(self, predicate: str, obj: str) -> list[str]:
+        return list(self._by_po.get((_key(predicate), _key(obj)), ()))
+
+    def predicates(self) -> list[str]:
+        return list(self._preds)
+
+    def __len__(self) -> int:
+        return len(self._triples)
+
+
+_PREFIX = (
+    r"(?:(?:what|which|who|where) (?:is|are|was|were) |(?:tell me|give me|name|show me) )?(?:the )?"
+)
+_TYPE = r"(?:country|nation|state|city|element|planet|place|one|thing)"
+
+
+class QuestionMatcher:
+    """Turns a question into ``(direction, predicate, name)`` lookups.
+
+    Handles "what is the capital of France", "capital of France?", "France's
+    capital", "Paris is the capital of which country?" and "which country has
+    Paris as its capital".
+    """
+
+    def __init__(self, predicates: Iterable[str]) -> None:
+        preds = sorted({_key(p) for p in predicates if p}, key=len, reverse=True)
+        self.predicates = preds
+        alt = "|".join(re.escape(p) for p in preds) or r"(?!x)x"
+        self._forward = re.compile(rf"^{_PREFIX}(?P<p>{alt}) of (?:the )?(?P<s>.+)$")
+        self._possessive = re.compile(rf"^{_PREFIX}(?P<s>.+?)'s? (?P<p>{alt})$")
+        self._reverse = (
+            re.compile(
+                rf"^(?:the )?(?P<o>.+?) is (?:the )?(?P<p>{alt}) of (?:which|what) {_TYPE}$"
+            ),
+            re.compile(
+                rf"^(?:which|what) {_TYPE} has (?:the )?(?P<o>.+?) as (?:its |the )?(?P<p>{alt})$"
+            ),
+            re.compile(rf"^(?:which|what|whose) {_TYPE}'?s? (?P<p>{alt}) is (?:the )?(?P<o>.+)$"),
+            re.compile(
+                rf"^(?:of )?(?:which|what) {_TYPE} is (?:the )?(?P<o>.+?) the (?P<p>{alt})(?: of)?$"
+            ),
+        )
+
+    def parse(self, text: str) -> list[tuple[str, str, str]]:
+        """Candidate lookups for normalized ``text``: ``("object"|"subject", predicate, name)``."""
+        asks: list[tuple[str, str, str]] = []
+        for rx in self._reverse:
+            m = rx.match(text)
+            if m:
+                asks.append(("subject", m["p"], m["o"]))
+        for rx in (self._forward, self._possessive):
+            m = rx.match(text)
+            if m:
+                asks.append(("object", m["p"], m["s"]))
+        return asks
+
+
+class GraphStage:
+    """Answers questions about stored triples.
+
+    Args:
+        store: any :class:`TripleSource`; defaults to an empty :class:`TripleStore`.
+        figure_uj: this stage's own per-hit figure (ESTIMATED); defaults to the documented one.
+    """
+
+    stage = Stage.GRAPH
+
+    def __init__(self, store: TripleSource | None = None, *, figure_uj: int | None = None) -> None:
+        self.store: TripleSource = store if store is not None else TripleStore()
+        self.figure = stage_figure(Stage.GRAPH, figure_uj)
+        self._matcher: QuestionMatcher | None = None
+        self._matcher_preds: tuple[str, ...] = ()
+
+    def _get_matcher(self) -> QuestionMatcher:
+        preds = tuple(self.store.predicates())
+        if self._matcher is None or preds != self._matcher_preds:
+            self._matcher = QuestionMatcher(preds)
+            self._matcher_preds = preds
+        return self._matcher
+
+    def lookup(self, query: Query) -> Answer | None:
+        text = normalize(query.prompt)
+        for direction, pred, name in self._get_matcher().parse(text):
+            if direction == "object":
+                found = self.store.objects(name, pred)
+            else:
+                found = self.store.subjects(pred, name)
+            if found:
+                return Answer(", ".join(found))
+        return None
+
+
+__all__ = ["GraphStage", "QuestionMatcher", "TripleSource", "TripleStore"]

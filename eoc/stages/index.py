@@ -1,0 +1,119 @@
+"""A vector index for the kv stage: inverted postings with an exact threshold search.
+
+:class:`SparseIndex` answers "which stored vectors have cosine >= threshold with
+this one?" exactly, without visiting most of the store. Query features are
+ordered from the most to the least common; the most common ones are set aside
+while their combined norm stays below the threshold. Any stored vector that
+shares none of the remaining (rarer) features has cosine at most that norm
+(Cauchy-Schwarz), so it cannot reach the threshold and is never visited.
+Candidates found through the rare features get their exact cosine.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Hashable, Mapping
+from typing import Protocol, runtime_checkable
+
+from eoc.errors import ConfigError
+
+
+@runtime_checkable
+class VectorIndex(Protocol):
+    """Stores unit vectors by key and finds those at or above a cosine threshold."""
+
+    def add(self, key: Hashable, vec: Mapping[int, float]) -> None: ...
+
+    def remove(self, key: Hashable) -> bool: ...
+
+    def search(
+        self, vec: Mapping[int, float], threshold: float, limit: int = 8
+    ) -> list[tuple[float, Hashable]]: ...
+
+    def __len__(self) -> int: ...
+
+
+class SparseIndex:
+    """Exact threshold search over unit sparse vectors (pure Python)."""
+
+    def __init__(self) -> None:
+        self._vectors: dict[Hashable, Mapping[int, float]] = {}
+        self._postings: dict[int, dict[Hashable, float]] = {}
+        self._lock = threading.Lock()
+
+    def add(self, key: Hashable, vec: Mapping[int, float]) -> None:
+        with self._lock:
+            self._remove(key)
+            self._vectors[key] = vec
+            postings = self._postings
+            for i, w in vec.items():
+                p = postings.get(i)
+                if p is None:
+                    postings[i] = {key: w}
+                else:
+                    p[key] = w
+
+    def remove(self, key: Hashable) -> bool:
+        with self._lock:
+            return self._remove(key)
+
+    def _remove(self, key: Hashable) -> bool:
+        old = self._vectors.pop(key, None)
+        if old is None:
+            return False
+        for i in old:
+            p = self._postings[i]
+            del p[key]
+            if not p:
+                del self._postings[i]
+        return True
+
+    def search(
+        self, vec: Mapping[int, float], threshold: float, limit: int = 8
+    ) -> list[tuple[float, Hashable]]:
+        """Up to ``limit`` ``(cosine, key)`` pairs with cosine >= ``threshold``, best first."""
+        if not (isinstance(threshold, (int, float)) and 0.0 < threshold <= 1.0):
+            raise ConfigError(f"threshold must be a cosine in (0, 1], got {threshold!r}")
+        with self._lock:
+            postings = self._postings
+            empty: dict[Hashable, float] = {}
+            feats = sorted(
+                vec.items(), key=lambda iw: len(postings.get(iw[0], empty)), reverse=True
+            )
+            budget = threshold * threshold * (1.0 - 1e-9)
+            common_n2 = 0.0
+            split = 0
+            for _, w in feats:
+                if common_n2 + w * w >= budget:
+                    break
+                common_n2 += w * w
+                split += 1
+            common = feats[:split]
+            bound = threshold - math.sqrt(common_n2)
+            partial: dict[Hashable, float] = {}
+            get = partial.get
+            for i, w in feats[split:]:
+                p = postings.get(i)
+                if p is not None:
+                    for key, dw in p.items():
+                        partial[key] = get(key, 0.0) + w * dw
+            hits: list[tuple[float, Hashable]] = []
+            vectors = self._vectors
+            for key, score in partial.items():
+                if score < bound:
+                    continue
+                if common:
+                    dget = vectors[key].get
+                    for i, w in common:
+                        score += w * dget(i, 0.0)
+                if score >= threshold - 1e-12:
+                    hits.append((min(score, 1.0), key))
+        hits.sort(key=lambda sk: sk[0], reverse=True)
+        return hits[:limit]
+
+    def __len__(self) -> int:
+        return len(self._vectors)
+
+
+__all__ = ["SparseIndex", "VectorIndex"]

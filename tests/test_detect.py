@@ -1,0 +1,53 @@
+"""detect(): the stub in the browser, else the first live candidate, else the stub with the reason."""
+
+from __future__ import annotations
+
+import pytest
+
+import eoc.cascade
+import eoc.meter.detection as detect_mod
+from eoc import Cascade, StubCounter
+from eoc.errors import CounterUnavailable
+from eoc.meter import CounterStatus, detect, detect_all
+from eoc.testing import FakeCounter
+
+
+def test_no_candidates_gives_the_stub_with_the_reason() -> None:
+    found = detect_all([])
+    assert isinstance(found.counter, StubCounter) and not found.live
+
+
+def test_native_missing_is_reported_with_the_fix() -> None:
+    found = detect_all()
+    assert isinstance(found.counter, StubCounter)
+    assert 'pip install "eoc[native]"' in found.reason
+
+
+def test_first_live_candidate_is_chosen_and_frozen_ones_are_reported() -> None:
+    frozen = FakeCounter.frozen(0, name="psys", status=CounterStatus.frozen("advanced in 0 of 12"))
+    live = FakeCounter(step_uj=5, name="rapl")
+    found = detect_all([frozen, live])
+    assert found.counter is live
+    assert [(c.name, s.state.value) for c, s in found.candidates] == [("psys", "frozen"), ("rapl", "live")]
+
+
+def test_no_live_candidate_gives_the_stub_naming_each() -> None:
+    frozen = FakeCounter.frozen(0, name="psys", status=CounterStatus.frozen("advanced in 0 of 12"))
+    counter = detect([frozen])
+    assert isinstance(counter, StubCounter)
+    assert "psys" in counter.reason and "advanced in 0" in counter.reason
+
+
+def test_in_the_browser_detect_is_the_stub_even_with_a_live_candidate(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(detect_mod, "IN_PYODIDE", True)
+    assert isinstance(detect([FakeCounter(step_uj=5)]), StubCounter)
+
+
+def test_in_the_browser_a_cascade_refuses_any_counter_but_the_stub(
+    monkeypatch: pytest.MonkeyPatch, stages: list
+) -> None:
+    monkeypatch.setattr(eoc.cascade, "IN_PYODIDE", True)
+    with pytest.raises(CounterUnavailable):
+        Cascade(stages, meter=FakeCounter(step_uj=5))  # type: ignore[arg-type]
+    r = Cascade(stages, meter=StubCounter()).resolve("hello")
+    assert r.cost.provenance.value == "estimated"

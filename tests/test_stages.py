@@ -1,0 +1,358 @@
+"""The cache, kv, graph and neural stages on their own."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from eoc import Query
+from eoc.errors import BackendError, ConfigError, FactFileError, InputError
+from eoc.stages import (
+    CacheStage,
+    EchoBackend,
+    GraphStage,
+    HashedNgramEmbedder,
+    KVStage,
+    NeuralStage,
+    SparseIndex,
+    TripleStore,
+    read_ntriples,
+    read_pairs,
+    read_tsv_triples,
+)
+from eoc.stages.embed import cosine
+from eoc.stages.text import normalize, signature
+from eoc.testing import ScriptedBackend
+
+# -- cache --------------------------------------------------------------------------
+
+
+def test_cache_evicts_least_recently_used_past_max_entries() -> None:
+    cache = CacheStage(max_entries=2)
+    a, b, c = Query("a?"), Query("b?"), Query("c?")
+    cache.remember(a, "A")
+    cache.remember(b, "B")
+    assert cache.lookup(a) is not None  # a is now the most recent
+    cache.remember(c, "C")
+    assert cache.lookup(b) is None and cache.lookup(a) is not None and cache.lookup(c) is not None
+
+
+def test_cache_is_bounded_by_bytes() -> None:
+    cache = CacheStage(max_bytes=1_000)
+    for i in range(20):
+        cache.remember(Query(f"q{i}"), "x" * 200)
+    assert cache.bytes_used <= 1_000 and 0 < len(cache) < 20
+    assert cache.lookup(Query("q19")) is not None and cache.lookup(Query("q0")) is None
+
+
+def test_a_payload_larger_than_the_cache_is_not_cached_and_evicts_nothing() -> None:
+    cache = CacheStage(max_bytes=1_000)
+    cache.remember(Query("small"), "s")
+    cache.remember(Query("huge"), "x" * 5_000)
+    assert cache.lookup(Query("huge")) is None and cache.lookup(Query("small")) is not None
+
+
+def test_cache_replaces_and_forgets() -> None:
+    cache = CacheStage()
+    q = Query("a")
+    cache.remember(q, "one")
+    cache.remember(q, "two")
+    hit = cache.lookup(q)
+    assert hit is not None and hit.payload == "two" and len(cache) == 1
+    assert cache.forget(q) and not cache.forget(q) and cache.bytes_used == 0
+
+
+@pytest.mark.parametrize("kwargs", [{"max_entries": 0}, {"max_bytes": -1}, {"max_entries": 1.5}])
+def test_cache_bounds_must_be_positive_ints(kwargs: dict) -> None:
+    with pytest.raises(ConfigError):
+        CacheStage(**kwargs)
+
+
+# -- kv ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def kv() -> KVStage:
+    kv = KVStage()
+    kv.put("what is 2+2", "4")
+    kv.put("what is the speed of light", "299792458 m/s")
+    kv.put("convert 10 km to miles", "6.21 miles")
+    kv.put("what is the capital of France", "Paris")
+    kv.put("what is the default port for postgresql", "5432")
+    return kv
+
+
+def test_kv_exact_key_ignores_case_punctuation_and_spacing(kv: KVStage) -> None:
+    hit = kv.lookup(Query("  What is 2+2?  "))
+    assert hit is not None and hit.payload == "4"
+
+
+@pytest.mark.parametrize(
+    "prompt,answer",
+    [
+        ("speed of light", "299792458 m/s"),
+        ("tell me the speed of light please", "299792458 m/s"),
+        ("whats 2+2", "4"),
+        ("default port for postgresql?", "5432"),
+    ],
+)
+def test_kv_similarity_serves_paraphrases(kv: KVStage, prompt: str, answer: str) -> None:
+    hit = kv.lookup(Query(prompt))
+    assert hit is not None and hit.payload == answer
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    ["convert 10 miles to km", "what is the capital of Germany", "what is 2+3", "what is 22+2"],
+)
+def test_kv_guard_refuses_near_misses(kv: KVStage, prompt: str) -> None:
+    assert kv.lookup(Query(prompt)) is None
+
+
+def test_kv_threshold_higher_is_stricter() -> None:
+    loose, strict = KVStage(threshold=0.5), KVStage(threshold=1.0)
+    for kv in (loose, strict):
+        kv.put("the default port for postgresql", "5432")
+    q = Query("postgresql default port number")  # same content words in another order, plus one
+    e = loose.embedder
+    score = cosine(e.embed(q.prompt), e.embed("the default port for postgresql"))
+    assert 0.5 < score < 1.0
+    # the guard needs the same content words, so neither serves this one; with matching words:
+    q2 = Query("default port for postgresql, please")
+    assert loose.lookup(q2) is not None and strict.lookup(q2) is not None
+    assert loose.lookup(q) is None and strict.lookup(q) is None
+
+
+@pytest.mark.parametrize("threshold", [0, -0.1, 1.01, "0.8", True])
+def test_kv_threshold_must_be_a_cosine(threshold: object) -> None:
+    with pytest.raises(ConfigError):
+        KVStage(threshold=threshold)  # type: ignore[arg-type]
+
+
+def test_kv_uses_a_query_embedding_of_the_embedder_dimension() -> None:
+    kv = KVStage(embedder=HashedNgramEmbedder(dim=8))
+    kv.remember(Query("alpha", embedding=[1.0, 0, 0, 0, 0, 0, 0, 0]), "A")
+    hit = kv.lookup(Query("alpha!", embedding=[2.0, 0, 0, 0, 0, 0, 0, 0]))
+    assert hit is not None and hit.payload == "A"
+    from eoc.errors import BadEmbedding
+
+    with pytest.raises(BadEmbedding):
+        kv.lookup(Query("alpha", embedding=[1.0, 2.0]))
+
+
+@pytest.mark.parametrize("payload", ["", "   ", None, 5])
+def test_kv_refuses_empty_or_non_text_answers(kv: KVStage, payload: object) -> None:
+    before = len(kv)
+    with pytest.raises(InputError):
+        kv.put("some question", payload)  # type: ignore[arg-type]
+    assert len(kv) == before
+
+
+def test_kv_load_tsv_rejects_a_bad_file_whole(tmp_path, kv: KVStage) -> None:
+    f = tmp_path / "facts.tsv"
+    f.write_text("what is 1+1\t2\nbroken line without tab\n", encoding="utf-8")
+    before = len(kv)
+    with pytest.raises(FactFileError) as info:
+        kv.load_tsv(f)
+    assert ":2:" in str(info.value) and len(kv) == before
+    f.write_text("# comment\nwhat is 1+1\t2\n\nwhat is 3+3\t6\n", encoding="utf-8")
+    assert kv.load_tsv(f) == 2 and kv.lookup(Query("what is 3+3")) is not None
+
+
+def test_kv_load_tsv_reports_a_bad_prompt_by_line(tmp_path) -> None:
+    f = tmp_path / "facts.tsv"
+    f.write_text("ok\tyes\nbad \x1b prompt\tno\n", encoding="utf-8")
+    with pytest.raises(FactFileError, match=":2:"):
+        KVStage().load_tsv(f)
+
+
+def test_kv_load_tsv_missing_file_is_a_fact_file_error(tmp_path) -> None:
+    with pytest.raises(FactFileError):
+        KVStage().load_tsv(tmp_path / "absent.tsv")
+
+
+def test_embedding_is_unit_length_and_stable() -> None:
+    e = HashedNgramEmbedder()
+    v = e.embed("What is the capital of France?")
+    assert abs(sum(w * w for w in v.values()) - 1.0) < 1e-9
+    assert v == HashedNgramEmbedder().embed("What is the capital of France?")
+
+
+def test_signature_keeps_numbers_and_their_order() -> None:
+    assert signature(normalize("convert 10 miles to km")) != signature(normalize("convert 10 km to miles"))
+    assert signature(normalize("What's the speed of light?")) == signature(normalize("speed of light"))
+
+
+# -- the index -------------------------------------------------------------------------
+
+
+def test_index_threshold_search_is_exact_against_brute_force() -> None:
+    """The pruned search returns exactly what a scan of every vector returns."""
+    rng = random.Random(7)
+    e = HashedNgramEmbedder()
+    vocab = "alpha beta gamma delta port light speed capital france japan code iso unit meter".split()
+    texts = {" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 6))) for _ in range(400)}
+    index = SparseIndex()
+    vecs = {t: e.embed(t) for t in texts}
+    for t, v in vecs.items():
+        index.add(t, v)
+    for probe in list(texts)[:60] + ["speed of light japan", "iso code france"]:
+        q = e.embed(probe)
+        for threshold in (0.3, 0.6, 0.9):
+            got = {k for _, k in index.search(q, threshold, limit=10_000)}
+            want = {t for t, v in vecs.items() if cosine(q, v) >= threshold - 1e-12}
+            assert got == want
+
+
+def test_index_remove_and_replace() -> None:
+    index = SparseIndex()
+    e = HashedNgramEmbedder()
+    index.add("k", e.embed("alpha beta"))
+    index.add("k", e.embed("gamma delta"))
+    assert len(index) == 1 and not index.search(e.embed("alpha beta"), 0.9)
+    assert index.remove("k") and not index.remove("k") and len(index) == 0
+
+
+# -- graph ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def graph() -> GraphStage:
+    store = TripleStore(
+        [
+            ("France", "capital", "Paris"),
+            ("Japan", "capital", "Tokyo"),
+            ("Gold", "atomic number", "79"),
+            ("United Kingdom", "capital", "London"),
+        ]
+    )
+    return GraphStage(store)
+
+
+@pytest.mark.parametrize(
+    "prompt,answer",
+    [
+        ("what is the capital of France", "Paris"),
+        ("What's the capital of Japan?", "Tokyo"),
+        ("capital of France?", "Paris"),
+        ("Paris is the capital of which country?", "France"),
+        ("which country has Tokyo as its capital", "Japan"),
+        ("Japan's capital", "Tokyo"),
+        ("what is the atomic number of gold", "79"),
+        ("What is the capital of the United Kingdom?", "London"),
+        ("London is the capital of what country", "United Kingdom"),
+    ],
+)
+def test_graph_answers_the_usual_question_forms(graph: GraphStage, prompt: str, answer: str) -> None:
+    hit = graph.lookup(Query(prompt))
+    assert hit is not None and hit.payload == answer
+
+
+@pytest.mark.parametrize("prompt", ["what is the capital of Atlantis", "why is the sky blue", "capital"])
+def test_graph_passes_on_what_it_does_not_know(graph: GraphStage, prompt: str) -> None:
+    assert graph.lookup(Query(prompt)) is None
+
+
+def test_graph_learns_new_predicates() -> None:
+    store = TripleStore()
+    stage = GraphStage(store)
+    assert stage.lookup(Query("what is the currency of Japan")) is None
+    store.add("Japan", "currency", "yen")
+    hit = stage.lookup(Query("what is the currency of Japan"))
+    assert hit is not None and hit.payload == "yen"
+
+
+def test_triple_store_rejects_empty_terms_and_dedupes() -> None:
+    store = TripleStore()
+    assert store.add("a", "b", "c") and not store.add("A", "B", "C")
+    with pytest.raises(InputError):
+        store.add("", "b", "c")
+    assert len(store) == 1
+
+
+def test_ntriples_reader_reads_iris_literals_and_escapes() -> None:
+    text = (
+        '<http://x/kb/United_Kingdom> <http://x/kb/capital> "London" .\n'
+        "# a comment\n"
+        '<http://x/kb/S%C3%A3o_Tom%C3%A9> <http://x/kb#name> "S\\u00e3o Tom\\u00e9"@pt .\n'
+        "_:b1 <http://x/kb/p> <http://x/kb/Obj> .\n"
+        '<http://x/a> <http://x/b> "5"^^<http://www.w3.org/2001/XMLSchema#integer> .\n'
+    )
+    triples = read_ntriples(text)
+    assert triples[0] == ("United Kingdom", "capital", "London")
+    assert triples[1] == ("São Tomé", "name", "São Tomé")
+    assert triples[2] == ("b1", "p", "Obj")
+    assert triples[3].object == "5"
+
+
+@pytest.mark.parametrize(
+    "text,line",
+    [
+        ('<a> <b> "c" .\n<a> <b> "c"\n', 2),  # missing the final dot
+        ('<a> <b> "c" .\n\n<a> b "c" .\n', 3),  # bare predicate
+        ('<a> <b> "unterminated .\n', 1),
+        ('<a> <b> "bad \\q escape" .\n', 1),
+        ('<a> <b> "" .\n', 1),
+    ],
+)
+def test_ntriples_reader_names_the_bad_line(text: str, line: int) -> None:
+    with pytest.raises(FactFileError) as info:
+        read_ntriples(text, "facts.nt")
+    assert info.value.line == line and f"facts.nt:{line}:" in str(info.value)
+
+
+def test_tsv_readers_name_the_bad_line() -> None:
+    with pytest.raises(FactFileError, match=":3:"):
+        read_tsv_triples("a\tb\tc\nd\te\tf\ng\th\n", "t.tsv")
+    with pytest.raises(FactFileError, match=":1:"):
+        read_pairs("q\t\n", "p.tsv")
+    with pytest.raises(FactFileError, match="NUL"):
+        read_pairs("q\x00\ta\n", "p.tsv")
+
+
+def test_store_load_rejects_a_bad_file_whole(tmp_path) -> None:
+    store = TripleStore([("a", "b", "c")])
+    f = tmp_path / "x.nt"
+    f.write_text('<x> <p> "1" .\nnot a triple\n', encoding="utf-8")
+    with pytest.raises(FactFileError, match=":2:"):
+        store.load(f)
+    assert len(store) == 1
+    g = tmp_path / "x.json"
+    g.write_text("{}", encoding="utf-8")
+    with pytest.raises(FactFileError):
+        store.load(g)
+
+
+# -- neural ------------------------------------------------------------------------------
+
+
+def test_echo_backend_always_answers_and_reports_no_cost() -> None:
+    answer = NeuralStage().lookup(Query("anything at all"))
+    assert answer.payload == "echo: anything at all" and answer.cost is None
+    assert isinstance(NeuralStage().backend, EchoBackend)
+
+
+def test_a_failing_backend_becomes_a_backend_error() -> None:
+    def boom(prompt: str) -> None:
+        raise RuntimeError("server down")
+
+    with pytest.raises(BackendError, match="server down"):
+        NeuralStage(ScriptedBackend(on_generate=boom)).lookup(Query("x"))
+
+
+def test_a_backend_returning_garbage_is_a_backend_error() -> None:
+    class Bad:
+        name = "bad"
+
+        def generate(self, prompt: str) -> str:
+            return "not a Reply"
+
+    with pytest.raises(BackendError):
+        NeuralStage(Bad()).lookup(Query("x"))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("figure", [0, -5, 1.5, True])
+def test_stage_figures_must_be_positive_whole_microjoules(figure: object) -> None:
+    with pytest.raises(ConfigError):
+        CacheStage(figure_uj=figure)  # type: ignore[arg-type]
