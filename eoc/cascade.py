@@ -35,9 +35,7 @@ from eoc.meter.span import span_uj
 from eoc.query import Query, Stage
 from eoc.receipt import Receipt
 from eoc.response import Response
-from eoc.stages.base import Answer, StageLike
-from eoc.stages.cache import CacheStage
-from eoc.stages.kv import KVStage
+from eoc.stages.base import Answer, Memo, StageLike
 
 _ORDER = (Stage.CACHE, Stage.KV, Stage.GRAPH, Stage.NEURAL)
 _MEASURED = Provenance.MEASURED
@@ -110,10 +108,8 @@ class Cascade:
         self._budget_ns = calibration_budget_ns
         self._cheap = tuple(s for s in self.stages if s.stage is not Stage.NEURAL)
         self._neural = self.stages[-1]
-        self._cache: CacheStage | None = next(
-            (s for s in self.stages if isinstance(s, CacheStage)), None
-        )
-        self._kv: KVStage | None = next((s for s in self.stages if isinstance(s, KVStage)), None)
+        self._cache = self._memo(Stage.CACHE)
+        self._kv = self._memo(Stage.KV)
         self._bracket_lock = threading.Lock()
         self._cal_lock = threading.Lock()
         self._chargers: dict[Stage, HitCharger] = {}
@@ -123,6 +119,13 @@ class Cascade:
         why = "no live counter" if not self.live else ""
         for s in self.stages:
             self._plain[s.stage] = self._demote(s.figure, why)
+
+    def _memo(self, kind: Stage) -> Memo | None:
+        """The stage of ``kind`` if it can remember answers (see :class:`eoc.stages.Memo`)."""
+        for s in self.stages:
+            if s.stage is kind and callable(getattr(s, "remember", None)):
+                return s  # type: ignore[return-value]
+        return None
 
     @staticmethod
     def _check_stages(stages: Sequence[StageLike]) -> None:
@@ -207,6 +210,8 @@ class Cascade:
     def _hit_cost(self, stage: StageLike, q: Query, answer: Answer) -> JouleCost:
         kind = stage.stage
         base = answer.cost if answer.cost is not None else stage.figure
+        if base.provenance is _MEASURED:
+            base = self._demote(base, "")
         if not self.live:
             return self._demote(base, "no live counter")
         self._last_hit[kind] = q

@@ -30,7 +30,9 @@ def test_measured_needs_a_live_counter_name_and_kind() -> None:
         JouleCost(5, Provenance.MEASURED, "x")
     with pytest.raises(ConfigError):
         JouleCost(5, Provenance.MEASURED, "x", counter="stub", counter_kind=CounterKind.NONE)
-    cost = JouleCost(5, Provenance.MEASURED, "x", counter="ioreport", counter_kind=CounterKind.VENDOR_MODEL)
+    cost = JouleCost(
+        5, Provenance.MEASURED, "x", counter="ioreport", counter_kind=CounterKind.VENDOR_MODEL
+    )
     assert cost.measured and cost.counter_kind is CounterKind.VENDOR_MODEL
 
 
@@ -87,12 +89,55 @@ def test_receipt_digest_is_pinned() -> None:
         [],
         {},
         {"query_id": QID},
-        {"query_id": QID, "stage": "kv", "cost_uj": "1", "provenance": "estimated", "payload": "4", "digest": "0" * 64},
-        {"query_id": QID, "stage": "disk", "cost_uj": 1, "provenance": "estimated", "payload": "4", "digest": "0" * 64},
-        {"query_id": QID, "stage": "kv", "cost_uj": 1, "provenance": "guessed", "payload": "4", "digest": "0" * 64},
-        {"query_id": QID, "stage": "kv", "cost_uj": 1, "provenance": "estimated", "payload": "4", "digest": "XYZ"},
-        {"query_id": "short", "stage": "kv", "cost_uj": 1, "provenance": "estimated", "payload": "4", "digest": "0" * 64},
-        {"version": 2, "query_id": QID, "stage": "kv", "cost_uj": 1, "provenance": "estimated", "payload": "4", "digest": "0" * 64},
+        {
+            "query_id": QID,
+            "stage": "kv",
+            "cost_uj": "1",
+            "provenance": "estimated",
+            "payload": "4",
+            "digest": "0" * 64,
+        },
+        {
+            "query_id": QID,
+            "stage": "disk",
+            "cost_uj": 1,
+            "provenance": "estimated",
+            "payload": "4",
+            "digest": "0" * 64,
+        },
+        {
+            "query_id": QID,
+            "stage": "kv",
+            "cost_uj": 1,
+            "provenance": "guessed",
+            "payload": "4",
+            "digest": "0" * 64,
+        },
+        {
+            "query_id": QID,
+            "stage": "kv",
+            "cost_uj": 1,
+            "provenance": "estimated",
+            "payload": "4",
+            "digest": "XYZ",
+        },
+        {
+            "query_id": "short",
+            "stage": "kv",
+            "cost_uj": 1,
+            "provenance": "estimated",
+            "payload": "4",
+            "digest": "0" * 64,
+        },
+        {
+            "version": 2,
+            "query_id": QID,
+            "stage": "kv",
+            "cost_uj": 1,
+            "provenance": "estimated",
+            "payload": "4",
+            "digest": "0" * 64,
+        },
     ],
 )
 def test_malformed_receipt_documents_are_bad_receipts(doc: object) -> None:

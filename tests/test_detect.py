@@ -28,7 +28,10 @@ def test_first_live_candidate_is_chosen_and_frozen_ones_are_reported() -> None:
     live = FakeCounter(step_uj=5, name="rapl")
     found = detect_all([frozen, live])
     assert found.counter is live
-    assert [(c.name, s.state.value) for c, s in found.candidates] == [("psys", "frozen"), ("rapl", "live")]
+    assert [(c.name, s.state.value) for c, s in found.candidates] == [
+        ("psys", "frozen"),
+        ("rapl", "live"),
+    ]
 
 
 def test_no_live_candidate_gives_the_stub_naming_each() -> None:
@@ -38,7 +41,9 @@ def test_no_live_candidate_gives_the_stub_naming_each() -> None:
     assert "psys" in counter.reason and "advanced in 0" in counter.reason
 
 
-def test_in_the_browser_detect_is_the_stub_even_with_a_live_candidate(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_in_the_browser_detect_is_the_stub_even_with_a_live_candidate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(detect_mod, "IN_PYODIDE", True)
     assert isinstance(detect([FakeCounter(step_uj=5)]), StubCounter)
 

@@ -35,7 +35,8 @@ def test_import_loads_only_stdlib_and_eoc(code: str) -> None:
     foreign = [
         m
         for m in _modules_after(code)
-        if m.split(".")[0] not in stdlib and m.split(".")[0] not in {"eoc", "__main__", "_distutils_hack"}
+        if m.split(".")[0] not in stdlib
+        and m.split(".")[0] not in {"eoc", "__main__", "_distutils_hack"}
         and not m.startswith("_")
     ]
     assert foreign == []

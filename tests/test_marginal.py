@@ -74,5 +74,12 @@ def test_energy_ratio() -> None:
 
 
 def test_refusal_names_what_why_and_counter() -> None:
-    text = refusal("tuning profile eoc.json", "the counter is frozen", counter="perf/energy-psys", status="FROZEN")
-    assert "eoc.json" in text and "frozen" in text and "perf/energy-psys" in text and "FROZEN" in text
+    text = refusal(
+        "tuning profile eoc.json",
+        "the counter is frozen",
+        counter="perf/energy-psys",
+        status="FROZEN",
+    )
+    assert (
+        "eoc.json" in text and "frozen" in text and "perf/energy-psys" in text and "FROZEN" in text
+    )

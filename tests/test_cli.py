@@ -1,0 +1,158 @@
+"""The eoc command: output, JSON, exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from eoc.cli.main import main
+
+
+def run(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    code = main(list(argv), out=out)
+    return code, out.getvalue()
+
+
+def test_query_prints_stage_payload_cost_basis_and_receipt() -> None:
+    code, text = run("query", "what is 2+2")
+    assert code == 0
+    lines = text.splitlines()
+    assert lines[0] == "stage : kv"
+    assert lines[1] == "payload : 4"
+    assert lines[2].startswith("cost : 1,000 µJ estimated")
+    assert lines[3].startswith("hit : kv stage estimate")
+    assert lines[4].startswith("receipt : ") and len(lines[4].split()[-1]) == 64
+
+
+def test_query_answers_graph_questions_out_of_the_box() -> None:
+    code, text = run("query", "what is the capital of Japan")
+    assert code == 0 and "stage : graph" in text and "payload : Tokyo" in text
+
+
+def test_query_json_round_trips_through_verify(tmp_path) -> None:
+    code, text = run("query", "--json", "what is 2+2")
+    doc = json.loads(text)
+    assert code == 0 and doc["stage"] == "kv" and doc["payload"] == "4"
+    assert doc["cost"]["provenance"] == "estimated"
+    f = tmp_path / "r.json"
+    f.write_text(text, encoding="utf-8")
+    code, out = run("verify", str(f))
+    assert code == 0 and "receipt ok" in out
+    code, out = run("verify", "--json", str(f))
+    assert code == 0 and json.loads(out)["ok"] is True
+
+
+@pytest.mark.parametrize(
+    "path,value",
+    [
+        (("payload",), "5"),  # the shown answer altered, receipt left alone
+        (("receipt", "payload"), "5"),
+        (("receipt", "cost_uj"), 1),
+        (("cost", "uj"), 1),
+        (("cost", "provenance"), "measured"),
+        (("receipt", "provenance"), "measured"),
+        (("stage",), "cache"),
+    ],
+)
+def test_verify_refuses_an_altered_answer_with_exit_1(tmp_path, path, value) -> None:
+    _, text = run("query", "--json", "what is 2+2")
+    doc = json.loads(text)
+    target = doc
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    f = tmp_path / "r.json"
+    f.write_text(json.dumps(doc), encoding="utf-8")
+    code, _ = run("verify", str(f))
+    assert code == 1
+
+
+@pytest.mark.parametrize("content", ["", "not json", "[]", '{"receipt": {}}', "{" * 10])
+def test_verify_malformed_input_is_a_usage_error(tmp_path, content: str) -> None:
+    f = tmp_path / "r.json"
+    f.write_text(content, encoding="utf-8")
+    code, _ = run("verify", str(f))
+    assert code == 2
+
+
+def test_verify_missing_file_is_a_usage_error(tmp_path) -> None:
+    assert run("verify", str(tmp_path / "absent.json"))[0] == 2
+
+
+@pytest.mark.parametrize("prompt", ["", "   ", "x" * 20_000])
+def test_query_bad_prompt_exits_2_with_a_reason(prompt: str, capsys) -> None:
+    code, _ = run("query", prompt)
+    assert code == 2
+    assert "eoc query:" in capsys.readouterr().err
+
+
+def test_query_bad_prompt_in_json_mode_prints_a_json_error() -> None:
+    code, text = run("query", "--json", "")
+    assert code == 2 and json.loads(text)["error"] == "EmptyPrompt"
+
+
+@pytest.mark.parametrize("argv", [[], ["frobnicate"], ["query"], ["meter", "--seconds", "nope"]])
+def test_usage_errors_exit_2(argv: list[str]) -> None:
+    assert run(*argv)[0] == 2
+
+
+def test_meter_says_there_is_no_counter_and_why() -> None:
+    code, text = run("meter")
+    assert code == 0
+    assert "no energy counter on this host" in text and "eoc[native]" in text
+    code, text = run("meter", "--json")
+    doc = json.loads(text)
+    assert code == 0 and doc["live"] is False and doc["chosen"] == "stub" and doc["reason"]
+
+
+def test_meter_rejects_an_out_of_range_window() -> None:
+    assert run("meter", "--seconds", "0")[0] == 2
+
+
+def test_hit_cost_reports_each_tier_or_why_there_is_no_figure() -> None:
+    code, text = run("hit-cost", "--json")
+    doc = json.loads(text)
+    assert code == 0 and set(doc["tiers"]) == {"cache", "kv", "graph"}
+    for tier, entry in doc["tiers"].items():
+        assert entry["answered_at"] == tier
+        assert entry["per_hit_nj"] is None and "no live counter" in entry["reason"]
+        assert entry["charged"]["provenance"] == "estimated" and entry["lookup_ns"] > 0
+    code, text = run("hit-cost")
+    assert code == 0 and "no figure: no live counter" in text
+
+
+def test_version() -> None:
+    assert run("--version")[0] == 0
+
+
+@pytest.mark.skipif(sys.platform == "emscripten", reason="needs a subprocess")
+def test_console_script_exit_codes_and_stdin_verify() -> None:
+    ok = subprocess.run(
+        [sys.executable, "-m", "eoc", "query", "--json", "what is 2+2"],
+        capture_output=True,
+        text=True,
+    )
+    assert ok.returncode == 0
+    verified = subprocess.run(
+        [sys.executable, "-m", "eoc", "verify", "-"],
+        input=ok.stdout,
+        capture_output=True,
+        text=True,
+    )
+    assert verified.returncode == 0, verified.stderr
+    bad = subprocess.run(
+        [sys.executable, "-m", "eoc", "verify", "-"],
+        input=ok.stdout.replace('"4"', '"5"'),
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 1 and "ReceiptMismatch" in bad.stderr
+    usage = subprocess.run(
+        [sys.executable, "-m", "eoc", "query", ""], capture_output=True, text=True
+    )
+    assert usage.returncode == 2

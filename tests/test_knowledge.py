@@ -1,0 +1,64 @@
+"""The seeded knowledge pack: size, truth of a sample, and that each fact is reachable."""
+
+from __future__ import annotations
+
+import pytest
+
+from eoc import Cascade, Stage
+from eoc.knowledge import kv_pairs, pack_counts, seeded_graph, seeded_kv, triples
+from eoc.query import Query
+from eoc.stages.text import normalize
+
+
+def test_pack_holds_at_least_200_kv_facts_and_500_triples() -> None:
+    counts = pack_counts()
+    assert counts["kv"] >= 200 and counts["graph"] >= 500
+
+
+def test_pack_has_no_contradictory_duplicates() -> None:
+    seen: dict[str, str] = {}
+    for prompt, answer in kv_pairs():
+        key = normalize(prompt)
+        assert seen.setdefault(key, answer) == answer, prompt
+
+
+@pytest.fixture(scope="module")
+def cascade() -> Cascade:
+    return Cascade()
+
+
+@pytest.mark.parametrize(
+    "prompt,stage,answer",
+    [
+        ("what is 2+2", Stage.KV, "4"),
+        ("what is the capital of Japan", Stage.GRAPH, "Tokyo"),
+        ("what is the capital of Kazakhstan", Stage.GRAPH, "Astana"),
+        ("Canberra is the capital of which country?", Stage.GRAPH, "Australia"),
+        ("what is the atomic number of gold", Stage.GRAPH, "79"),
+        ("what is the symbol of tungsten", Stage.GRAPH, "W"),
+        ("what is the position from the sun of Saturn", Stage.GRAPH, "6"),
+        ("what is the default port for postgresql", Stage.KV, "5432"),
+        ("default port for ssh?", Stage.KV, "22"),
+        ("what is the iso 3166 code of Germany", Stage.KV, "DE"),
+        ("what does the si prefix mega mean", Stage.KV, "10^6"),
+    ],
+)
+def test_known_answers(cascade: Cascade, prompt: str, stage: Stage, answer: str) -> None:
+    r = cascade.resolve(prompt)
+    assert (r.stage, r.payload) == (stage, answer) or (
+        r.stage is Stage.CACHE and r.payload == answer
+    )
+
+
+def test_every_kv_fact_is_answered_for_its_own_prompt() -> None:
+    kv = seeded_kv()
+    for prompt, answer in kv_pairs():
+        hit = kv.lookup(Query(prompt))
+        assert hit is not None and hit.payload == answer, prompt
+
+
+def test_every_triple_is_reachable_by_a_question() -> None:
+    graph = seeded_graph()
+    for s, p, o in triples():
+        hit = graph.lookup(Query(f"what is the {p} of {s}"))
+        assert hit is not None and o in hit.payload.split(", "), (s, p, o)
