@@ -40,6 +40,7 @@ from eoc.stages.base import Answer, Memo, StageLike
 _ORDER = (Stage.CACHE, Stage.KV, Stage.GRAPH, Stage.NEURAL)
 _MEASURED = Provenance.MEASURED
 _ESTIMATED = Provenance.ESTIMATED
+_CACHE = Stage.CACHE
 
 
 def _meter_status(meter: Counter) -> CounterStatus:
@@ -119,6 +120,8 @@ class Cascade:
         why = "no live counter" if not self.live else ""
         for s in self.stages:
             self._plain[s.stage] = self._demote(s.figure, why)
+        # the hot loop: (stage, its kind, the cost of a hit when nothing is live)
+        self._plan = tuple((s, s.stage, self._plain[s.stage]) for s in self._cheap)
 
     def _memo(self, kind: Stage) -> Memo | None:
         """The stage of ``kind`` if it can remember answers (see :class:`eoc.stages.Memo`)."""
@@ -165,16 +168,16 @@ class Cascade:
             InputError: the prompt or embedding is bad; nothing stored changes.
             BackendError: the neural backend failed.
         """
-        q = query if type(query) is Query else self._as_query(query)
-        for stage in self._cheap:
+        q = Query(query) if type(query) is str else self._as_query(query)
+        live = self.live
+        for stage, kind, plain in self._plan:
             answer = stage.lookup(q)
             if answer is not None:
-                kind = stage.stage
-                if self.live or answer.cost is not None:
+                if live or answer.cost is not None:
                     cost = self._hit_cost(stage, q, answer)
                 else:
-                    cost = self._plain[kind]
-                if kind is not Stage.CACHE:
+                    cost = plain
+                if kind is not _CACHE:
                     self._memoize(kind, q, answer.payload)
                 return self._respond(kind, q, answer, cost)
         return self._resolve_neural(q)
@@ -188,13 +191,16 @@ class Cascade:
         raise InputError(f"resolve() takes a Query or prompt text, not {type(query).__name__}")
 
     def _respond(self, kind: Stage, q: Query, answer: Answer, cost: JouleCost) -> Response:
-        key = (q.id, kind.value, cost.uj, cost.provenance.value)
-        receipt = answer.receipts.get(key)
-        if receipt is None:
-            receipt = Receipt.issue(q.id, kind, cost.uj, cost.provenance, answer.payload)
-            if len(answer.receipts) < 4:
-                answer.receipts[key] = receipt
-        return Response(kind, answer.payload, cost, receipt, q.id)
+        # The same cost object and query id mean the same five receipt fields, so the same
+        # (read-only) response. Cost objects are per stage, so the stage is implied.
+        if answer.memo_cost is cost and answer.memo_qid == q.id:
+            memo = answer.memo_response
+            assert memo is not None
+            return memo
+        receipt = Receipt.issue(q.id, kind, cost.uj, cost.provenance, answer.payload)
+        response = Response(kind, answer.payload, cost, receipt, q.id)
+        answer.memo_cost, answer.memo_qid, answer.memo_response = cost, q.id, response
+        return response
 
     def _memoize(self, kind: Stage, q: Query, payload: str) -> None:
         try:

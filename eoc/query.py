@@ -12,6 +12,7 @@ import hashlib
 import math
 import re
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from eoc.errors import BadEmbedding, EmptyPrompt, InvalidText, PromptTooLong
@@ -22,6 +23,7 @@ MAX_PROMPT_BYTES = 16_384
 # C0 controls other than tab, newline and carriage return, DEL, and C1 controls.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _sha256 = hashlib.sha256
+_NO_METADATA: Mapping[str, Any] = MappingProxyType({})
 
 
 class Stage(enum.StrEnum):
@@ -111,13 +113,19 @@ class Query:
         embedding: Sequence[float] | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> None:
-        data = check_prompt(prompt)
+        # Fast path for ordinary text; anything unusual gets the full check (and its error).
+        if type(prompt) is str and prompt.isprintable() and not prompt.isspace():
+            data = prompt.encode()  # UTF-8; printable text holds no lone surrogates
+            if not data or len(data) > MAX_PROMPT_BYTES:
+                data = check_prompt(prompt)
+        else:
+            data = check_prompt(prompt)
         self.prompt = prompt
         self.id = _sha256(data).hexdigest()
         self.embedding = None if embedding is None else check_embedding(embedding)
         if metadata is not None and not isinstance(metadata, Mapping):
             raise InvalidText("metadata must be a mapping (dict) or None")
-        self.metadata = {} if metadata is None else dict(metadata)
+        self.metadata = _NO_METADATA if metadata is None else MappingProxyType(dict(metadata))
 
     def __repr__(self) -> str:
         return f"Query({self.prompt!r}, id={self.id[:12]}...)"

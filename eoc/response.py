@@ -10,7 +10,11 @@ from eoc.receipt import Receipt
 
 
 class Response:
-    """The answer to one query: which stage answered, what, at what cost, and the receipt."""
+    """The answer to one query: which stage answered, what, at what cost, and the receipt.
+
+    Read-only: the cascade hands the same Response to every repeat of a cache hit
+    charged the same, so nothing may change it after it is built.
+    """
 
     __slots__ = ("cost", "payload", "query_id", "receipt", "stage")
 
@@ -23,11 +27,15 @@ class Response:
     def __init__(
         self, stage: Stage, payload: str, cost: JouleCost, receipt: Receipt, query_id: str
     ) -> None:
-        self.stage = stage
-        self.payload = payload
-        self.cost = cost
-        self.receipt = receipt
-        self.query_id = query_id
+        _set = object.__setattr__
+        _set(self, "stage", stage)
+        _set(self, "payload", payload)
+        _set(self, "cost", cost)
+        _set(self, "receipt", receipt)
+        _set(self, "query_id", query_id)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Response is read-only; cannot set {name!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; ``eoc verify`` reads it back."""

@@ -34,13 +34,14 @@ def seeded_stages_factory():
 
 @pytest.fixture
 def clock() -> FakeClock:
-    return FakeClock(step_ns=1_000)
+    """Each call advances 5 ms, so a hit calibration ends on its 40 ms budget after 8 rounds."""
+    return FakeClock(step_ns=5_000_000)
 
 
 @pytest.fixture
-def live_counter(clock: FakeClock) -> FakeCounter:
-    """A live counter drawing 10 W on the fake clock (each clock call advances 1 µs)."""
-    return FakeCounter(watts=10.0, clock=clock, name="fake-rapl")
+def live_counter() -> FakeCounter:
+    """A live counter that advances 10 µJ per read."""
+    return FakeCounter(step_uj=10, name="fake-rapl")
 
 
 __all__ = ["FakeClock", "FakeCounter", "ScriptedBackend", "small_stages"]

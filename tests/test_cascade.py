@@ -344,7 +344,7 @@ def test_calibration_stops_after_the_time_budget() -> None:
 
 def test_a_counter_that_does_not_advance_over_calibration_gives_no_figure_and_says_why() -> None:
     counter = FakeCounter([100], status=CounterStatus.live())
-    cascade = Cascade(small_stages(), meter=counter, clock=FakeClock(step_ns=1_000_000))
+    cascade = Cascade(small_stages(), meter=counter, clock=FakeClock(step_ns=5_000_000))
     r = cascade.resolve("what is 2+2")
     cal = cascade.calibration("kv")
     assert not cal.ok and "did not advance" in cal.reason
@@ -355,7 +355,7 @@ def test_hits_are_charged_in_whole_microjoules_with_the_remainder_carried() -> N
     work = WorkMeter(nj_per_lookup=250, read_nj=2_000)
     stages = small_stages()
     stages[0] = work.wrap(stages[0])
-    cascade = Cascade(stages, meter=work.counter, clock=FakeClock(step_ns=1_000))
+    cascade = Cascade(stages, meter=work.counter, clock=FakeClock(step_ns=5_000_000))
     cascade.resolve("what is 2+2")  # kv, memoized into the cache
     figure = stages[0].figure.uj
     charged = [cascade.resolve("what is 2+2").cost.uj - figure for _ in range(97)]

@@ -11,7 +11,7 @@ from eoc.calibration import HitCalibration, HitCharger
 from eoc.cost import CounterKind
 from eoc.meter import CounterStatus
 from eoc.meter.counter import CounterState
-from eoc.testing import FakeCounter, ScriptedBackend
+from eoc.testing import FakeClock, FakeCounter, ScriptedBackend
 
 settings.register_profile("eoc", max_examples=150, deadline=None)
 settings.load_profile("eoc")
@@ -57,7 +57,9 @@ def test_no_counter_trace_yields_a_measured_zero_or_a_measured_figure_from_a_non
     readings, status, own, wrap, min_window_ns, prompt
 ) -> None:
     counter = FakeCounter(readings, status=status, wrap_at=wrap, min_window_ns=min_window_ns)
-    cascade = Cascade(small_stages(ScriptedBackend(cost=own)), meter=counter)
+    cascade = Cascade(
+        small_stages(ScriptedBackend(cost=own)), meter=counter, clock=FakeClock(step_ns=5_000_000)
+    )
     for _ in range(2):
         r = cascade.resolve(prompt)
         assert r.cost.uj >= 1

@@ -7,23 +7,26 @@ from typing import Protocol, runtime_checkable
 from eoc.cost import JouleCost
 from eoc.errors import ConfigError
 from eoc.query import Query, Stage
-from eoc.receipt import Receipt
+from eoc.response import Response
 
 
 class Answer:
     """A stage's answer: the payload and, if the stage reports one, its own cost.
 
     ``cost`` is ``None`` when the stage reports no figure for this answer; the
-    cascade then charges the stage's documented default figure. ``receipts``
-    memoizes receipts for answers a stage hands out again and again (cache hits).
+    cascade then charges the stage's documented default figure. The ``memo_*``
+    slots keep the last response built for an answer a stage hands out again and
+    again (a cache entry), so a repeat hit with the same charge reuses it.
     """
 
-    __slots__ = ("cost", "payload", "receipts")
+    __slots__ = ("cost", "memo_cost", "memo_qid", "memo_response", "payload")
 
     def __init__(self, payload: str, cost: JouleCost | None = None) -> None:
         self.payload = payload
         self.cost = cost
-        self.receipts: dict[tuple[str, str, int, str], Receipt] = {}
+        self.memo_cost: JouleCost | None = None
+        self.memo_qid: str | None = None
+        self.memo_response: Response | None = None
 
     def __repr__(self) -> str:
         return f"Answer({self.payload!r:.40}, cost={self.cost!r})"

@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
+from operator import itemgetter
 from typing import Protocol, runtime_checkable
 
 from eoc.errors import ConfigError
+
+_first = itemgetter(0)
+_second = itemgetter(1)
 
 
 @runtime_checkable
@@ -28,7 +32,11 @@ class VectorIndex(Protocol):
     def remove(self, key: Hashable) -> bool: ...
 
     def search(
-        self, vec: Mapping[int, float], threshold: float, limit: int = 8
+        self,
+        vec: Mapping[int, float],
+        threshold: float,
+        limit: int = 8,
+        accept: Callable[[Hashable], bool] | None = None,
     ) -> list[tuple[float, Hashable]]: ...
 
     def __len__(self) -> int: ...
@@ -70,11 +78,23 @@ class SparseIndex:
         return True
 
     def search(
-        self, vec: Mapping[int, float], threshold: float, limit: int = 8
+        self,
+        vec: Mapping[int, float],
+        threshold: float,
+        limit: int = 8,
+        accept: Callable[[Hashable], bool] | None = None,
     ) -> list[tuple[float, Hashable]]:
-        """Up to ``limit`` ``(cosine, key)`` pairs with cosine >= ``threshold``, best first."""
+        """Up to ``limit`` ``(cosine, key)`` pairs with cosine >= ``threshold``, best first.
+
+        ``accept``, when given, filters keys: only accepted keys are returned and
+        count toward ``limit``. Candidates are verified in order of their score on the
+        rare features, and verification stops once no remaining candidate can beat
+        the ``limit``-th accepted score.
+        """
         if not (isinstance(threshold, (int, float)) and 0.0 < threshold <= 1.0):
             raise ConfigError(f"threshold must be a cosine in (0, 1], got {threshold!r}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ConfigError(f"limit must be a whole number of at least 1, got {limit!r}")
         with self._lock:
             postings = self._postings
             empty: dict[Hashable, float] = {}
@@ -90,7 +110,7 @@ class SparseIndex:
                 common_n2 += w * w
                 split += 1
             common = feats[:split]
-            bound = threshold - math.sqrt(common_n2)
+            common_norm = math.sqrt(common_n2)
             partial: dict[Hashable, float] = {}
             get = partial.get
             for i, w in feats[split:]:
@@ -98,19 +118,22 @@ class SparseIndex:
                 if p is not None:
                     for key, dw in p.items():
                         partial[key] = get(key, 0.0) + w * dw
+            floor = threshold - 1e-12
             hits: list[tuple[float, Hashable]] = []
             vectors = self._vectors
-            for key, score in partial.items():
-                if score < bound:
-                    continue
+            for key, score in sorted(partial.items(), key=_second, reverse=True):
+                cutoff = hits[-1][0] if len(hits) >= limit else floor
+                if score + common_norm < cutoff:
+                    break  # sorted by rare score: no later candidate can reach the cutoff
                 if common:
                     dget = vectors[key].get
                     for i, w in common:
                         score += w * dget(i, 0.0)
-                if score >= threshold - 1e-12:
+                if score >= cutoff and (accept is None or accept(key)):
                     hits.append((min(score, 1.0), key))
-        hits.sort(key=lambda sk: sk[0], reverse=True)
-        return hits[:limit]
+                    hits.sort(key=_first, reverse=True)
+                    del hits[limit:]
+        return hits
 
     def __len__(self) -> int:
         return len(self._vectors)

@@ -131,11 +131,17 @@ class KVStage:
         if vec is None:
             vec = self.embedder.embed(query.prompt)
         sig = signature(key)
-        for _, k in self.index.search(vec, self.threshold):
-            candidate = self._entries.get(str(k))
-            if candidate is not None and candidate.signature == sig:
-                return Answer(candidate.payload)
-        return None
+        entries = self._entries
+
+        def guard(k: object) -> bool:
+            candidate = entries.get(str(k))
+            return candidate is not None and candidate.signature == sig
+
+        found = self.index.search(vec, self.threshold, 1, guard)
+        if not found:
+            return None
+        entry = entries.get(str(found[0][1]))
+        return None if entry is None else Answer(entry.payload)
 
     def __len__(self) -> int:
         return len(self._entries)
