@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import json
 import platform
 import random
@@ -23,9 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from eoc import Cascade, Query  # noqa: E402
-from eoc.knowledge import default_stages  # noqa: E402
-from eoc.stages import GraphStage, KVStage, TripleStore  # noqa: E402
+from eoc import Cascade, Query
+from eoc.knowledge import default_stages
+from eoc.stages import GraphStage, KVStage, TripleStore
 
 
 def median_ns(fn: Callable[[], object], batch: int, repeats: int) -> float:
@@ -37,6 +38,12 @@ def median_ns(fn: Callable[[], object], batch: int, repeats: int) -> float:
             fn()
         per_call.append((time.perf_counter_ns() - t0) / batch)
     return statistics.median(per_call)
+
+
+def cycling(fn: Callable[[Query], object], items: list[Query]) -> Callable[[], object]:
+    """A call of ``fn`` on the next item, round and round."""
+    nxt = itertools.cycle(items).__next__
+    return lambda: fn(nxt())
 
 
 WORDS = (
@@ -105,19 +112,11 @@ def bench_kv(sizes: list[int], repeats: int) -> dict[str, dict[str, float]]:
             hit = kv.lookup(q)
             assert hit is not None and hit.payload == f"answer {prompts.index(t)}", q.prompt
         misses = [Query(f"what is the {w} of nothing {i}") for i, w in enumerate(WORDS[:50])]
-        it = iter(range(1 << 62))
-
-        def hit_one() -> object:
-            return kv.lookup(queries[next(it) % len(queries)])
-
-        def miss_one() -> object:
-            return kv.lookup(misses[next(it) % len(misses)])
-
         batch = 200 if n <= 10_000 else 50
         out[str(n)] = {
             "load_s": load_s,
-            "similarity_hit_ns": median_ns(hit_one, batch, repeats),
-            "similarity_miss_ns": median_ns(miss_one, batch, repeats),
+            "similarity_hit_ns": median_ns(cycling(kv.lookup, queries), batch, repeats),
+            "similarity_miss_ns": median_ns(cycling(kv.lookup, misses), batch, repeats),
         }
     return out
 
@@ -138,14 +137,9 @@ def bench_graph(n_triples: int, repeats: int) -> dict[str, float]:
     for q in queries:
         assert stage.lookup(q) is not None, q.prompt
     reverse = Query("Value 12345 is the capital of which country?")
-    it = iter(range(1 << 62))
-
-    def forward() -> object:
-        return stage.lookup(queries[next(it) % len(queries)])
-
     return {
         "triples": float(len(store)),
-        "forward_question_ns": median_ns(forward, 500, repeats),
+        "forward_question_ns": median_ns(cycling(stage.lookup, queries), 500, repeats),
         "reverse_question_ns": median_ns(lambda: stage.lookup(reverse), 500, repeats),
     }
 
