@@ -156,3 +156,40 @@ def test_console_script_exit_codes_and_stdin_verify() -> None:
         [sys.executable, "-m", "eoc", "query", ""], capture_output=True, text=True
     )
     assert usage.returncode == 2
+
+
+def test_meter_with_a_live_counter_reports_the_idle_draw(monkeypatch) -> None:
+    import eoc.cli.main as cli
+    from eoc.meter import CounterStatus, Detection
+    from eoc.testing import FakeCounter
+
+    live = FakeCounter(step_uj=50_000, name="fake-rapl")
+    frozen = FakeCounter.frozen(
+        0, name="perf/energy-psys", status=CounterStatus.frozen("advanced in 0 of 12")
+    )
+    monkeypatch.setattr(
+        cli,
+        "detect_all",
+        lambda: Detection(live, ((frozen, frozen.status()), (live, live.status()))),
+    )
+    code, text = run("meter", "--seconds", "0.05")
+    assert code == 0
+    assert "perf/energy-psys [hardware] : FROZEN (advanced in 0 of 12)" in text
+    assert "cascade meters with fake-rapl: idle draw" in text
+    code, text = run("meter", "--json", "--seconds", "0.05")
+    doc = json.loads(text)
+    assert doc["live"] is True and doc["idle_draw_uw"] > 0
+    assert [c["status"] for c in doc["counters"]] == ["frozen", "live"]
+
+
+def test_meter_refuses_an_idle_draw_from_a_counter_that_holds(monkeypatch) -> None:
+    import eoc.cli.main as cli
+    from eoc.meter import Detection
+    from eoc.testing import FakeCounter
+
+    holds = FakeCounter.frozen(7, name="claims-live")  # says LIVE, but does not advance
+    monkeypatch.setattr(cli, "detect_all", lambda: Detection(holds, ((holds, holds.status()),)))
+    code, text = run("meter", "--seconds", "0.05")
+    assert code == 0 and "refused: idle draw of claims-live" in text and "did not advance" in text
+    doc = json.loads(run("meter", "--json", "--seconds", "0.05")[1])
+    assert doc["idle_draw_uw"] is None and "did not advance" in doc["idle_reason"]

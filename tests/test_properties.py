@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import small_stages
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -73,12 +74,20 @@ def test_no_counter_trace_yields_a_measured_zero_or_a_measured_figure_from_a_non
 
 
 @given(prompt=st.text(min_size=0, max_size=60))
-def test_any_text_either_answers_or_raises_an_input_error(prompt: str) -> None:
-    from eoc.errors import InputError
+def test_any_text_is_answered_unless_it_is_empty_or_not_valid_text(prompt: str) -> None:
+    from eoc.errors import EmptyPrompt, InvalidText
 
     cascade = Cascade(small_stages())
     try:
         r = cascade.resolve(prompt)
-    except InputError:
+    except (EmptyPrompt, InvalidText):
+        assert not prompt.strip() or not prompt.isprintable()
         return
     assert r.receipt.verify() and r.cost.uj >= 1 and r.cost.provenance is Provenance.ESTIMATED
+    assert cascade.resolve(prompt).stage is Stage.CACHE
+
+
+@pytest.mark.parametrize("prompt", ["???", "!", "...", "¿?", "日本の首都は?", "a"])
+def test_prompts_without_words_pass_kv_and_are_answered(prompt: str) -> None:
+    r = Cascade(small_stages()).resolve(prompt)
+    assert r.stage is Stage.NEURAL

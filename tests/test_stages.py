@@ -366,3 +366,29 @@ def test_a_backend_returning_garbage_is_a_backend_error() -> None:
 def test_stage_figures_must_be_positive_whole_microjoules(figure: object) -> None:
     with pytest.raises(ConfigError):
         CacheStage(figure_uj=figure)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("dim", [0, 3, 1000, -8, 2.0])
+def test_embedder_dimension_must_be_a_power_of_two(dim: object) -> None:
+    with pytest.raises(ConfigError):
+        HashedNgramEmbedder(dim=dim)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"threshold": 0.0}, {"threshold": 1.5}, {"threshold": 0.5, "limit": 0}]
+)
+def test_index_search_arguments_are_checked(kwargs: dict) -> None:
+    with pytest.raises(ConfigError):
+        SparseIndex().search({1: 1.0}, **kwargs)
+
+
+def test_index_accept_filters_and_limit_counts_only_accepted() -> None:
+    e = HashedNgramEmbedder()
+    index = SparseIndex()
+    for t in ["speed of light", "the speed of light", "speed of light!!"]:
+        index.add(t, e.embed(t))
+    q = e.embed("speed of light")
+    everything = index.search(q, 0.9, limit=10)
+    assert len(everything) == 3
+    only = index.search(q, 0.9, limit=1, accept=lambda k: k == "speed of light!!")
+    assert [k for _, k in only] == ["speed of light!!"]

@@ -1,5 +1,1 @@
-"""The ``eoc`` command line."""
-
-from eoc.cli.main import main
-
-__all__ = ["main"]
+"""The ``eoc`` command line (see :mod:`eoc.cli.main`)."""

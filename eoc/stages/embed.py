@@ -79,12 +79,13 @@ class HashedNgramEmbedder:
         return feats
 
     def embed(self, text: str) -> SparseVector:
+        """The unit vector of ``text``; empty (matching nothing) when it has no features, e.g. "???"."""
         mask = self._mask
         vec: SparseVector = {}
         for g, w in self.features(text).items():
             i = zlib.crc32(g.encode("utf-8")) & mask
             vec[i] = vec.get(i, 0.0) + w
-        return unit(vec)
+        return unit(vec) if vec else vec
 
 
 def unit(vec: Mapping[int, float]) -> SparseVector:
