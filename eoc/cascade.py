@@ -116,12 +116,9 @@ class Cascade:
         self._chargers: dict[Stage, HitCharger] = {}
         self._off: set[Stage] = set()
         self._last_hit: dict[Stage, Query] = {}
-        self._plain: dict[Stage, JouleCost] = {}
-        why = "no live counter" if not self.live else ""
-        for s in self.stages:
-            self._plain[s.stage] = self._demote(s.figure, why)
         # the hot loop: (stage, its kind, the cost of a hit when nothing is live)
-        self._plan = tuple((s, s.stage, self._plain[s.stage]) for s in self._cheap)
+        why = "" if self.live else "no live counter"
+        self._plan = tuple((s, s.stage, self._demote(s.figure, why)) for s in self._cheap)
 
     def _memo(self, kind: Stage) -> Memo | None:
         """The stage of ``kind`` if it can remember answers (see :class:`eoc.stages.Memo`)."""

@@ -193,3 +193,8 @@ def test_meter_refuses_an_idle_draw_from_a_counter_that_holds(monkeypatch) -> No
     assert code == 0 and "refused: idle draw of claims-live" in text and "did not advance" in text
     doc = json.loads(run("meter", "--json", "--seconds", "0.05")[1])
     assert doc["idle_draw_uw"] is None and "did not advance" in doc["idle_reason"]
+
+
+def test_calibrate_is_an_alias_of_hit_cost() -> None:
+    code, text = run("calibrate", "--json")
+    assert code == 0 and set(json.loads(text)["tiers"]) == {"cache", "kv", "graph"}

@@ -246,9 +246,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(
-        name: str, help_: str, fn: Callable[[argparse.Namespace, TextIO], int]
+        name: str,
+        help_: str,
+        fn: Callable[[argparse.Namespace, TextIO], int],
+        aliases: Sequence[str] = (),
     ) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_, description=help_)
+        p = sub.add_parser(name, help=help_, description=help_, aliases=list(aliases))
         p.add_argument("--json", action="store_true", help="print JSON instead of text")
         p.set_defaults(fn=fn)
         return p
@@ -261,7 +264,12 @@ def build_parser() -> argparse.ArgumentParser:
     ).add_argument(
         "--seconds", type=float, default=1.0, help="idle window for the idle draw (default 1 s)"
     )
-    add("hit-cost", "what a hit on each tier takes and is charged on this host", cmd_hit_cost)
+    add(
+        "hit-cost",
+        "what a hit on each tier takes and is charged on this host (alias: calibrate)",
+        cmd_hit_cost,
+        aliases=("calibrate",),
+    )
     add("verify", "check a receipt from `eoc query --json` output", cmd_verify).add_argument(
         "file", nargs="?", default="-", help="file holding the JSON, or - for standard input"
     )
