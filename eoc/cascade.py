@@ -206,7 +206,7 @@ class Cascade:
             if kind is Stage.NEURAL and self._kv is not None and payload.strip():
                 self._kv.remember(q, payload)
         except InputError:
-            pass  # an answer too odd to remember is still served; the stores are unchanged
+            pass  # an answer kv cannot key (a prompt with no words) is still served
 
     # -- cheap tiers -------------------------------------------------------------
 
