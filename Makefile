@@ -1,10 +1,12 @@
 # The two commands of the README:  make demo  and  make test.
-# Each creates .venv and installs what it needs on a fresh machine.
+# Each installs what it needs on a fresh machine: a Python venv (.venv), the Pyodide npm
+# package (web/node_modules), and for the tests Debian's Chromium.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
+PYODIDE_TEST_WHEELS := web/.cache/pyodide-test-wheels
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint unit pyodide-test web chromium bench clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,24 +14,46 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/python -m pip install -q -e ".[test]"
 	touch $@
 
-demo: $(BIN)/.installed
-	$(BIN)/eoc query "what is 2+2"
-	$(BIN)/eoc query "what is the capital of Japan"
-	$(BIN)/eoc query "Paris is the capital of which country?"
-	$(BIN)/eoc query "why is the sky blue"
-	$(BIN)/eoc meter
-	$(BIN)/eoc hit-cost
+web/node_modules/pyodide/pyodide.mjs: web/package.json web/package-lock.json
+	cd web && npm ci --no-audit --no-fund
+	touch $@
+
+# web/dist: the page, the Pyodide core files and the wheels, built from this checkout.
+web: $(BIN)/.installed web/node_modules/pyodide/pyodide.mjs
+	$(BIN)/python web/build.py
+
+demo: web
+	$(BIN)/python web/serve.py --port $${PORT:-8000}
+
+# Debian's Chromium for the end-to-end tests (never `playwright install`).
+chromium:
+	@test -x /usr/lib/chromium/chromium || { \
+	  echo "installing Debian's chromium (apt-get)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+# pytest and hypothesis for Python 3.14 as pure-Python wheels, for the suite inside Pyodide.
+$(PYODIDE_TEST_WHEELS)/.ok: pyproject.toml | $(BIN)/.installed
+	rm -rf $(PYODIDE_TEST_WHEELS)
+	$(BIN)/python -m pip download -q --only-binary=:all: --python-version 3.14 --platform any \
+	  pytest hypothesis -d $(PYODIDE_TEST_WHEELS)
+	touch $@
 
 lint: $(BIN)/.installed
-	$(BIN)/ruff check eoc tests bench scripts
-	$(BIN)/ruff format --check eoc tests bench
+	$(BIN)/ruff check eoc tests bench scripts web
+	$(BIN)/ruff format --check eoc tests bench web
 	$(BIN)/mypy
 
-test: lint
+unit: lint web chromium
 	$(BIN)/python -m pytest
 
-bench: $(BIN)/.installed
+pyodide-test: web $(PYODIDE_TEST_WHEELS)/.ok
+	node web/test/core-suite.mjs
+
+test: unit pyodide-test
+
+bench: web chromium
 	$(BIN)/python bench/core.py
+	$(BIN)/python bench/web.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) web/dist web/node_modules web/.cache test-artifacts .pytest_cache .mypy_cache .ruff_cache .hypothesis

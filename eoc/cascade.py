@@ -83,15 +83,15 @@ class Cascade:
         self._check_stages(stages)
         if meter is None:
             meter = detect()
-        if IN_PYODIDE and not isinstance(meter, StubCounter):
-            raise CounterUnavailable(
-                "the browser has no energy counter: a Cascade in Pyodide meters with the stub only"
-            )
         for name in ("read_uj", "status"):
             if not callable(getattr(meter, name, None)):
                 raise ConfigError(
                     f"meter must be a counter with {name}(); got {type(meter).__name__}"
                 )
+        if IN_PYODIDE and not isinstance(meter, StubCounter):
+            raise CounterUnavailable(
+                "the browser has no energy counter: a Cascade in Pyodide meters with the stub only"
+            )
         if (
             isinstance(calibration_ratio, bool)
             or not isinstance(calibration_ratio, int)

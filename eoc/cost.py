@@ -8,7 +8,8 @@ A cost is an integer number of micro-joules (µJ) plus where it came from:
   own estimate, a calibrated per-hit figure applied to later hits.
 
 A MEASURED cost of 0 cannot be built: a counter that saw no energy did not see
-the work, and that is a refusal, not a zero.
+the work, and that is a refusal, not a zero. In the browser (Pyodide) no MEASURED
+cost can be built at all.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import enum
 from collections.abc import Iterable
 from typing import Any
 
+from eoc._compat import IN_PYODIDE
 from eoc.errors import ConfigError
 
 
@@ -71,6 +73,11 @@ class JouleCost:
             )
         if not isinstance(provenance, Provenance):
             raise ConfigError("provenance must be Provenance.MEASURED or Provenance.ESTIMATED")
+        if provenance is Provenance.MEASURED and IN_PYODIDE:
+            raise ConfigError(
+                "the browser has no energy counter, so no figure in it can be MEASURED: "
+                "report this cost as ESTIMATED"
+            )
         if provenance is Provenance.MEASURED and (
             not counter or counter_kind not in (CounterKind.HARDWARE, CounterKind.VENDOR_MODEL)
         ):

@@ -1,11 +1,20 @@
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from eoc import Cascade
 from eoc.knowledge import default_stages
 from eoc.stages import CacheStage, GraphStage, KVStage, NeuralStage, TripleStore
 from eoc.testing import FakeClock, FakeCounter, ScriptedBackend
+
+IN_BROWSER = sys.platform == "emscripten"
+native_only = pytest.mark.skipif(
+    IN_BROWSER,
+    reason="needs a live (fake) meter or a MEASURED cost, which the browser build refuses by "
+    "design (DESIGN.md §3.1); tests/test_browser_honesty.py checks that refusal there",
+)
 
 
 def small_stages(backend: object | None = None) -> list:
@@ -44,4 +53,11 @@ def live_counter() -> FakeCounter:
     return FakeCounter(step_uj=10, name="fake-rapl")
 
 
-__all__ = ["FakeClock", "FakeCounter", "ScriptedBackend", "small_stages"]
+__all__ = [
+    "IN_BROWSER",
+    "FakeClock",
+    "FakeCounter",
+    "ScriptedBackend",
+    "native_only",
+    "small_stages",
+]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from conftest import small_stages
+from conftest import native_only, small_stages
 
 import eoc.cascade
 from eoc import Cascade, JouleCost, Provenance, Query, Stage, StubCounter
@@ -127,6 +127,7 @@ def test_a_failing_backend_raises_backend_error_and_nothing_is_remembered() -> N
 # -- bracketing the neural stage ---------------------------------------------------------
 
 
+@native_only
 def test_neural_answer_is_measured_on_a_live_counter(
     clock: FakeClock, live_counter: FakeCounter
 ) -> None:
@@ -156,6 +157,7 @@ class _Logged:
         self.inner.remember(q, payload)
 
 
+@native_only
 def test_the_bracket_opens_after_every_cheap_stage_missed_and_closes_after_neural() -> None:
     events: list[str] = []
 
@@ -174,6 +176,7 @@ def test_the_bracket_opens_after_every_cheap_stage_missed_and_closes_after_neura
     assert events == ["cache"] and r.cost.provenance is ESTIMATED
 
 
+@native_only
 def test_neural_span_is_what_the_counter_read_between_the_two_reads() -> None:
     counter = FakeCounter([1_000, 1_750], status=CounterStatus.live())
     r = Cascade(small_stages(), meter=counter).resolve("hello")
@@ -181,15 +184,23 @@ def test_neural_span_is_what_the_counter_read_between_the_two_reads() -> None:
 
 
 @pytest.mark.parametrize(
-    "own,expect_uj,expect_prov,expect_counter",
+    "own_kind,own_uj,expect_uj,expect_prov,expect_counter",
     [
-        (measured(900), 900, MEASURED, "backend-nvml"),  # backend metered itself, larger
-        (measured(100), 750, MEASURED, "fake"),  # backend metered itself, span larger
-        (JouleCost.estimated(5_000, "token estimate"), 5_000, ESTIMATED, "fake"),
-        (JouleCost.estimated(10, "token estimate"), 750, ESTIMATED, "fake"),
+        ("measured", 900, 900, MEASURED, "backend-nvml"),  # backend metered itself, larger
+        ("measured", 100, 750, MEASURED, "fake"),  # backend metered itself, span larger
+        ("estimated", 5_000, 5_000, ESTIMATED, "fake"),  # backend estimated, larger
+        ("estimated", 10, 750, ESTIMATED, "fake"),  # backend estimated, span larger
     ],
 )
-def test_the_three_combination_rules(own, expect_uj, expect_prov, expect_counter) -> None:
+@native_only
+def test_the_three_combination_rules(
+    own_kind, own_uj, expect_uj, expect_prov, expect_counter
+) -> None:
+    own = (
+        measured(own_uj)
+        if own_kind == "measured"
+        else JouleCost.estimated(own_uj, "token estimate")
+    )
     counter = FakeCounter([1_000, 1_750])
     r = Cascade(small_stages(ScriptedBackend(cost=own)), meter=counter).resolve("hello")
     assert (r.cost.uj, r.cost.provenance, r.cost.counter) == (
@@ -210,6 +221,7 @@ def test_the_three_combination_rules(own, expect_uj, expect_prov, expect_counter
         (FakeCounter(step_uj=10, fail_after=1), "scripted read failure"),
     ],
 )
+@native_only
 def test_a_refused_span_leaves_the_stage_estimate_never_a_measured_zero(counter, why) -> None:
     r = Cascade(small_stages(), meter=counter).resolve("hello")
     assert r.stage is Stage.NEURAL
@@ -217,6 +229,7 @@ def test_a_refused_span_leaves_the_stage_estimate_never_a_measured_zero(counter,
     assert why in r.cost.basis
 
 
+@native_only
 def test_a_counter_that_is_not_live_is_never_read() -> None:
     counter = FakeCounter(step_uj=10, status=CounterStatus.frozen("advanced in 0 of 12"))
     cascade = Cascade(small_stages(), meter=counter)
@@ -229,6 +242,7 @@ def test_the_stub_is_never_live(stages: list) -> None:
     assert not cascade.live and cascade.resolve("hi").cost.provenance is ESTIMATED
 
 
+@native_only  # in a real browser the backend cannot even build a MEASURED cost
 def test_in_the_browser_a_backend_claiming_measured_is_demoted(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -238,6 +252,7 @@ def test_in_the_browser_a_backend_claiming_measured_is_demoted(
     assert r.cost.provenance is ESTIMATED and r.cost.uj == 900
 
 
+@native_only
 def test_natively_a_backend_that_metered_itself_keeps_measured_without_a_span() -> None:
     r = Cascade(small_stages(ScriptedBackend(cost=measured(900))), meter=StubCounter()).resolve("x")
     assert r.cost.provenance is MEASURED and r.cost.counter == "backend-nvml"
@@ -284,6 +299,7 @@ class _WorkCounter(FakeCounter):
         return self.work.total_nj // 1000
 
 
+@native_only
 def test_cheap_tiers_are_never_measured_even_on_a_live_counter(clock, live_counter) -> None:
     cascade = Cascade(small_stages(), meter=live_counter, clock=clock)
     for prompt in ["what is 2+2", "what is 2+2", "capital of France", "capital of France"]:
@@ -291,6 +307,7 @@ def test_cheap_tiers_are_never_measured_even_on_a_live_counter(clock, live_count
         assert r.stage is not Stage.NEURAL and r.cost.provenance is ESTIMATED
 
 
+@native_only
 def test_a_cheap_stage_claiming_measured_is_demoted(clock, live_counter) -> None:
     class Claims:
         stage = Stage.KV
@@ -308,6 +325,7 @@ def test_a_cheap_stage_claiming_measured_is_demoted(clock, live_counter) -> None
         )
 
 
+@native_only
 def test_first_hit_calibrates_until_the_span_reads_fifty_empty_spans() -> None:
     work = WorkMeter(nj_per_lookup=250, read_nj=2_000)
     stages = small_stages()
@@ -329,6 +347,7 @@ def test_first_hit_calibrates_until_the_span_reads_fifty_empty_spans() -> None:
     assert r.cost.provenance is ESTIMATED and "calibrated on work" in r.cost.basis
 
 
+@native_only
 def test_calibration_stops_after_the_time_budget() -> None:
     """A counter too coarse to reach 50 empty spans stops the span at 40 ms."""
     counter = FakeCounter(step_uj=1)  # each read: +1 µJ, so an empty span reads 1 µJ
@@ -342,6 +361,7 @@ def test_calibration_stops_after_the_time_budget() -> None:
     assert cal.per_hit_nj == round(cal.span_uj * 1000 / cal.batch)
 
 
+@native_only
 def test_a_counter_that_does_not_advance_over_calibration_gives_no_figure_and_says_why() -> None:
     counter = FakeCounter([100], status=CounterStatus.live())
     cascade = Cascade(small_stages(), meter=counter, clock=FakeClock(step_ns=5_000_000))
@@ -351,6 +371,7 @@ def test_a_counter_that_does_not_advance_over_calibration_gives_no_figure_and_sa
     assert r.cost.uj == 1_000 and "no hit calibration" in r.cost.basis
 
 
+@native_only
 def test_hits_are_charged_in_whole_microjoules_with_the_remainder_carried() -> None:
     work = WorkMeter(nj_per_lookup=250, read_nj=2_000)
     stages = small_stages()
@@ -364,6 +385,7 @@ def test_hits_are_charged_in_whole_microjoules_with_the_remainder_carried() -> N
     assert set(charged) <= {nj // 1000, nj // 1000 + 1}
 
 
+@native_only
 def test_calibration_reasons_and_switches(plain: Cascade, clock, live_counter) -> None:
     assert "no live counter" in plain.calibration("cache").reason
     with pytest.raises(ConfigError):
@@ -383,6 +405,7 @@ def test_calibration_reasons_and_switches(plain: Cascade, clock, live_counter) -
     assert again[Stage.GRAPH].ok and cascade.calibration("graph").ok
 
 
+@native_only
 def test_calibrate_again_runs_now_for_tiers_that_have_had_a_hit(clock, live_counter) -> None:
     cascade = Cascade(small_stages(), meter=live_counter, clock=clock)
     cascade.resolve("what is 2+2")

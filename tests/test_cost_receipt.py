@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from conftest import native_only
 
 from eoc import JouleCost, Provenance, Receipt, Stage, worst_of
 from eoc.cost import CounterKind
@@ -25,6 +26,7 @@ def test_no_cost_below_one_microjoule_and_only_ints() -> None:
             JouleCost.estimated(bad, "x")  # type: ignore[arg-type]
 
 
+@native_only
 def test_measured_needs_a_live_counter_name_and_kind() -> None:
     with pytest.raises(ConfigError):
         JouleCost(5, Provenance.MEASURED, "x")
@@ -143,3 +145,12 @@ def test_receipt_digest_is_pinned() -> None:
 def test_malformed_receipt_documents_are_bad_receipts(doc: object) -> None:
     with pytest.raises(BadReceipt):
         Receipt.from_dict(doc)  # type: ignore[arg-type]
+
+
+def test_in_the_browser_no_measured_cost_can_be_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    import eoc.cost
+
+    monkeypatch.setattr(eoc.cost, "IN_PYODIDE", True)
+    with pytest.raises(ConfigError, match="browser"):
+        JouleCost(5, Provenance.MEASURED, "x", counter="rapl", counter_kind=CounterKind.HARDWARE)
+    assert JouleCost(5, Provenance.ESTIMATED, "x").uj == 5

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from conftest import native_only
 
 import eoc.cascade
 import eoc.meter.detection as detect_mod
@@ -17,12 +18,14 @@ def test_no_candidates_gives_the_stub_with_the_reason() -> None:
     assert isinstance(found.counter, StubCounter) and not found.live
 
 
+@native_only
 def test_native_missing_is_reported_with_the_fix() -> None:
     found = detect_all()
     assert isinstance(found.counter, StubCounter)
     assert 'pip install "eoc[native]"' in found.reason
 
 
+@native_only
 def test_first_live_candidate_is_chosen_and_frozen_ones_are_reported() -> None:
     frozen = FakeCounter.frozen(0, name="psys", status=CounterStatus.frozen("advanced in 0 of 12"))
     live = FakeCounter(step_uj=5, name="rapl")
@@ -34,6 +37,7 @@ def test_first_live_candidate_is_chosen_and_frozen_ones_are_reported() -> None:
     ]
 
 
+@native_only
 def test_no_live_candidate_gives_the_stub_naming_each() -> None:
     frozen = FakeCounter.frozen(0, name="psys", status=CounterStatus.frozen("advanced in 0 of 12"))
     counter = detect([frozen])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import small_stages
+from conftest import native_only, small_stages
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -54,6 +54,7 @@ _own_cost = st.one_of(
     min_window_ns=st.sampled_from([0, 1, 10**9]),
     prompt=st.sampled_from(["why is the sky blue", "what is 2+2", "capital of France"]),
 )
+@native_only
 def test_no_counter_trace_yields_a_measured_zero_or_a_measured_figure_from_a_non_live_counter(
     readings, status, own, wrap, min_window_ns, prompt
 ) -> None:
