@@ -12,13 +12,16 @@ The hierarchy::
     │   ├── BadReceipt             a receipt document that cannot be read
     │   └── ConfigError            a Cascade, stage or counter set up wrongly
     ├── Refusal                    eoc declined to give a figure (exit 1)
-    │   ├── CounterUnavailable     no counter, no permission, missing extra, browser
+    │   ├── CounterUnavailable     no counter, no permission, browser
+    │   ├── MissingExtra           a native package is not installed (names the pip command)
+    │   ├── WrapAmbiguous          a RAPL window long enough to hide a second wrap
     │   ├── CounterFrozen          the counter did not advance over the work
     │   ├── CounterReadFailed      a read raised or returned garbage
     │   ├── WindowTooShort         the span is shorter than the counter can resolve
     │   ├── NotMetering            arithmetic refusals: idle at or above busy, a
     │   │                          per-op figure that rounds to 0, ...
-    │   └── ReceiptMismatch        a receipt that does not verify
+    │   ├── NotMeasured            a figure would be persisted that was not measured
+    │   └── ReceiptMismatch        a receipt or signature that does not verify
     └── BackendError               the neural backend failed to answer (exit 1)
 
 Each error carries a one-line reason that says what to do next. The CLI maps
@@ -88,6 +91,18 @@ class CounterUnavailable(Refusal):
     """No usable counter: absent, no permission, missing extra, or the browser."""
 
 
+class MissingExtra(Refusal):
+    """A package of the ``native`` extra is missing; the reason names the pip command."""
+
+
+class WrapAmbiguous(Refusal):
+    """A counter window was long enough that a second wraparound could hide in it."""
+
+
+class NotMeasured(Refusal):
+    """Something would be written as measured that was not; nothing was written."""
+
+
 class CounterFrozen(Refusal):
     """The counter did not advance over the work, so it recorded nothing."""
 
@@ -127,9 +142,12 @@ __all__ = [
     "FactFileError",
     "InputError",
     "InvalidText",
+    "MissingExtra",
+    "NotMeasured",
     "NotMetering",
     "PromptTooLong",
     "ReceiptMismatch",
     "Refusal",
     "WindowTooShort",
+    "WrapAmbiguous",
 ]

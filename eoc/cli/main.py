@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from eoc import __version__
+from eoc._compat import IN_PYODIDE
 from eoc.cascade import Cascade
 from eoc.errors import BadReceipt, EocError, ReceiptMismatch
+from eoc.meter.counter import Counter, CounterStatus
 from eoc.meter.detection import Detection, detect_all
 from eoc.meter.marginal import idle_draw_uw, refusal
 from eoc.query import Query, Stage
@@ -59,23 +61,55 @@ def cmd_query(args: argparse.Namespace, out: TextIO) -> int:
 # -- meter ----------------------------------------------------------------------
 
 
+def survey_extras() -> tuple[list[tuple[Counter, str]], list[str]]:
+    """Counters that are not whole-work candidates (DRAM, GPU telemetry) and the survey notes.
+
+    Empty without the native extra (and always in the browser).
+    """
+    if IN_PYODIDE:
+        return [], []
+    try:
+        from native.counters import survey
+    except ImportError:
+        return [], []
+    found = survey()
+    extras = [(c, "DRAM: reported apart, not the whole work") for c in found.other]
+    extras += [
+        (c, "GPU telemetry: shown beside the meter, never the meter") for c in found.telemetry
+    ]
+    return extras, found.notes
+
+
+def _counter_doc(counter: Counter, status: CounterStatus, role: str) -> dict[str, Any]:
+    return {
+        "name": counter.name,
+        "kind": counter.kind.value,
+        "role": role,
+        "status": status.state.value,
+        "reason": status.reason,
+        "resolution_uj": counter.resolution_uj,
+        "min_window_ns": counter.min_window_ns,
+    }
+
+
 def cmd_meter(args: argparse.Namespace, out: TextIO) -> int:
     found: Detection = detect_all()
+    extras, notes = survey_extras()
     counters = []
     lines = []
-    for counter, status in found.candidates:
-        counters.append(
-            {
-                "name": counter.name,
-                "kind": counter.kind.value,
-                "status": status.state.value,
-                "reason": status.reason,
-                "resolution_uj": counter.resolution_uj,
-                "min_window_ns": counter.min_window_ns,
-            }
-        )
-        lines.append(f"{counter.name} [{counter.kind.value}] : {status}")
-    doc: dict[str, Any] = {"counters": counters, "chosen": found.counter.name, "live": found.live}
+    rows = [(c, s, "whole work") for c, s in found.candidates]
+    rows += [(c, c.status(), role) for c, role in extras]
+    for counter, status, role in rows:
+        counters.append(_counter_doc(counter, status, role))
+        lines.append(f"{counter.name} [{counter.kind.value}; {role}] : {status}")
+    for note in notes:
+        lines.append(f"  note: {note}")
+    doc: dict[str, Any] = {
+        "counters": counters,
+        "notes": notes,
+        "chosen": found.counter.name,
+        "live": found.live,
+    }
     if not found.candidates:
         lines.append(f"no energy counter on this host: {found.reason}")
     if found.live:

@@ -39,11 +39,12 @@ def native_candidates() -> tuple[list[Counter], str]:
     try:
         module = importlib.import_module("native.counters")
         offered = list(module.whole_work_counters())
+        why = "" if offered else str(module.why_none())
     except ImportError as exc:
         return [], f'the native extra cannot load ({exc}): pip install "eoc[native]"'
     except EocError as exc:
         return [], exc.reason
-    return offered, "" if offered else "the native extra found no energy counter on this host"
+    return offered, why or ("" if offered else "the native extra found no energy counter here")
 
 
 def detect_all(candidates: Iterable[Counter] | None = None) -> Detection:
