@@ -88,6 +88,11 @@ class Cascade:
                 raise ConfigError(
                     f"meter must be a counter with {name}(); got {type(meter).__name__}"
                 )
+        if getattr(meter, "telemetry_only", False):
+            raise ConfigError(
+                f"{meter.name} is telemetry only (it sees one device, not the whole work): "
+                "it cannot meter the cascade"
+            )
         if IN_PYODIDE and not isinstance(meter, StubCounter):
             raise CounterUnavailable(
                 "the browser has no energy counter: a Cascade in Pyodide meters with the stub only"

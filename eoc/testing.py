@@ -4,12 +4,22 @@
 * :class:`FakeCounter` — a counter with scripted readings: live, frozen, failing or wrapping.
 * :class:`ScriptedBackend` — a neural backend that answers from a table and reports a chosen cost.
 
+For the native counters (all pure Python, usable without any hardware):
+
+* :func:`make_powercap_tree` / :func:`set_energy` — a fake ``/sys/class/powercap`` in a folder.
+* :class:`FakePerfEvents` — stands in for ``perf_event_open`` and ``read``.
+* :class:`IOReportReplay` — replays IOReport delta rows ``(channel, unit, value)``.
+* :class:`FakePynvml` — a stand-in for the ``pynvml`` module, errors included.
+
 Nothing here is used by eoc itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import errno
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 from eoc.cost import CounterKind, JouleCost
 from eoc.errors import CounterReadFailed
@@ -152,4 +162,166 @@ class ScriptedBackend:
         return Reply(self.answers.get(prompt, f"scripted: {prompt}"), self.cost)
 
 
-__all__ = ["FakeClock", "FakeCounter", "ScriptedBackend"]
+@dataclass(frozen=True)
+class PowercapZone:
+    """One zone of a fake powercap tree, e.g. ``PowercapZone("intel-rapl:0", "package-0", 1000)``."""
+
+    dirname: str
+    name: str
+    energy_uj: int = 0
+    max_energy_range_uj: int = 262_143_328_850
+    max_power_uw: int | None = None
+
+
+def make_powercap_tree(root: str | Path, zones: Iterable[PowercapZone]) -> Path:
+    """Write a fake ``/sys/class/powercap`` under ``root`` (files ``name``, ``energy_uj``, ...)."""
+    base = Path(root)
+    for z in zones:
+        d = base / z.dirname
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "name").write_text(z.name + "\n")
+        (d / "energy_uj").write_text(f"{z.energy_uj}\n")
+        (d / "max_energy_range_uj").write_text(f"{z.max_energy_range_uj}\n")
+        if z.max_power_uw is not None:
+            (d / "constraint_0_max_power_uw").write_text(f"{z.max_power_uw}\n")
+    return base
+
+
+def set_energy(root: str | Path, dirname: str, energy_uj: int) -> None:
+    """Set a fake zone's ``energy_uj`` (in place, so a file kept open sees the new value)."""
+    with open(Path(root) / dirname / "energy_uj", "r+") as f:
+        f.seek(0)
+        f.truncate()
+        f.write(f"{energy_uj}\n")
+
+
+class FakePerfEvents:
+    """Stands in for perf_event_open/read: each CPU's counts come from ``counts[cpu]`` in turn
+    (the last repeats), or ``open_errno`` makes every open fail (``errno.EACCES`` ...)."""
+
+    def __init__(
+        self, counts: Mapping[int, Sequence[int]] | None = None, *, open_errno: int | None = None
+    ) -> None:
+        self.counts = {cpu: list(v) for cpu, v in (counts or {}).items()}
+        self.open_errno = open_errno
+        self.opened: list[tuple[int, int, int]] = []  # (pmu type, config, cpu)
+        self._reads: dict[int, int] = {}
+        self.closed: list[int] = []
+
+    def open(self, pmu_type: int, config: int, cpu: int) -> int:
+        if self.open_errno is not None:
+            raise OSError(self.open_errno, errno.errorcode.get(self.open_errno, "error"))
+        self.opened.append((pmu_type, config, cpu))
+        return cpu + 100
+
+    def read(self, fd: int) -> int:
+        cpu = fd - 100
+        series = self.counts.get(cpu, [0])
+        i = self._reads.get(fd, 0)
+        self._reads[fd] = i + 1
+        return series[min(i, len(series) - 1)]
+
+    def close(self, fd: int) -> None:
+        self.closed.append(fd)
+
+
+class IOReportReplay:
+    """Replays IOReport: the n-th ``delta`` returns ``deltas[n]`` (the last repeats)."""
+
+    def __init__(self, deltas: Sequence[Sequence[tuple[str, str, int]]]) -> None:
+        self.deltas = [list(d) for d in deltas]
+        self._n = 0
+        self._samples = 0
+
+    def sample(self) -> object:
+        self._samples += 1
+        return self._samples
+
+    def delta(self, before: object, after: object) -> list[tuple[str, str, int]]:
+        rows = self.deltas[min(self._n, len(self.deltas) - 1)]
+        self._n += 1
+        return rows
+
+
+class FakePynvml:
+    """A stand-in for the ``pynvml`` module.
+
+    Args:
+        energy_mj: per GPU, the readings of nvmlDeviceGetTotalEnergyConsumption in turn, or a
+            callable returning the reading.
+        power_limit_mw: the enforced power limit of every GPU.
+        fail: name of an NVML error class (``"NVMLError_NoPermission"`` ...) that nvmlInit raises.
+    """
+
+    class NVMLError(Exception):
+        pass
+
+    def __init__(
+        self,
+        energy_mj: Sequence[Sequence[int] | Callable[[], int]] = ((0,),),
+        *,
+        power_limit_mw: int = 300_000,
+        fail: str | None = None,
+        fail_energy: str | None = None,
+    ) -> None:
+        self.energy = list(energy_mj)
+        self.power_limit_mw = power_limit_mw
+        self.fail = fail
+        self.fail_energy = fail_energy
+        self._reads: dict[int, int] = {}
+        for name in (
+            "NVMLError_NoPermission",
+            "NVMLError_LibraryNotFound",
+            "NVMLError_DriverNotLoaded",
+            "NVMLError_NotSupported",
+            "NVMLError_GpuIsLost",
+            "NVMLError_Unknown",
+        ):
+            setattr(self, name, type(name, (FakePynvml.NVMLError,), {}))
+
+    def _raise(self, name: str) -> None:
+        raise getattr(self, name)(name)
+
+    def nvmlInit(self) -> None:
+        if self.fail:
+            self._raise(self.fail)
+
+    def nvmlShutdown(self) -> None:
+        pass
+
+    def nvmlDeviceGetCount(self) -> int:
+        return len(self.energy)
+
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> int:
+        if not 0 <= index < len(self.energy):
+            self._raise("NVMLError_Unknown")
+        return index
+
+    def nvmlDeviceGetName(self, handle: int) -> str:
+        return f"Fake GPU {handle}"
+
+    def nvmlDeviceGetEnforcedPowerLimit(self, handle: int) -> int:
+        return self.power_limit_mw
+
+    def nvmlDeviceGetTotalEnergyConsumption(self, handle: int) -> int:
+        if self.fail_energy:
+            self._raise(self.fail_energy)
+        source = self.energy[handle]
+        if callable(source):
+            return int(source())
+        i = self._reads.get(handle, 0)
+        self._reads[handle] = i + 1
+        return int(source[min(i, len(source) - 1)])
+
+
+__all__ = [
+    "FakeClock",
+    "FakeCounter",
+    "FakePerfEvents",
+    "FakePynvml",
+    "IOReportReplay",
+    "PowercapZone",
+    "ScriptedBackend",
+    "make_powercap_tree",
+    "set_energy",
+]

@@ -1,28 +1,11 @@
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 from eoc import Cascade
 from eoc.knowledge import default_stages
-from eoc.stages import CacheStage, GraphStage, KVStage, NeuralStage, TripleStore
-from eoc.testing import FakeClock, FakeCounter, ScriptedBackend
-
-IN_BROWSER = sys.platform == "emscripten"
-native_only = pytest.mark.skipif(
-    IN_BROWSER,
-    reason="needs a live (fake) meter or a MEASURED cost, which the browser build refuses by "
-    "design (DESIGN.md §3.1); tests/test_browser_honesty.py checks that refusal there",
-)
-
-
-def small_stages(backend: object | None = None) -> list:
-    kv = KVStage()
-    kv.put("what is 2+2", "4")
-    kv.put("what is the default port for ssh", "22")
-    graph = GraphStage(TripleStore([("France", "capital", "Paris"), ("Japan", "capital", "Tokyo")]))
-    return [CacheStage(), kv, graph, NeuralStage(backend)]  # type: ignore[arg-type]
+from eoc.testing import FakeClock, FakeCounter
+from tests.helpers import small_stages
 
 
 @pytest.fixture
@@ -51,13 +34,3 @@ def clock() -> FakeClock:
 def live_counter() -> FakeCounter:
     """A live counter that advances 10 µJ per read."""
     return FakeCounter(step_uj=10, name="fake-rapl")
-
-
-__all__ = [
-    "IN_BROWSER",
-    "FakeClock",
-    "FakeCounter",
-    "ScriptedBackend",
-    "native_only",
-    "small_stages",
-]

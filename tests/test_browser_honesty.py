@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 
 import pytest
-from conftest import IN_BROWSER, small_stages
 
 import eoc.cascade
 import eoc.cost
@@ -16,6 +15,7 @@ from eoc.cost import CounterKind
 from eoc.errors import ConfigError, CounterUnavailable
 from eoc.meter import CounterStatus, detect
 from eoc.testing import FakeCounter, ScriptedBackend
+from tests.helpers import IN_BROWSER, small_stages
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 
 import pytest
-from conftest import native_only, small_stages
 
 import eoc.cascade
 from eoc import Cascade, JouleCost, Provenance, Query, Stage, StubCounter
@@ -15,6 +14,7 @@ from eoc.meter import CounterStatus
 from eoc.stages import CacheStage, KVStage, NeuralStage
 from eoc.stages.base import Answer
 from eoc.testing import FakeClock, FakeCounter, ScriptedBackend
+from tests.helpers import native_only, small_stages
 
 MEASURED, ESTIMATED = Provenance.MEASURED, Provenance.ESTIMATED
 

@@ -8,9 +8,9 @@ import subprocess
 import sys
 
 import pytest
-from conftest import IN_BROWSER
 
 from eoc.cli.main import main
+from tests.helpers import IN_BROWSER
 
 
 def run(*argv: str) -> tuple[int, str]:

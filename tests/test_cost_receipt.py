@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from conftest import native_only
 
 from eoc import JouleCost, Provenance, Receipt, Stage, worst_of
 from eoc.cost import CounterKind
 from eoc.errors import BadReceipt, ConfigError
+from tests.helpers import native_only
 
 QID = "a" * 64
 

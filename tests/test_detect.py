@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from conftest import native_only
 
 import eoc.cascade
 import eoc.meter.detection as detect_mod
@@ -11,6 +10,7 @@ from eoc import Cascade, StubCounter
 from eoc.errors import CounterUnavailable
 from eoc.meter import CounterStatus, detect, detect_all
 from eoc.testing import FakeCounter
+from tests.helpers import native_only
 
 
 def test_no_candidates_gives_the_stub_with_the_reason() -> None:

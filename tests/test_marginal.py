@@ -83,3 +83,9 @@ def test_refusal_names_what_why_and_counter() -> None:
     assert (
         "eoc.json" in text and "frozen" in text and "perf/energy-psys" in text and "FROZEN" in text
     )
+
+
+def test_marginal_within_the_noise_floor_is_refused() -> None:
+    assert marginal_uj(10_000, 1.0, 9_000, min_fraction=0.05) == pytest.approx(1_000)
+    with pytest.raises(NotMetering, match="noise"):
+        marginal_uj(10_000, 1.0, 9_990, min_fraction=0.005)

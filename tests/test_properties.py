@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from conftest import native_only, small_stages
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,6 +12,7 @@ from eoc.cost import CounterKind
 from eoc.meter import CounterStatus
 from eoc.meter.counter import CounterState
 from eoc.testing import FakeClock, FakeCounter, ScriptedBackend
+from tests.helpers import native_only, small_stages
 
 settings.register_profile("eoc", max_examples=150, deadline=None)
 settings.load_profile("eoc")

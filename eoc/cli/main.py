@@ -17,7 +17,7 @@ from typing import Any, TextIO
 from eoc import __version__
 from eoc._compat import IN_PYODIDE
 from eoc.cascade import Cascade
-from eoc.errors import BadReceipt, EocError, ReceiptMismatch
+from eoc.errors import BadReceipt, ConfigError, EocError, MissingExtra, ReceiptMismatch
 from eoc.meter.counter import Counter, CounterStatus
 from eoc.meter.detection import Detection, detect_all
 from eoc.meter.marginal import idle_draw_uw, refusal
@@ -254,8 +254,46 @@ def check_document(doc: Any) -> Receipt:
     return receipt
 
 
+def cmd_autotune(args: argparse.Namespace, out: TextIO) -> int:
+    if IN_PYODIDE:
+        raise MissingExtra("autotune needs the native extra, which does not exist in the browser")
+    try:
+        from native.cli import cmd_autotune as run
+    except ImportError as exc:
+        raise MissingExtra(
+            f'autotune needs the native extra ({exc}): pip install "eoc[native]"'
+        ) from None
+    if not 0.05 <= args.seconds <= 60:
+        raise ConfigError("--seconds must be between 0.05 and 60")
+    return run(args, out)
+
+
+def _verify_profile(doc: dict[str, Any], args: argparse.Namespace, out: TextIO) -> int:
+    if "signature" not in doc:
+        raise ReceiptMismatch(
+            "this tuning profile is not signed: make one with `eoc autotune --sign-key`"
+        )
+    try:
+        from native.autotune.seal import verify
+    except ImportError as exc:
+        raise MissingExtra(
+            f'checking a profile signature needs the native extra ({exc}): pip install "eoc[native]"'
+        ) from None
+    signer = verify(doc, args.public_key)
+    _emit(
+        out,
+        args.json,
+        {"ok": True, "kind": "tuning-profile", "signer": signer},
+        [f"profile signature ok : signed by {signer}"],
+    )
+    return 0
+
+
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
-    receipt = check_document(_read_doc(args.file))
+    doc = _read_doc(args.file)
+    if isinstance(doc, dict) and "winners" in doc and "entries" in doc:
+        return _verify_profile(doc, args, out)
+    receipt = check_document(doc)
     _emit(
         out,
         args.json,
@@ -304,9 +342,25 @@ def build_parser() -> argparse.ArgumentParser:
         cmd_hit_cost,
         aliases=("calibrate",),
     )
-    add("verify", "check a receipt from `eoc query --json` output", cmd_verify).add_argument(
-        "file", nargs="?", default="-", help="file holding the JSON, or - for standard input"
+    verify = add(
+        "verify", "check a receipt from `eoc query --json`, or a signed tuning profile", cmd_verify
     )
+    verify.add_argument(
+        "file", nargs="?", default="-", help="the JSON file, or - for standard input"
+    )
+    verify.add_argument("--public-key", help="for a profile: the signer's Ed25519 public key (hex)")
+    tune = add(
+        "autotune",
+        "meter each compute backend on a decode and a prefill shape and write a tuning profile (native)",
+        cmd_autotune,
+    )
+    tune.add_argument("--small", action="store_true", help="n=k=1024 instead of 4096")
+    tune.add_argument("--seconds", type=float, default=1.0, help="busy and idle window per backend")
+    tune.add_argument(
+        "--out",
+        help="profile file (default $EOC_TUNING_PROFILE or ~/.cache/eoc/tuning-profile.json)",
+    )
+    tune.add_argument("--sign-key", help="Ed25519 private key (PEM) to seal the profile with")
     return parser
 
 

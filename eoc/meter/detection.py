@@ -60,6 +60,8 @@ def detect_all(candidates: Iterable[Counter] | None = None) -> Detection:
     seen: list[tuple[Counter, CounterStatus]] = []
     chosen: Counter | None = None
     for counter in found:
+        if getattr(counter, "telemetry_only", False):
+            continue  # GPU telemetry is never the whole-work meter
         try:
             status = counter.status()
         except EocError as exc:

@@ -36,11 +36,15 @@ def idle_draw_uw(e0_uj: int, e1_uj: int, secs: float) -> float:
     return delta / secs
 
 
-def marginal_uj(busy_uj: float, busy_secs: float, idle_uw: float) -> float:
+def marginal_uj(
+    busy_uj: float, busy_secs: float, idle_uw: float, *, min_fraction: float = 0.0
+) -> float:
     """Energy the work added over idle: ``ΔE_busy − P_idle·Δt``, in µJ.
 
     Refuses a result at or below 0 (the busy window read no more than idle would
-    have); never clamps.
+    have); never clamps. With ``min_fraction``, also refuses a result below that
+    fraction of the busy reading: a difference that small is within the noise of
+    the idle baseline (timing of the reads, drift of the idle draw).
     """
     busy_uj = _finite("busy_uj", busy_uj)
     busy_secs = _finite("busy_secs", busy_secs)
@@ -55,6 +59,13 @@ def marginal_uj(busy_uj: float, busy_secs: float, idle_uw: float) -> float:
             f"the busy window read {busy_uj:.0f} µJ over {busy_secs:.3f} s, no more than idle "
             f"({idle_uw * busy_secs:.0f} µJ at {idle_uw:.0f} µW): the work is below what this "
             "counter can separate from idle; run more of it"
+        )
+    floor = min_fraction * busy_uj
+    if result < floor:
+        raise NotMetering(
+            f"the work added {result:.0f} µJ over idle, under {min_fraction:.1%} of the "
+            f"{busy_uj:.0f} µJ the window read: within the noise of the idle baseline; "
+            "run more work per window"
         )
     return result
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 
-from conftest import ARTIFACTS, Session, open_session
-
 from eoc import Cascade
 from eoc.cli.main import check_document
+from tests.web.browser import ARTIFACTS, Session, open_session
 
 
 def test_the_page_boots_and_says_why_there_is_no_energy_counter(session: Session) -> None:

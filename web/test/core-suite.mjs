@@ -5,7 +5,8 @@
 // The eoc wheel comes from web/dist/wheels (built from this checkout); pytest, hypothesis and
 // their pure-Python dependencies come from web/.cache/pyodide-test-wheels (downloaded from PyPI
 // for Python 3.14). The repository's tests/ folder is mounted with NODEFS; tests/web (the
-// browser end-to-end tests, which drive Chromium from outside) is left out.
+// browser end-to-end tests, which drive Chromium from outside) and tests/native (the native extra,
+// which cannot exist in the browser) are left out.
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -46,7 +47,7 @@ const code = pyodide.runPython(`
 import os, sys, platform, pytest
 os.chdir("/suite")
 print(f"core suite inside Pyodide: Python {platform.python_version()} on {sys.platform}/{platform.machine()}")
-int(pytest.main(["-p", "no:cacheprovider", "--ignore=tests/web", "tests"]))
+int(pytest.main(["-p", "no:cacheprovider", "--ignore=tests/web", "--ignore=tests/native", "tests"]))
 `);
 console.log(
   `pyodide core suite: boot ${((booted - started) / 1000).toFixed(1)} s, ` +

@@ -1,0 +1,25 @@
+"""The energy autotuner: metered windows per backend, tuning profiles, dispatch."""
+
+from native.autotune.dispatch import Dispatcher
+from native.autotune.profile import (
+    ProfileEntry,
+    ProfileProvenance,
+    TuningProfile,
+    global_profile,
+    load_profile,
+    set_global_profile,
+)
+from native.autotune.tune import Measurement, TuneResult, tune_shape_live
+
+__all__ = [
+    "Dispatcher",
+    "Measurement",
+    "ProfileEntry",
+    "ProfileProvenance",
+    "TuneResult",
+    "TuningProfile",
+    "global_profile",
+    "load_profile",
+    "set_global_profile",
+    "tune_shape_live",
+]

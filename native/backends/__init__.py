@@ -1,0 +1,38 @@
+"""Compute backends for a bf16-weight matmul: numpy (CPU BLAS / Apple AMX), MLX, CUDA."""
+
+from __future__ import annotations
+
+from native.backends.base import MatmulBackend, Shape, check
+from native.backends.cpu import NumpyBackend
+from native.backends.cuda import CudaBackend
+from native.backends.mlx import MlxBackend
+
+
+def all_backends() -> list[MatmulBackend]:
+    """Every backend eoc knows, whether or not it can run here (each says why not)."""
+    return [NumpyBackend(), MlxBackend(), CudaBackend()]
+
+
+def usable_backends() -> tuple[list[MatmulBackend], dict[str, str]]:
+    """The backends that run here and pass the correctness check, and why each other one does not."""
+    ok: list[MatmulBackend] = []
+    why: dict[str, str] = {}
+    for b in all_backends():
+        reason = check(b)
+        if reason is None:
+            ok.append(b)
+        else:
+            why[b.name] = reason
+    return ok, why
+
+
+__all__ = [
+    "CudaBackend",
+    "MatmulBackend",
+    "MlxBackend",
+    "NumpyBackend",
+    "Shape",
+    "all_backends",
+    "check",
+    "usable_backends",
+]

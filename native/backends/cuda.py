@@ -1,0 +1,114 @@
+"""CUDA through PyTorch or CuPy, whichever is importable (PyTorch first).
+
+Both synchronize the device before a run returns, so a counter read after ``run`` sees the
+finished work. Weights and activations are bfloat16 on the device (CuPy has no bfloat16 dtype,
+so under CuPy they are float16, and the name says so).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from native import require
+from native.backends.base import Shape, from_bf16_bits, operands
+
+
+@dataclass
+class _Prepared:
+    x: Any
+    w: Any
+    y: Any = None
+
+
+def _torch() -> Any | None:
+    try:
+        import torch  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+def _cupy() -> Any | None:
+    try:
+        import cupy  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    try:
+        return cupy if cupy.cuda.runtime.getDeviceCount() > 0 else None
+    except Exception:
+        return None
+
+
+class CudaBackend:
+    """``x @ W`` on an NVIDIA GPU."""
+
+    def __init__(self) -> None:
+        self.name = "cuda"
+        self._lib: str | None = None
+
+    def unavailable(self) -> str | None:
+        if _torch() is not None:
+            self._lib, self.name = "torch", "cuda/torch-bf16"
+            return None
+        if _cupy() is not None:
+            self._lib, self.name = "cupy", "cuda/cupy-fp16"
+            return None
+        return "cuda: neither PyTorch with CUDA nor CuPy with a GPU is importable on this host"
+
+    def prepare(self, shape: Shape, seed: int = 0) -> _Prepared:
+        x, w_bits = operands(shape, seed)
+        w = from_bf16_bits(w_bits)
+        if self._lib == "torch":
+            torch = _torch()
+            assert torch is not None
+            p = _Prepared(
+                torch.from_numpy(x).to("cuda", torch.bfloat16),
+                torch.from_numpy(w).to("cuda", torch.bfloat16),
+            )
+            torch.cuda.synchronize()
+            return p
+        cupy = _cupy()
+        assert cupy is not None
+        p = _Prepared(cupy.asarray(x, dtype=cupy.float16), cupy.asarray(w, dtype=cupy.float16))
+        cupy.cuda.Device().synchronize()
+        return p
+
+    def run(self, prepared: _Prepared) -> None:
+        if self._lib == "torch":
+            torch = _torch()
+            assert torch is not None
+            prepared.y = prepared.x @ prepared.w
+            torch.cuda.synchronize()
+        else:
+            cupy = _cupy()
+            assert cupy is not None
+            prepared.y = prepared.x @ prepared.w
+            cupy.cuda.Device().synchronize()
+
+    def compute(self, x: Any, w_bits: Any) -> Any:
+        if self._lib is None and self.unavailable():
+            raise RuntimeError(self.unavailable())
+        w = from_bf16_bits(w_bits)
+        if self._lib == "torch":
+            torch = _torch()
+            assert torch is not None
+            p = _Prepared(
+                torch.from_numpy(x).to("cuda", torch.bfloat16),
+                torch.from_numpy(w).to("cuda", torch.bfloat16),
+            )
+        else:
+            cupy = _cupy()
+            assert cupy is not None
+            p = _Prepared(cupy.asarray(x, dtype=cupy.float16), cupy.asarray(w, dtype=cupy.float16))
+        self.run(p)
+        return self.result(p)
+
+    def result(self, prepared: _Prepared) -> Any:
+        np = require("numpy")
+        if self._lib == "torch":
+            return prepared.y.float().cpu().numpy()
+        return np.asarray(prepared.y.get(), dtype=np.float32)
+
+
+__all__ = ["CudaBackend"]

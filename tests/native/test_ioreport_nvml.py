@@ -1,0 +1,131 @@
+"""IOReport arithmetic on replayed samples; NVML telemetry through a fake pynvml."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from eoc import Cascade
+from eoc.cost import CounterKind
+from eoc.errors import ConfigError, CounterFrozen, CounterReadFailed, CounterUnavailable
+from eoc.meter import detect_all
+from eoc.meter.counter import CounterState
+from eoc.testing import FakeClock, FakePynvml, IOReportReplay
+from native.counters.ioreport import CoreFoundationSampler, IOReportCounter, rows_to_uj
+from native.counters.nvml import NvmlTelemetry, nvml_telemetry
+
+# -- IOReport -------------------------------------------------------------------------------
+
+
+def test_units_convert_to_microjoules_and_other_channels_are_ignored() -> None:
+    total, per = rows_to_uj(
+        [
+            ("CPU Energy", "mJ", 3),
+            ("GPU Energy", "nJ", 5_000),
+            ("ANE", "uJ", 7),
+            ("GPU SRAM", "mJ", 99),
+        ]
+    )
+    assert per == {"CPU Energy": 3000.0, "GPU Energy": 5.0, "ANE": 7.0} and total == 3012.0
+    assert rows_to_uj([("DIE_1_CPU Energy", "mJ", 1)])[0] == 1000.0
+    with pytest.raises(CounterReadFailed, match="unknown unit"):
+        rows_to_uj([("CPU Energy", "kWh", 1)])
+
+
+def _ioreport(deltas) -> IOReportCounter:  # type: ignore[no-untyped-def]
+    clock = FakeClock()
+    return IOReportCounter(IOReportReplay(deltas), clock=clock, sleep=clock.sleep)
+
+
+def test_an_advancing_ioreport_is_live_and_of_kind_vendor_model() -> None:
+    counter = _ioreport([[("CPU Energy", "mJ", 40), ("GPU Energy", "nJ", 10_000)]])
+    assert counter.status().state is CounterState.LIVE
+    assert counter.kind is CounterKind.VENDOR_MODEL
+    before = counter.read_uj()
+    assert counter.read_uj() - before == 40_010
+
+
+def test_a_frozen_cpu_rail_is_declined_even_while_the_gpu_advances() -> None:
+    counter = _ioreport([[("CPU Energy", "mJ", 0), ("GPU Energy", "nJ", 10_000)]])
+    status = counter.status()
+    assert (
+        status.state is CounterState.FROZEN
+        and "CPU rail" in status.reason
+        and "GPU Energy" in status.reason
+    )
+
+
+def test_bursty_channels_are_probed_with_a_one_second_tick() -> None:
+    # publishes 40 mJ once a second, nothing in between: live under the IOReport rule
+    bursts = [[("CPU Energy", "mJ", 40)]]
+    counter = _ioreport(bursts)
+    assert counter.liveness_rule is not None and counter.liveness_rule.tick_s == 1.0
+    assert counter.status().is_live
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="on macOS the real IOReport loads")
+def test_off_macos_ioreport_is_unavailable_with_the_reason() -> None:
+    with pytest.raises(CounterUnavailable, match="only on macOS"):
+        CoreFoundationSampler()
+    assert IOReportCounter().status().state is CounterState.UNAVAILABLE
+
+
+# -- NVML -------------------------------------------------------------------------------------
+
+
+def _nvml(watts: float, *, limit_w: int = 300, **kw) -> NvmlTelemetry:  # type: ignore[no-untyped-def]
+    clock = FakeClock()
+    fake = FakePynvml(
+        [lambda: int(clock.now_ns * watts / 1e6)], power_limit_mw=limit_w * 1000, **kw
+    )
+    return NvmlTelemetry(0, pynvml=fake, clock=clock, sleep=clock.sleep)
+
+
+def test_a_live_gpu_counter_is_telemetry_only_and_never_the_cascade_meter() -> None:
+    gpu = _nvml(120.0)
+    assert gpu.status().is_live and gpu.telemetry_only and gpu.name == "nvml:gpu0"
+    with pytest.raises(ConfigError, match="telemetry only"):
+        Cascade(meter=gpu)
+    assert not detect_all([gpu]).live
+
+
+def test_a_gpu_counter_that_does_not_advance_is_never_constructed() -> None:
+    with pytest.raises(CounterFrozen):
+        _nvml(0.0)
+
+
+def test_a_gpu_counter_faster_than_the_board_can_draw_is_refused() -> None:
+    with pytest.raises(CounterReadFailed, match="faster than the board"):
+        _nvml(2_000.0, limit_w=300)
+
+
+@pytest.mark.parametrize(
+    "error,words",
+    [
+        ("NVMLError_NoPermission", "no permission"),
+        ("NVMLError_LibraryNotFound", "no NVIDIA driver"),
+        ("NVMLError_NotSupported", "Volta or newer"),
+        ("NVMLError_DriverNotLoaded", "not loaded"),
+    ],
+)
+def test_nvml_errors_are_translated_at_the_boundary(error: str, words: str) -> None:
+    with pytest.raises(CounterUnavailable, match=words):
+        NvmlTelemetry(0, pynvml=FakePynvml(fail=error))
+    gpus, why = nvml_telemetry(FakePynvml(fail=error))
+    assert gpus == [] and words in why
+
+
+def test_a_fake_pynvml_module_on_the_import_path_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pynvml", FakePynvml(fail="NVMLError_GpuIsLost"))
+    gpus, why = nvml_telemetry()
+    assert gpus == [] and "fell off the bus" in why
+
+
+def test_nvml_on_this_host_is_live_or_says_why_not() -> None:
+    pytest.importorskip("pynvml", reason="nvidia-ml-py is not installed")
+    gpus, why = nvml_telemetry()
+    if not gpus:
+        assert why  # e.g. "no NVIDIA driver library" on this project's CPU VMs
+    for g in gpus:
+        assert g.status().is_live and g.telemetry_only

@@ -1,0 +1,148 @@
+"""RAPL through a fake powercap tree: discovery, nesting, wraps, permissions, liveness."""
+
+from __future__ import annotations
+
+import pytest
+
+from eoc.errors import CounterUnavailable, WrapAmbiguous
+from eoc.meter.counter import CounterState
+from eoc.testing import FakeClock, PowercapZone, make_powercap_tree, set_energy
+from native.counters.rapl import (
+    PERMISSION_FIX,
+    RaplCounter,
+    discover_zones,
+    plan_zones,
+    rapl_counters,
+)
+
+TWO_SOCKETS = [
+    PowercapZone("intel-rapl:0", "package-0", 1_000),
+    PowercapZone("intel-rapl:0:0", "core", 400),
+    PowercapZone("intel-rapl:0:1", "uncore", 100),
+    PowercapZone("intel-rapl:0:2", "dram", 50),
+    PowercapZone("intel-rapl:1", "package-1", 2_000),
+    PowercapZone("intel-rapl-mmio:0", "package-0", 999_999),  # the mmio twin
+]
+
+
+def test_zones_are_found_and_mmio_twins_dropped(tmp_path) -> None:
+    zones = discover_zones(make_powercap_tree(tmp_path, TWO_SOCKETS))
+    assert [(z.path.name, z.name) for z in zones] == [
+        ("intel-rapl:0", "package-0"),
+        ("intel-rapl:0:0", "core"),
+        ("intel-rapl:0:1", "uncore"),
+        ("intel-rapl:0:2", "dram"),
+        ("intel-rapl:1", "package-1"),
+    ]
+
+
+def test_packages_are_summed_core_and_uncore_never_and_dram_apart(tmp_path) -> None:
+    plan = plan_zones(discover_zones(make_powercap_tree(tmp_path, TWO_SOCKETS)))
+    assert [z.name for z in plan.whole] == ["package-0", "package-1"]
+    assert [z.name for z in plan.dram] == ["dram"]
+    assert {z.name for z, _ in plan.declined} == {"core", "uncore"}
+
+
+def test_psys_is_used_instead_of_the_packages_never_both(tmp_path) -> None:
+    zones = [*TWO_SOCKETS, PowercapZone("intel-rapl:2", "psys", 5_000)]
+    plan = plan_zones(discover_zones(make_powercap_tree(tmp_path, zones)))
+    assert [z.name for z in plan.whole] == ["psys"]
+    assert {z.name for z, why in plan.declined if "psys" in why} == {"package-0", "package-1"}
+
+
+def test_reads_sum_the_sockets_from_files_kept_open(tmp_path) -> None:
+    root = make_powercap_tree(tmp_path, TWO_SOCKETS)
+    counter = RaplCounter(plan_zones(discover_zones(root)).whole, "rapl:package")
+    assert counter.read_uj() == 0  # the first read is the baseline
+    set_energy(root, "intel-rapl:0", 1_500)
+    set_energy(root, "intel-rapl:1", 2_250)
+    assert counter.read_uj() == 750
+    counter.close()
+
+
+def test_single_wraps_are_corrected_read_after_read(tmp_path) -> None:
+    # a 1 mJ range rated at 1 mW (counted up to 1 W): a second wrap needs a millisecond
+    zone = PowercapZone(
+        "intel-rapl:0", "package-0", 900, max_energy_range_uj=1_000, max_power_uw=1_000
+    )
+    root = make_powercap_tree(tmp_path, [zone])
+    clock = FakeClock()
+    counter = RaplCounter(discover_zones(root), "rapl:package", clock=clock)
+    counter.read_uj()
+    total = 0
+    for raw, step in [(100, 200), (300, 200), (250, 950), (50, 800)]:  # three wraps, each corrected
+        clock.advance(1_000)
+        set_energy(root, "intel-rapl:0", raw)
+        total += step
+        assert counter.read_uj() == total
+
+
+def test_a_window_that_could_hide_a_second_wrap_is_refused(tmp_path) -> None:
+    # 1 J range, rated 10 W (so up to 20 W counted): two wraps fit in 0.05 s
+    zone = PowercapZone(
+        "intel-rapl:0", "package-0", 0, max_energy_range_uj=1_000_000, max_power_uw=10_000_000
+    )
+    root = make_powercap_tree(tmp_path, [zone])
+    clock = FakeClock()
+    counter = RaplCounter(discover_zones(root), "rapl:package", clock=clock)
+    counter.read_uj()
+    clock.advance(10_000_000)  # 10 ms: fine
+    set_energy(root, "intel-rapl:0", 100_000)
+    assert counter.read_uj() == 100_000
+    clock.advance(100_000_000)  # 100 ms: a second wrap could hide
+    set_energy(root, "intel-rapl:0", 50_000)
+    with pytest.raises(WrapAmbiguous, match="second wrap"):
+        counter.read_uj()
+
+
+def test_permission_denied_is_unavailable_with_the_fix(tmp_path) -> None:
+    root = make_powercap_tree(tmp_path, TWO_SOCKETS)
+
+    def denied(path: str, flags: int) -> int:
+        raise PermissionError(13, "Permission denied", path)
+
+    counter = RaplCounter(discover_zones(root)[:1], "rapl:package", opener=denied)
+    status = counter.status()
+    assert status.state is CounterState.UNAVAILABLE
+    assert (
+        "permission denied" in status.reason
+        and "udev" in status.reason
+        and "chmod" in status.reason
+    )
+    assert PERMISSION_FIX in status.reason
+    with pytest.raises(CounterUnavailable):
+        counter.read_uj()
+
+
+def test_a_counter_that_advances_is_live_and_one_that_holds_is_frozen(tmp_path) -> None:
+    root = make_powercap_tree(tmp_path, [PowercapZone("intel-rapl:0", "package-0", 0)])
+    clock = FakeClock()
+    energy = [0]
+
+    def busy_sleep(secs: float) -> None:
+        clock.sleep(secs)
+        energy[0] += 250_000  # 10 W over a 25 ms tick
+        set_energy(root, "intel-rapl:0", energy[0])
+
+    live = RaplCounter(discover_zones(root), "rapl:package", clock=clock, sleep=busy_sleep)
+    assert live.status().state is CounterState.LIVE
+    frozen = RaplCounter(discover_zones(root), "rapl:package", clock=clock, sleep=clock.sleep)
+    assert frozen.status().state is CounterState.FROZEN
+
+
+def test_rapl_counters_offers_the_whole_work_and_dram_and_notes_the_rest(tmp_path) -> None:
+    counters, notes = rapl_counters(make_powercap_tree(tmp_path, TWO_SOCKETS))
+    assert [c.name for c in counters] == ["rapl:package", "rapl:dram"]
+    assert any("core" in n for n in notes) and any("uncore" in n for n in notes)
+    none, why = rapl_counters(tmp_path / "absent")
+    assert none == [] and "no powercap zones" in why[0]
+
+
+def test_a_garbled_energy_file_is_a_read_failure(tmp_path) -> None:
+    from eoc.errors import CounterReadFailed
+
+    root = make_powercap_tree(tmp_path, [PowercapZone("intel-rapl:0", "package-0", 0)])
+    counter = RaplCounter(discover_zones(root), "rapl:package")
+    (root / "intel-rapl:0" / "energy_uj").write_text("garbage\n")
+    with pytest.raises(CounterReadFailed):
+        counter.read_uj()
