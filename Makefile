@@ -54,6 +54,7 @@ test: unit pyodide-test
 bench: web chromium
 	$(BIN)/python bench/core.py
 	$(BIN)/python bench/web.py
+	$(BIN)/python bench/native.py
 
 clean:
 	rm -rf $(VENV) web/dist web/node_modules web/.cache test-artifacts .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -132,6 +132,66 @@ M = [
         "            while len(self._entries) > self.max_entries or self._bytes > self.max_bytes:",
         "            while len(self._entries) > self.max_entries:",
     ),
+    (
+        "rapl wrap not corrected",
+        "native/counters/rapl.py",
+        "                    delta += zone.max_range_uj  # one wrap",
+        "                    pass",
+    ),
+    (
+        "rapl second-wrap window accepted",
+        "native/counters/rapl.py",
+        "                if zone.max_range_uj and elapsed_s * zone.max_power_w * 1e6 >= zone.max_range_uj:",
+        "                if False:",
+    ),
+    (
+        "ioreport frozen CPU rail accepted",
+        "native/counters/ioreport.py",
+        "            if not cpu or not any(cpu.values()):",
+        "            if False:",
+    ),
+    (
+        "nvml counter faster than the board accepted",
+        "native/counters/nvml.py",
+        "            if watts > self.power_limit_w * RATE_SLACK:",
+        "            if False:",
+    ),
+    (
+        "telemetry handed to the cascade",
+        "eoc/cascade.py",
+        '        if getattr(meter, "telemetry_only", False):',
+        "        if False:",
+    ),
+    (
+        "unmeasured candidate does not void the comparison",
+        "native/autotune/tune.py",
+        "    if unmeasured:",
+        "    if False:",
+    ),
+    (
+        "profile written although not measured",
+        "native/autotune/profile.py",
+        "        if not self.measured or self.provenance is None:",
+        "        if self.provenance is None:",
+    ),
+    (
+        "profile not demoted when its counter is not live",
+        "native/autotune/profile.py",
+        "    if not status.is_live:",
+        "    if False:",
+    ),
+    (
+        "zero-joule profile entry allowed",
+        "native/autotune/profile.py",
+        "                or v <= 0",
+        "                or v < 0",
+    ),
+    (
+        "noise-level marginal accepted",
+        "native/autotune/tune.py",
+        "min_fraction=NOISE_FRACTION)",
+        "min_fraction=0.0)",
+    ),
 ]
 results = []
 for name, path, old, new in M:
