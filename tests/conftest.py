@@ -1,6 +1,14 @@
 from __future__ import annotations
 
+import os
+import tempfile
+
 import pytest
+
+# The core tests exercise the core's embedder (the one the browser runs); tests of the semantic
+# kv build it explicitly. Embedding caches go to a throwaway folder, never the user's.
+os.environ.setdefault("EOC_EMBEDDER", "hashed")
+os.environ.setdefault("EOC_CACHE_DIR", tempfile.mkdtemp(prefix="eoc-test-cache-"))
 
 from eoc import Cascade
 from eoc.knowledge import default_stages

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -11,12 +12,13 @@ import pytest
 pytestmark = pytest.mark.skipif(sys.platform == "emscripten", reason="needs a subprocess")
 
 
-def _modules_after(code: str) -> list[str]:
+def _modules_after(code: str, **env: str) -> list[str]:
     out = subprocess.run(
         [sys.executable, "-c", code + "\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
         capture_output=True,
         text=True,
         check=True,
+        env={**os.environ, **env},
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -37,10 +39,17 @@ def test_import_loads_only_stdlib_and_eoc(code: str) -> None:
     assert _foreign(_modules_after(code), {"eoc"}) == []
 
 
-def test_resolving_loads_no_third_party_module() -> None:
+def test_resolving_with_the_core_embedder_loads_no_third_party_module() -> None:
     """A default Cascade asks the native extra for counters, which loads nothing third-party."""
-    mods = _modules_after("import eoc; eoc.Cascade().resolve('what is 2+2')")
+    mods = _modules_after("import eoc; eoc.Cascade().resolve('what is 2+2')", EOC_EMBEDDER="hashed")
     assert _foreign(mods, {"eoc", "native"}) == []
+
+
+def test_the_semantic_embedder_loads_only_numpy() -> None:
+    """With the model installed, the default kv runs MiniLM: numpy is the one third-party import."""
+    pytest.importorskip("numpy")
+    mods = _modules_after("import eoc; eoc.Cascade().resolve('what is 2+2')", EOC_EMBEDDER="auto")
+    assert {m.split(".")[0] for m in _foreign(mods, {"eoc", "native"})} <= {"numpy"}
 
 
 def test_import_does_not_load_native() -> None:

@@ -18,12 +18,14 @@ from eoc import __version__
 from eoc._compat import IN_PYODIDE
 from eoc.cascade import Cascade
 from eoc.errors import BadReceipt, ConfigError, EocError, MissingExtra, ReceiptMismatch
+from eoc.knowledge import default_kv, describe_embedder
 from eoc.meter.counter import Counter, CounterStatus
 from eoc.meter.detection import Detection, detect_all
 from eoc.meter.marginal import idle_draw_uw, refusal
 from eoc.query import Query, Stage
 from eoc.receipt import Receipt
 from eoc.response import Response
+from eoc.stages.kv import KVStage
 
 MAX_RECEIPT_BYTES = 4 << 20
 
@@ -104,11 +106,16 @@ def cmd_meter(args: argparse.Namespace, out: TextIO) -> int:
         lines.append(f"{counter.name} [{counter.kind.value}; {role}] : {status}")
     for note in notes:
         lines.append(f"  note: {note}")
+    why: list[str] = []
+    kv = default_kv(why=why)
+    embedder = describe_embedder(kv) + (f"; not the semantic one: {why[0]}" if why else "")
+    lines.append(f"kv embedder : {embedder}")
     doc: dict[str, Any] = {
         "counters": counters,
         "notes": notes,
         "chosen": found.counter.name,
         "live": found.live,
+        "kv_embedder": embedder,
     }
     if not found.candidates:
         lines.append(f"no energy counter on this host: {found.reason}")
@@ -152,9 +159,10 @@ def _time_per_hit_ns(fn: Callable[[], object], n: int = 2000) -> float:
 def cmd_hit_cost(args: argparse.Namespace, out: TextIO) -> int:
     cascade = Cascade()
     tiers: dict[str, Any] = {}
-    lines = [
-        f"meter : {cascade.meter.name} [{cascade.meter_status}]",
-    ]
+    lines = [f"meter : {cascade.meter.name} [{cascade.meter_status}]"]
+    kv_stage = next((s for s in cascade.stages if isinstance(s, KVStage)), None)
+    if kv_stage is not None:
+        lines.append(f"kv embedder : {describe_embedder(kv_stage)}")
     kv_q = Query(_SAMPLES[Stage.KV])
     graph_q = Query(_SAMPLES[Stage.GRAPH])
     first = {Stage.KV: cascade.resolve(kv_q), Stage.GRAPH: cascade.resolve(graph_q)}

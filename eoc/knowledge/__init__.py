@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import os
 from importlib import resources
+from typing import Any
 
+from eoc._compat import IN_PYODIDE
+from eoc.errors import EocError
 from eoc.stages.base import StageLike
 from eoc.stages.cache import CacheStage
 from eoc.stages.facts import Triple, read_ntriples, read_pairs, read_tsv_triples
@@ -44,9 +50,46 @@ def triples() -> list[Triple]:
     return out
 
 
+EMBEDDER_ENV = "EOC_EMBEDDER"
+
+
+def default_kv(*, why: list[str] | None = None) -> KVStage:
+    """An empty kv stage with the best embedder here: all-MiniLM-L6-v2 when the native extra and
+    the model files are installed (natively), else the core's hashed n-grams.
+
+    ``EOC_EMBEDDER=hashed`` forces the core's embedder; ``EOC_EMBEDDER=minilm`` requires the model.
+    Appends to ``why`` the reason the semantic embedder is not used, when it is not.
+    """
+    choice = os.environ.get(EMBEDDER_ENV, "auto").lower()
+    reason = ""
+    if IN_PYODIDE:
+        reason = "the browser has no numpy, so kv uses the core's hashed n-gram embedder"
+    elif choice == "hashed":
+        reason = f"{EMBEDDER_ENV}=hashed"
+    elif importlib.util.find_spec("native") is None:
+        reason = 'the native extra is not installed: pip install "eoc[native]"'
+    else:
+        try:
+            semantic: Any = importlib.import_module("native.semantic")
+            return semantic.semantic_kv()  # type: ignore[no-any-return]
+        except (ImportError, EocError) as exc:
+            if choice == "minilm":
+                raise
+            reason = getattr(exc, "reason", str(exc))
+    if why is not None:
+        why.append(reason)
+    return KVStage()
+
+
+def describe_embedder(kv: KVStage) -> str:
+    """One line saying which embedder a kv stage uses, its threshold and guard."""
+    return f"{kv.embedder.name} (cosine >= {kv.threshold:g}, {kv.guard.name} guard)"
+
+
 def seeded_kv(**kwargs: object) -> KVStage:
-    """A :class:`KVStage` holding the seeded pairs (keyword arguments go to KVStage)."""
-    kv = KVStage(**kwargs)  # type: ignore[arg-type]
+    """A :class:`KVStage` holding the seeded pairs (keyword arguments go to KVStage; with none,
+    the embedder is chosen by :func:`default_kv`)."""
+    kv = KVStage(**kwargs) if kwargs else default_kv()  # type: ignore[arg-type]
     kv.load_pairs(kv_pairs())
     return kv
 
@@ -66,4 +109,14 @@ def pack_counts() -> dict[str, int]:
     return {"kv": len(kv_pairs()), "graph": len(triples())}
 
 
-__all__ = ["default_stages", "kv_pairs", "pack_counts", "seeded_graph", "seeded_kv", "triples"]
+__all__ = [
+    "EMBEDDER_ENV",
+    "default_kv",
+    "default_stages",
+    "describe_embedder",
+    "kv_pairs",
+    "pack_counts",
+    "seeded_graph",
+    "seeded_kv",
+    "triples",
+]

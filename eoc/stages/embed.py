@@ -12,7 +12,7 @@ import math
 import zlib
 from collections.abc import Mapping, Sequence
 from itertools import pairwise
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from eoc.errors import BadEmbedding, ConfigError
 from eoc.stages.text import content_words, normalize
@@ -23,12 +23,14 @@ SparseVector = dict[int, float]
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Turns text into a unit-length sparse vector of dimension ``dim``."""
+    """Turns text into a unit-length vector of dimension ``dim``: a sparse dict (the core's
+    embedder) or, for an embedder with ``dense = True``, a dense array. It may also offer
+    ``embed_batch(texts)`` and a suggested cosine ``threshold``."""
 
     name: str
     dim: int
 
-    def embed(self, text: str) -> SparseVector: ...
+    def embed(self, text: str) -> Any: ...
 
 
 class HashedNgramEmbedder:

@@ -15,7 +15,7 @@ import math
 import threading
 from collections.abc import Callable, Hashable, Mapping
 from operator import itemgetter
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from eoc.errors import ConfigError
 
@@ -25,15 +25,18 @@ _second = itemgetter(1)
 
 @runtime_checkable
 class VectorIndex(Protocol):
-    """Stores unit vectors by key and finds those at or above a cosine threshold."""
+    """Stores unit vectors by key and finds those at or above a cosine threshold.
 
-    def add(self, key: Hashable, vec: Mapping[int, float]) -> None: ...
+    The vector type is the embedder's: a sparse dict for the core's, an array for dense ones.
+    """
+
+    def add(self, key: Hashable, vec: Any) -> None: ...
 
     def remove(self, key: Hashable) -> bool: ...
 
     def search(
         self,
-        vec: Mapping[int, float],
+        vec: Any,
         threshold: float,
         limit: int = 8,
         accept: Callable[[Hashable], bool] | None = None,

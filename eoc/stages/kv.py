@@ -2,10 +2,14 @@
 
 Similarity is cosine between unit vectors; ``threshold`` is the least cosine a
 stored prompt needs to be served, so **higher is stricter** (1.0 serves only
-prompts that embed identically). A similarity hit is also guarded: the query's
-content words and numbers, in order, must agree with the stored prompt's (see
-:func:`eoc.stages.text.signature`), so "convert 10 miles to km" never gets the
-answer stored for "convert 10 km to miles".
+prompts that embed identically). A similarity hit is also guarded (see
+:mod:`eoc.stages.guard`, :class:`~eoc.stages.guard.EntityGuard` by default, with
+either embedder): numbers, named entities and answer-type question words must
+agree, every content word of the stored question must be in the query, and
+"convert 10 miles to km" never gets the answer stored for "convert 10 km to miles".
+
+The default thresholds (0.6 for the core's hashed n-grams, 0.7 for MiniLM) were
+chosen on real paraphrases and hard negatives: see ``bench/semantic.py``.
 """
 
 from __future__ import annotations
@@ -17,23 +21,23 @@ from pathlib import Path
 from eoc.errors import ConfigError, FactFileError, InputError
 from eoc.query import Query, Stage, check_prompt
 from eoc.stages.base import Answer, stage_figure
-from eoc.stages.embed import Embedder, HashedNgramEmbedder, SparseVector, from_dense
+from eoc.stages.embed import Embedder, HashedNgramEmbedder, from_dense
 from eoc.stages.facts import read_pairs
+from eoc.stages.guard import EntityGuard, HitGuard
 from eoc.stages.index import SparseIndex, VectorIndex
-from eoc.stages.text import normalize, signature
+from eoc.stages.text import normalize
 
-DEFAULT_THRESHOLD = 0.8
+DEFAULT_THRESHOLD = 0.6
 MAX_PAYLOAD_BYTES = 1 << 20
 
 
 class _Entry:
-    __slots__ = ("key", "payload", "prompt", "signature")
+    __slots__ = ("key", "payload", "prompt")
 
     def __init__(self, key: str, prompt: str, payload: str) -> None:
         self.key = key
         self.prompt = prompt
         self.payload = payload
-        self.signature = signature(key)
 
 
 class KVStage:
@@ -41,8 +45,12 @@ class KVStage:
 
     Args:
         embedder: turns text into unit vectors; defaults to :class:`HashedNgramEmbedder`.
-        index: the vector index; defaults to :class:`SparseIndex`.
-        threshold: least cosine for a similarity hit, in (0, 1]; higher is stricter.
+        index: the vector index; defaults to :class:`SparseIndex` (a dense embedder needs
+            a dense index, e.g. ``native.semantic.AutoIndex``).
+        threshold: least cosine for a similarity hit, in (0, 1]; higher is stricter. Defaults
+            to the embedder's ``threshold`` attribute, else 0.6.
+        guard: checks a similarity hit before it is served; defaults to :class:`EntityGuard`
+            (:class:`ExactWordsGuard` is stricter, :class:`NoGuard` is a plain cosine cache).
         figure_uj: this stage's own per-hit figure (ESTIMATED); defaults to the documented one.
     """
 
@@ -53,9 +61,14 @@ class KVStage:
         *,
         embedder: Embedder | None = None,
         index: VectorIndex | None = None,
-        threshold: float = DEFAULT_THRESHOLD,
+        threshold: float | None = None,
+        guard: HitGuard | None = None,
         figure_uj: int | None = None,
     ) -> None:
+        self.embedder: Embedder = embedder or HashedNgramEmbedder()
+        self.dense = bool(getattr(self.embedder, "dense", False))
+        if threshold is None:
+            threshold = float(getattr(self.embedder, "threshold", DEFAULT_THRESHOLD))
         if (
             isinstance(threshold, bool)
             or not isinstance(threshold, (int, float))
@@ -64,14 +77,19 @@ class KVStage:
             raise ConfigError(
                 f"threshold is a cosine in (0, 1] (higher = stricter), got {threshold!r}"
             )
-        self.embedder: Embedder = embedder or HashedNgramEmbedder()
+        if index is None and self.dense:
+            raise ConfigError(
+                f"{self.embedder.name} makes dense vectors: pass a dense index "
+                "(native.semantic.AutoIndex), not the core's sparse one"
+            )
         self.index: VectorIndex = index if index is not None else SparseIndex()
+        self.guard: HitGuard = guard or EntityGuard()
         self.threshold = float(threshold)
         self.figure = stage_figure(Stage.KV, figure_uj)
         self._entries: dict[str, _Entry] = {}
         self._lock = threading.Lock()
 
-    def put(self, prompt: str, payload: str, *, embedding: SparseVector | None = None) -> None:
+    def put(self, prompt: str, payload: str, *, embedding: object | None = None) -> None:
         """Store ``payload`` as the answer to ``prompt`` (replacing an earlier answer)."""
         check_prompt(prompt)
         if not isinstance(payload, str) or not payload.strip():
@@ -87,19 +105,38 @@ class KVStage:
             self.index.add(key, vec)
             self._entries[key] = entry
 
+    def _query_vector(self, query: Query) -> object | None:
+        if query.embedding is None:
+            return None
+        if self.dense:
+            if len(query.embedding) != self.embedder.dim:
+                from eoc.errors import BadEmbedding
+
+                raise BadEmbedding(
+                    f"embedding has {len(query.embedding)} dimensions; {self.embedder.name} has {self.embedder.dim}"
+                )
+            return query.embedding
+        return from_dense(query.embedding, self.embedder.dim)
+
     def remember(self, query: Query, payload: str) -> None:
-        emb = None
-        if query.embedding is not None:
-            emb = from_dense(query.embedding, self.embedder.dim)
-        self.put(query.prompt, payload, embedding=emb)
+        self.put(query.prompt, payload, embedding=self._query_vector(query))
 
     def load_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
-        """Store many ``(prompt, answer)`` pairs; returns how many."""
-        n = 0
-        for prompt, payload in pairs:
-            self.put(prompt, payload)
-            n += 1
-        return n
+        """Store many ``(prompt, answer)`` pairs (embedded in batches when the embedder can)."""
+        items = list(pairs)
+        batch = getattr(self.embedder, "embed_batch", None)
+        if batch is None:
+            for prompt, payload in items:
+                self.put(prompt, payload)
+            return len(items)
+        for start in range(0, len(items), 64):
+            chunk = items[start : start + 64]
+            for prompt, _ in chunk:
+                check_prompt(prompt)
+            vecs = batch([p for p, _ in chunk])
+            for (prompt, payload), vec in zip(chunk, vecs, strict=True):
+                self.put(prompt, payload, embedding=vec)
+        return len(items)
 
     def load_tsv(self, path: str | Path) -> int:
         """Load ``prompt<TAB>answer`` lines from a file; errors name the line.
@@ -121,23 +158,20 @@ class KVStage:
         return self.load_pairs(pair for _, pair in pairs)
 
     def lookup(self, query: Query) -> Answer | None:
-        vec = None
-        if query.embedding is not None:  # checked first: a bad embedding is an error, hit or not
-            vec = from_dense(query.embedding, self.embedder.dim)
+        vec = self._query_vector(query)  # checked first: a bad embedding is an error, hit or not
         key = normalize(query.prompt)
         entry = self._entries.get(key)
         if entry is not None:
             return Answer(entry.payload)
         if vec is None:
             vec = self.embedder.embed(query.prompt)
-        sig = signature(key)
-        entries = self._entries
+        entries, guard, text = self._entries, self.guard, query.prompt
 
-        def guard(k: object) -> bool:
+        def allowed(k: object) -> bool:
             candidate = entries.get(str(k))
-            return candidate is not None and candidate.signature == sig
+            return candidate is not None and guard.allows(text, candidate.prompt)
 
-        found = self.index.search(vec, self.threshold, 1, guard)
+        found = self.index.search(vec, self.threshold, 1, allowed)
         if not found:
             return None
         entry = entries.get(str(found[0][1]))

