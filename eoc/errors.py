@@ -10,6 +10,7 @@ The hierarchy::
     │   ├── BadEmbedding
     │   ├── FactFileError          malformed N-Triples / TSV, with a line number
     │   ├── BadReceipt             a receipt document that cannot be read
+    │   ├── BadSuite               a bench suite that is not a list of cases (eoc.benchrun)
     │   └── ConfigError            a Cascade, stage or counter set up wrongly
     ├── Refusal                    eoc declined to give a figure (exit 1)
     │   ├── CounterUnavailable     no counter, no permission, browser

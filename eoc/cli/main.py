@@ -317,6 +317,30 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
 # -- entry point ------------------------------------------------------------------
 
 
+def cmd_bench(args: argparse.Namespace, out: TextIO) -> int:
+    from eoc.benchrun import load_suite, run_suite
+
+    report = run_suite(load_suite(args.suite))
+    doc = {
+        "suite": args.suite,
+        "summary": report.summary(),
+        "cases": [
+            {
+                "id": r.case.id,
+                "stage": r.stage,
+                "cost_uj": r.cost_uj,
+                "provenance": r.provenance,
+                "latency_us": r.latency_ns / 1000,
+                "correct": r.correct,
+                "error": r.error,
+            }
+            for r in report.results
+        ],
+    }
+    _emit(out, args.json, doc, report.table())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="eoc",
@@ -357,6 +381,14 @@ def build_parser() -> argparse.ArgumentParser:
         "file", nargs="?", default="-", help="the JSON file, or - for standard input"
     )
     verify.add_argument("--public-key", help="for a profile: the signer's Ed25519 public key (hex)")
+    bench = sub.add_parser("bench", help="benchmarks: `eoc bench run SUITE.json`")
+    bench_sub = bench.add_subparsers(dest="bench_command", required=True, metavar="BENCH")
+    run_p = bench_sub.add_parser(
+        "run", help="run a suite of {id, prompt, expected} cases through the cascade"
+    )
+    run_p.add_argument("suite", help="the suite file (JSON)")
+    run_p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    run_p.set_defaults(fn=cmd_bench)
     tune = add(
         "autotune",
         "meter each compute backend on a decode and a prefill shape and write a tuning profile (native)",

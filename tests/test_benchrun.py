@@ -1,0 +1,99 @@
+"""`eoc bench run`: suites, the report's arithmetic, and bad suites."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from eoc import Cascade
+from eoc.benchrun import BadSuite, load_suite, nearest_rank, parse_suite, run_suite
+from eoc.cli.main import main
+from tests.helpers import small_stages
+
+SUITE = Path(__file__).resolve().parents[1] / "bench" / "suites" / "core.json"
+
+
+def test_nearest_rank_percentiles() -> None:
+    values = [15, 20, 35, 40, 50]
+    assert (
+        nearest_rank(values, 50) == 35
+        and nearest_rank(values, 95) == 50
+        and nearest_rank(values, 30) == 20
+    )
+    assert nearest_rank(list(range(1, 101)), 99) == 99 and nearest_rank([], 50) is None
+
+
+def test_a_run_reports_energy_accuracy_stages_and_provenance() -> None:
+    cases = parse_suite(
+        [
+            {"id": 1, "prompt": "what is 2+2", "expected": "4"},
+            {"id": 2, "prompt": "what is 2+2", "expected": "4"},
+            {"id": 3, "prompt": "capital of France", "expected": "paris"},
+            {"id": 4, "prompt": "why is the sky blue", "expected": None},
+            {"id": 5, "prompt": "what is 2+3", "expected": "5"},
+        ]
+    )
+    cascade = Cascade(small_stages())
+    s = run_suite(cases, cascade).summary()
+    figures = {st.stage.value: st.figure.uj for st in cascade.stages}
+    total = figures["kv"] + figures["cache"] + figures["graph"] + 2 * figures["neural"]
+    assert s["total_j"] == pytest.approx(total / 1e6)
+    assert s["accuracy"] == pytest.approx(3 / 4) and s["judged"] == 4
+    assert s["j_per_correct"] == pytest.approx(total / 1e6 / 3)
+    assert s["stage_share"] == {"cache": 0.2, "kv": 0.2, "graph": 0.2, "neural": 0.4}
+    assert s["provenance"] == {"measured": 0, "estimated": 5, "worst": "estimated"}
+    assert s["latency_us"]["p50"] is not None
+
+
+def test_bad_prompts_are_recorded_not_fatal() -> None:
+    report = run_suite(
+        parse_suite(
+            [
+                {"id": "a", "prompt": "", "expected": "x"},
+                {"id": "b", "prompt": "hi", "expected": None},
+            ]
+        ),
+        Cascade(small_stages()),
+    )
+    s = report.summary()
+    assert s["errors"] == 1 and s["answered"] == 1 and report.results[0].error
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        [],
+        {},
+        "x",
+        [1],
+        [{"prompt": "p"}],
+        [{"id": 1}],
+        [{"id": 1, "prompt": "p", "expected": 3}],
+        [{"id": 1, "prompt": "p"}, {"id": 1, "prompt": "q"}],
+        [{"id": True, "prompt": "p"}],
+    ],
+)
+def test_malformed_suites_are_bad_suites(doc: object) -> None:
+    with pytest.raises(BadSuite):
+        parse_suite(doc)
+
+
+def test_the_shipped_suite_exercises_all_four_stages() -> None:
+    s = run_suite(load_suite(SUITE)).summary()
+    assert all(share > 0 for share in s["stage_share"].values())
+    assert s["accuracy"] is not None and s["accuracy"] >= 0.9
+
+
+def test_cli_bench_run_json_and_exit_codes(tmp_path: Path) -> None:
+    out = io.StringIO()
+    assert main(["bench", "run", "--json", str(SUITE)], out=out) == 0
+    doc = json.loads(out.getvalue())
+    assert doc["summary"]["cases"] == len(doc["cases"]) == 20
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert main(["bench", "run", str(bad)], out=io.StringIO()) == 2
+    assert main(["bench", "run", str(tmp_path / "absent.json")], out=io.StringIO()) == 2
+    assert main(["bench"], out=io.StringIO()) == 2
