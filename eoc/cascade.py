@@ -161,6 +161,20 @@ class Cascade:
             cost.uj, _ESTIMATED, basis, counter=cost.counter, counter_kind=cost.counter_kind
         )
 
+    def close(self) -> None:
+        """Close what the stages hold open (the SQLite stores of :mod:`eoc.persist`)."""
+        for s in self.stages:
+            for obj in (s, getattr(s, "store", None)):
+                close = getattr(obj, "close", None)
+                if callable(close):
+                    close()
+
+    def __enter__(self) -> Cascade:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # -- resolving -------------------------------------------------------------
 
     def resolve(self, query: Query | str) -> Response:

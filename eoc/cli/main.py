@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -54,8 +55,10 @@ def format_response(r: Response) -> list[str]:
 
 
 def cmd_query(args: argparse.Namespace, out: TextIO) -> int:
-    cascade = Cascade()
-    response = cascade.resolve(Query(args.prompt))
+    from eoc.knowledge import default_stages
+
+    with Cascade(default_stages(store=args.store) if args.store else None) as cascade:
+        response = cascade.resolve(Query(args.prompt))
     _emit(out, args.json, response.to_dict(), format_response(response))
     return 0
 
@@ -360,9 +363,13 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(fn=fn)
         return p
 
-    add(
-        "query", "answer one prompt and print stage, payload, cost and receipt", cmd_query
-    ).add_argument("prompt", help="the question")
+    query = add("query", "answer one prompt and print stage, payload, cost and receipt", cmd_query)
+    query.add_argument("prompt", help="the question")
+    query.add_argument(
+        "--store",
+        default=os.environ.get("EOC_STORE"),
+        help="SQLite file for cache, kv and graph, so answers survive between runs (default $EOC_STORE)",
+    )
     add(
         "meter", "list energy counters, their status and kind, and the idle draw", cmd_meter
     ).add_argument(

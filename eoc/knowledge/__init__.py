@@ -53,9 +53,10 @@ def triples() -> list[Triple]:
 EMBEDDER_ENV = "EOC_EMBEDDER"
 
 
-def default_kv(*, why: list[str] | None = None) -> KVStage:
-    """An empty kv stage with the best embedder here: all-MiniLM-L6-v2 when the native extra and
-    the model files are installed (natively), else the core's hashed n-grams.
+def kv_options(*, why: list[str] | None = None) -> dict[str, Any]:
+    """Keyword arguments for a kv stage with the best embedder here: all-MiniLM-L6-v2 (with a
+    dense index) when the native extra and the model files are installed natively, else the
+    core's hashed n-grams (``{}``).
 
     ``EOC_EMBEDDER=hashed`` forces the core's embedder; ``EOC_EMBEDDER=minilm`` requires the model.
     Appends to ``why`` the reason the semantic embedder is not used, when it is not.
@@ -71,14 +72,19 @@ def default_kv(*, why: list[str] | None = None) -> KVStage:
     else:
         try:
             semantic: Any = importlib.import_module("native.semantic")
-            return semantic.semantic_kv()  # type: ignore[no-any-return]
+            return dict(semantic.semantic_kv_options())
         except (ImportError, EocError) as exc:
             if choice == "minilm":
                 raise
             reason = getattr(exc, "reason", str(exc))
     if why is not None:
         why.append(reason)
-    return KVStage()
+    return {}
+
+
+def default_kv(*, why: list[str] | None = None) -> KVStage:
+    """An empty kv stage with the best embedder here (see :func:`kv_options`)."""
+    return KVStage(**kv_options(why=why))
 
 
 def describe_embedder(kv: KVStage) -> str:
@@ -99,9 +105,22 @@ def seeded_graph(*, figure_uj: int | None = None) -> GraphStage:
     return GraphStage(TripleStore(triples()), figure_uj=figure_uj)
 
 
-def default_stages(backend: Backend | None = None) -> list[StageLike]:
-    """Cache, seeded kv, seeded graph, and neural (``EchoBackend`` unless ``backend``)."""
-    return [CacheStage(), seeded_kv(), seeded_graph(), NeuralStage(backend)]
+def default_stages(backend: Backend | None = None, *, store: str | None = None) -> list[StageLike]:
+    """Cache, seeded kv, seeded graph, and neural (``EchoBackend`` unless ``backend``).
+
+    With ``store`` (a file path), cache, kv and graph live in that SQLite database
+    (:mod:`eoc.persist`) and survive restarts; the pack is written once, on first use.
+    """
+    if store is None:
+        return [CacheStage(), seeded_kv(), seeded_graph(), NeuralStage(backend)]
+    from eoc.persist import SqliteCache, SqliteKV, SqliteTripleStore
+
+    kv = SqliteKV(store, **kv_options())
+    kv.load_pairs(kv_pairs())
+    graph_store = SqliteTripleStore(store)
+    if len(graph_store) == 0:
+        graph_store.add_all(triples())
+    return [SqliteCache(store), kv, GraphStage(graph_store), NeuralStage(backend)]
 
 
 def pack_counts() -> dict[str, int]:
@@ -114,6 +133,7 @@ __all__ = [
     "default_kv",
     "default_stages",
     "describe_embedder",
+    "kv_options",
     "kv_pairs",
     "pack_counts",
     "seeded_graph",

@@ -46,10 +46,14 @@ class CacheStage:
             return answer
 
     def remember(self, query: Query, payload: str) -> None:
+        self._insert(query.id, payload)
+
+    def _insert(self, qid: str, payload: str) -> list[str] | None:
+        """Store an answer; returns the ids evicted for it, or ``None`` if it was not stored."""
         size = len(payload.encode("utf-8")) + _ENTRY_OVERHEAD_BYTES
         if size > self.max_bytes:
-            return  # larger than the whole cache: never cached, and nothing else is evicted for it
-        qid = query.id
+            return None  # larger than the whole cache: never cached, and nothing is evicted for it
+        evicted: list[str] = []
         with self._lock:
             old = self._sizes.pop(qid, None)
             if old is not None:
@@ -59,8 +63,10 @@ class CacheStage:
             self._sizes[qid] = size
             self._bytes += size
             while len(self._entries) > self.max_entries or self._bytes > self.max_bytes:
-                evicted, _ = self._entries.popitem(last=False)
-                self._bytes -= self._sizes.pop(evicted)
+                gone, _ = self._entries.popitem(last=False)
+                self._bytes -= self._sizes.pop(gone)
+                evicted.append(gone)
+        return evicted
 
     def forget(self, query: Query) -> bool:
         """Drop one entry; True if it was there."""

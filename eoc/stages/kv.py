@@ -89,8 +89,9 @@ class KVStage:
         self._entries: dict[str, _Entry] = {}
         self._lock = threading.Lock()
 
-    def put(self, prompt: str, payload: str, *, embedding: object | None = None) -> None:
-        """Store ``payload`` as the answer to ``prompt`` (replacing an earlier answer)."""
+    @staticmethod
+    def checked_key(prompt: str, payload: str) -> str:
+        """Validate a prompt and its answer; returns the exact-match key."""
         check_prompt(prompt)
         if not isinstance(payload, str) or not payload.strip():
             raise InputError("a kv answer must be non-empty text")
@@ -99,6 +100,11 @@ class KVStage:
         key = normalize(prompt)
         if not key:
             raise InputError(f"prompt {prompt!r} has no words to key on")
+        return key
+
+    def put(self, prompt: str, payload: str, *, embedding: object | None = None) -> None:
+        """Store ``payload`` as the answer to ``prompt`` (replacing an earlier answer)."""
+        key = self.checked_key(prompt, payload)
         vec = embedding if embedding is not None else self.embedder.embed(prompt)
         entry = _Entry(key, prompt, payload)
         with self._lock:

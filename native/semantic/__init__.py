@@ -17,6 +17,16 @@ MINILM_THRESHOLD = 0.7
 hit, 1.1 % of hits wrong (bench/semantic.py)."""
 
 
+def semantic_kv_options(
+    model_dir: Any = None, *, threshold: float = MINILM_THRESHOLD, cache: bool = True
+) -> dict[str, Any]:
+    """Keyword arguments for a kv stage over MiniLM: embedder, dense index, threshold."""
+    embedder: Any = MiniLMEmbedder(model_dir)
+    if cache:
+        embedder = CachedEmbedder(embedder)
+    return {"embedder": embedder, "index": AutoIndex(embedder.dim), "threshold": threshold}
+
+
 def semantic_kv(
     model_dir: Any = None, *, threshold: float = MINILM_THRESHOLD, **kwargs: Any
 ) -> Any:
@@ -36,4 +46,5 @@ __all__ = [
     "MiniLMEmbedder",
     "default_model_dir",
     "semantic_kv",
+    "semantic_kv_options",
 ]
