@@ -192,6 +192,42 @@ M = [
         "min_fraction=NOISE_FRACTION)",
         "min_fraction=0.0)",
     ),
+    (
+        "guard ignores numbers",
+        "eoc/stages/guard.py",
+        "        elif q_num != s_num or set(q_wh) != set(s_wh):",
+        "        elif set(q_wh) != set(s_wh):",
+    ),
+    (
+        "guard ignores answer-type words",
+        "eoc/stages/guard.py",
+        "        elif q_num != s_num or set(q_wh) != set(s_wh):",
+        "        elif q_num != s_num:",
+    ),
+    (
+        "guard ignores content coverage",
+        "eoc/stages/guard.py",
+        "        if not set(_content(stored)) <= set(_content(query)):",
+        "        if False:",
+    ),
+    (
+        "guard ignores swapped sides",
+        "eoc/stages/guard.py",
+        "        return not swapped & _directions(query)",
+        "        return True",
+    ),
+    (
+        "kv write not persisted",
+        "eoc/persist.py",
+        "        key = self.checked_key(prompt, payload)  # nothing reaches the file unless it is valid\n        vec = embedding if embedding is not None else self.embedder.embed(prompt)\n        self.db.write(",
+        "        key = self.checked_key(prompt, payload)  # nothing reaches the file unless it is valid\n        vec = embedding if embedding is not None else self.embedder.embed(prompt)\n        (lambda *a: None)(",
+    ),
+    (
+        "cache evictions not persisted",
+        "eoc/persist.py",
+        '                c.executemany("DELETE FROM cache WHERE qid = ?", [(q,) for q in evicted])',
+        "                pass",
+    ),
 ]
 results = []
 for name, path, old, new in M:

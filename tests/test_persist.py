@@ -33,6 +33,7 @@ def test_the_cache_survives_a_restart_and_keeps_its_bounds(tmp_path: Path) -> No
     cache = SqliteCache(db, max_entries=2)
     for q in ("a?", "b?", "c?"):
         cache.remember(Query(q), q.upper())
+    assert count(db, "SELECT count(*) FROM cache") == 2  # evicted from the file as it happens
     cache.close()
     again = SqliteCache(db, max_entries=2)
     assert again.lookup(Query("a?")) is None  # evicted before the restart, and from the file
