@@ -229,6 +229,29 @@ def quality(data: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def embed_times() -> dict[str, float]:
+    """Median time to embed one query, per embedder (MiniLM alone and in batches of 32)."""
+    from eoc.stages import HashedNgramEmbedder
+    from native.semantic import MiniLMEmbedder
+
+    texts = [p["query"] for p in build(200)["positives"]][:64]
+    hashed, mini = HashedNgramEmbedder(), MiniLMEmbedder()
+
+    def median_per_text(fn: Any, batch: int) -> float:
+        runs = []
+        for _ in range(3):
+            t0 = time.perf_counter_ns()
+            fn()
+            runs.append((time.perf_counter_ns() - t0) / batch)
+        return statistics.median(runs)
+
+    return {
+        "hashed_us": median_per_text(lambda: [hashed.embed(t) for t in texts], len(texts)) / 1000,
+        "minilm_single_ms": median_per_text(lambda: [mini.embed(t) for t in texts[:16]], 16) / 1e6,
+        "minilm_batch32_ms": median_per_text(lambda: mini.embed_batch(texts), len(texts)) / 1e6,
+    }
+
+
 def speed(sizes: list[int]) -> list[dict[str, Any]]:
     import numpy as np
 
@@ -281,7 +304,9 @@ def main() -> None:
     data = build(args.pairs)
     q = quality(data)
     s = speed([int(x) for x in args.sizes.split(",") if x])
+    e = embed_times()
     result = {
+        "embedding": e,
         "data": {k: len(v) for k, v in data.items()},
         "quality": q,
         "speed": s,
@@ -306,7 +331,11 @@ def main() -> None:
             print(
                 f"  MiniLM embedding: {r['texts']} texts in {r['seconds']:.1f} s ({r['seconds'] / r['texts'] * 1000:.1f} ms each, batches of 64)"
             )
-    print("kv index speed (dense 384-d, 200 queries):")
+    print(
+        f"embedding one query: hashed n-grams {e['hashed_us']:.0f} µs; all-MiniLM-L6-v2 "
+        f"{e['minilm_single_ms']:.1f} ms alone, {e['minilm_batch32_ms']:.1f} ms each in batches of 32"
+    )
+    print("kv index speed (dense 384-d random unit vectors — a worst case for HNSW — 200 queries):")
     for r in s:
         print(
             f"  {r['entries']:>9,} entries: HNSW lookup {r['hnsw_lookup_us']:7.1f} µs (recall@1 {r['recall_at_1']:.1%}, "

@@ -26,6 +26,9 @@ def _key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+MAX_ENTRIES = 200_000  # about 300 MB of vectors; past it, new texts are embedded but not kept
+
+
 class CachedEmbedder:
     """Wraps a dense embedder; same interface, with a file-backed memory of past embeddings."""
 
@@ -74,25 +77,29 @@ class CachedEmbedder:
             return hit
         v = self.inner.embed(text)
         with self._lock:
-            self._mem[k] = v
+            if len(self._mem) < MAX_ENTRIES:
+                self._mem[k] = v
         return v
 
     def embed_batch(self, texts: Sequence[str]) -> Any:
         np = require("numpy")
         keys = [_key(t) for t in texts]
         missing = [i for i, k in enumerate(keys) if k not in self._mem]
+        fresh_by_key: dict[str, Any] = {}
         if missing:
             fresh = self.inner.embed_batch([texts[i] for i in missing])
             with self._lock:
                 for i, v in zip(missing, fresh, strict=True):
-                    self._mem[keys[i]] = v
+                    fresh_by_key[keys[i]] = v
+                    if len(self._mem) < MAX_ENTRIES:
+                        self._mem[keys[i]] = v
             try:
                 self.save()
             except OSError:
                 pass  # a read-only home: the cache is an optimisation, the embeddings are right
         if not texts:
             return np.zeros((0, self.dim), np.float32)
-        return np.stack([self._mem[k] for k in keys])
+        return np.stack([fresh_by_key[k] if k in fresh_by_key else self._mem[k] for k in keys])
 
 
 __all__ = ["CachedEmbedder", "cache_dir"]
