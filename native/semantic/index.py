@@ -124,7 +124,7 @@ class AnnIndex:
 
     kind = "hnsw"
 
-    def __init__(self, dim: int = 384, *, expansion: int = 64, connectivity: int = 32) -> None:
+    def __init__(self, dim: int = 384, *, expansion: int = 128, connectivity: int = 32) -> None:
         self._faiss = require("faiss", package="faiss-cpu", why="the approximate kv index")
         self.dim = dim
         self.expansion = expansion
