@@ -172,7 +172,7 @@ def quality(data: dict[str, Any]) -> list[dict[str, Any]]:
         )
 
     run(
-        "eoc core default",
+        "hashed n-grams + exact-words guard",
         "hashed-ngrams",
         lambda t, g: KVStage(threshold=t, guard=g),
         0.8,
@@ -213,7 +213,7 @@ def quality(data: dict[str, Any]) -> list[dict[str, Any]]:
 
     for t in (0.5, 0.6, 0.7):
         run(
-            f"hashed n-grams + entity guard @ {t}",
+            f"eoc core: hashed + entity guard @ {t}",
             "hashed-ngrams",
             lambda t, g: KVStage(threshold=t, guard=g),
             t,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import threading
@@ -23,19 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "web"))
 
+from chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from serve import DIST, make_server  # noqa: E402
-
-CHROMIUM = "/usr/lib/chromium/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 # Defines measure(); run both in the page (Pyodide) and here (CPython).
 HITS = r"""
@@ -70,6 +60,7 @@ def measure():
 
 
 def run_natively() -> dict[str, float]:
+    os.environ["EOC_EMBEDDER"] = "hashed"  # the browser's embedder, for a like-for-like comparison
     scope: dict[str, object] = {}
     exec(HITS, scope)
     return scope["measure"]()  # type: ignore[operator, no-any-return]
@@ -88,7 +79,7 @@ def main() -> None:
     firsts: list[float] = []
     phases: list[dict[str, float]] = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for _ in range(args.loads):
             context = browser.new_context()
             page = context.new_page()

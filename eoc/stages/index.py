@@ -19,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from eoc.errors import ConfigError
 
+FAST_TIER = 0.85
 _first = itemgetter(0)
 _second = itemgetter(1)
 
@@ -89,13 +90,32 @@ class SparseIndex:
     ) -> list[tuple[float, Hashable]]:
         """Up to ``limit`` ``(cosine, key)`` pairs with cosine >= ``threshold``, best first.
 
-        ``accept``, when given, filters keys: only accepted keys are returned and
-        count toward ``limit``. Candidates are verified in order of their score on the
-        rare features, and verification stops once no remaining candidate can beat
-        the ``limit``-th accepted score.
+        ``accept``, when given, filters keys: only accepted keys are returned and count toward
+        ``limit``. Candidates are verified in order of their score on the rare features, and
+        verification stops once no remaining candidate can beat the ``limit``-th accepted score.
+
+        A threshold under ``FAST_TIER`` is searched in two tiers: first at ``FAST_TIER``, where
+        more common features can be set aside, and only if that finds fewer than ``limit``
+        accepted hits, again at ``threshold``. The result is the same either way: every
+        candidate at or above the fast tier outranks every candidate below it.
         """
         if not (isinstance(threshold, (int, float)) and 0.0 < threshold <= 1.0):
             raise ConfigError(f"threshold must be a cosine in (0, 1], got {threshold!r}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ConfigError(f"limit must be a whole number of at least 1, got {limit!r}")
+        if threshold < FAST_TIER:
+            hits = self._search(vec, FAST_TIER, limit, accept)
+            if len(hits) >= limit:
+                return hits
+        return self._search(vec, threshold, limit, accept)
+
+    def _search(
+        self,
+        vec: Mapping[int, float],
+        threshold: float,
+        limit: int,
+        accept: Callable[[Hashable], bool] | None,
+    ) -> list[tuple[float, Hashable]]:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise ConfigError(f"limit must be a whole number of at least 1, got {limit!r}")
         with self._lock:

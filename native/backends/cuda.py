@@ -56,9 +56,8 @@ class CudaBackend:
             return None
         return "cuda: neither PyTorch with CUDA nor CuPy with a GPU is importable on this host"
 
-    def prepare(self, shape: Shape, seed: int = 0) -> _Prepared:
-        x, w_bits = operands(shape, seed)
-        w = from_bf16_bits(w_bits)
+    def _on_device(self, x: Any, w: Any) -> _Prepared:
+        """float32 numpy operands moved to the GPU (bf16 under torch, fp16 under CuPy), synchronized."""
         if self._lib == "torch":
             torch = _torch()
             assert torch is not None
@@ -74,6 +73,10 @@ class CudaBackend:
         cupy.cuda.Device().synchronize()
         return p
 
+    def prepare(self, shape: Shape, seed: int = 0) -> _Prepared:
+        x, w_bits = operands(shape, seed)
+        return self._on_device(x, from_bf16_bits(w_bits))
+
     def run(self, prepared: _Prepared) -> None:
         if self._lib == "torch":
             torch = _torch()
@@ -87,20 +90,10 @@ class CudaBackend:
             cupy.cuda.Device().synchronize()
 
     def compute(self, x: Any, w_bits: Any) -> Any:
-        if self._lib is None and self.unavailable():
-            raise RuntimeError(self.unavailable())
-        w = from_bf16_bits(w_bits)
-        if self._lib == "torch":
-            torch = _torch()
-            assert torch is not None
-            p = _Prepared(
-                torch.from_numpy(x).to("cuda", torch.bfloat16),
-                torch.from_numpy(w).to("cuda", torch.bfloat16),
-            )
-        else:
-            cupy = _cupy()
-            assert cupy is not None
-            p = _Prepared(cupy.asarray(x, dtype=cupy.float16), cupy.asarray(w, dtype=cupy.float16))
+        why = self.unavailable() if self._lib is None else None
+        if why:
+            raise RuntimeError(why)
+        p = self._on_device(x, from_bf16_bits(w_bits))
         self.run(p)
         return self.result(p)
 

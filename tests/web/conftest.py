@@ -7,7 +7,6 @@ $EOC_CHROMIUM or /usr/lib/chromium/chromium. Every request the page makes that i
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 from collections.abc import Iterator
@@ -17,19 +16,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DIST = ROOT / "web" / "dist"
-CHROMIUM = os.environ.get("EOC_CHROMIUM", "/usr/lib/chromium/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 sys.path.insert(0, str(ROOT / "web"))
+from chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from serve import make_server  # noqa: E402
 
 from tests.web.browser import Session, open_session  # noqa: E402
