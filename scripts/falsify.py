@@ -228,6 +228,12 @@ M = [
         '                c.executemany("DELETE FROM cache WHERE qid = ?", [(q,) for q in evicted])',
         "                pass",
     ),
+    (
+        "two-tier search stops at the fast tier",
+        "eoc/stages/index.py",
+        "            if len(hits) >= limit:\n                return hits",
+        "            return hits",
+    ),
 ]
 results = []
 for name, path, old, new in M:

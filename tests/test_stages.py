@@ -391,3 +391,25 @@ def test_index_accept_filters_and_limit_counts_only_accepted() -> None:
     assert len(everything) == 3
     only = index.search(q, 0.9, limit=1, accept=lambda k: k == "speed of light!!")
     assert [k for _, k in only] == ["speed of light!!"]
+
+
+def test_the_two_tier_search_returns_the_same_best_hit_as_brute_force() -> None:
+    rng = random.Random(11)
+    e = HashedNgramEmbedder()
+    vocab = "alpha beta gamma delta port light speed capital france japan code iso unit".split()
+    texts = sorted(
+        {" ".join(rng.choice(vocab) for _ in range(rng.randint(2, 6))) for _ in range(300)}
+    )
+    index = SparseIndex()
+    vecs = {t: e.embed(t) for t in texts}
+    for t, v in vecs.items():
+        index.add(t, v)
+    for probe in texts[:80]:
+        q = e.embed(probe + " extra words here")
+        for threshold in (0.3, 0.6):
+            best = max(((cosine(q, v), t) for t, v in vecs.items()), default=(0.0, None))
+            got = index.search(q, threshold, 1)
+            if best[0] >= threshold:
+                assert got and got[0][0] == pytest.approx(best[0])
+            else:
+                assert got == []
