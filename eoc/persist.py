@@ -213,6 +213,9 @@ class SqliteKV(KVStage):
             c.execute("COMMIT")
         for (_, p, a), v in zip(fresh, vecs, strict=True):
             KVStage.put(self, p, a, embedding=v)
+        flush = getattr(self.embedder, "flush", None)
+        if callable(flush):
+            flush()
         return len(items)
 
     def close(self) -> None:

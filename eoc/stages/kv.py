@@ -68,7 +68,8 @@ class KVStage:
         self.embedder: Embedder = embedder or HashedNgramEmbedder()
         self.dense = bool(getattr(self.embedder, "dense", False))
         if threshold is None:
-            threshold = float(getattr(self.embedder, "threshold", DEFAULT_THRESHOLD))
+            suggested = getattr(self.embedder, "threshold", None)
+            threshold = DEFAULT_THRESHOLD if suggested is None else float(suggested)
         if (
             isinstance(threshold, bool)
             or not isinstance(threshold, (int, float))
@@ -142,6 +143,9 @@ class KVStage:
             vecs = batch([p for p, _ in chunk])
             for (prompt, payload), vec in zip(chunk, vecs, strict=True):
                 self.put(prompt, payload, embedding=vec)
+        flush = getattr(self.embedder, "flush", None)  # an embedding cache writes once, here
+        if callable(flush):
+            flush()
         return len(items)
 
     def load_tsv(self, path: str | Path) -> int:

@@ -2,11 +2,13 @@
 texts as the last one (``eoc query`` each time it starts) does not embed them again.
 
 One ``.npz`` file per model under ``$EOC_CACHE_DIR`` (default ``~/.cache/eoc``), keyed by the
-SHA-256 of each text, written atomically after a batch embedded something new.
+SHA-256 of each text, written atomically by :meth:`CachedEmbedder.flush` — which the kv stage
+calls after a bulk load, and which also runs at interpreter exit — not after every batch.
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import tempfile
@@ -40,8 +42,10 @@ class CachedEmbedder:
         self.threshold = getattr(inner, "threshold", None)
         self.path = Path(path) if path is not None else cache_dir() / f"embeddings-{inner.name}.npz"
         self._mem: dict[str, Any] = {}
+        self._dirty = False
         self._lock = threading.Lock()
         self._load()
+        atexit.register(self.flush)
 
     def _load(self) -> None:
         np = require("numpy")
@@ -70,6 +74,16 @@ class CachedEmbedder:
             Path(tmp).unlink(missing_ok=True)
             raise
 
+    def flush(self) -> None:
+        """Write the cache file if anything new was embedded in a batch since the last write."""
+        if not self._dirty:
+            return
+        try:
+            self.save()
+            self._dirty = False
+        except OSError:
+            pass  # a read-only home: the cache is an optimisation, the embeddings are right
+
     def embed(self, text: str) -> Any:
         k = _key(text)
         hit = self._mem.get(k)
@@ -93,10 +107,7 @@ class CachedEmbedder:
                     fresh_by_key[keys[i]] = v
                     if len(self._mem) < MAX_ENTRIES:
                         self._mem[keys[i]] = v
-            try:
-                self.save()
-            except OSError:
-                pass  # a read-only home: the cache is an optimisation, the embeddings are right
+                        self._dirty = True
         if not texts:
             return np.zeros((0, self.dim), np.float32)
         return np.stack([fresh_by_key[k] if k in fresh_by_key else self._mem[k] for k in keys])

@@ -194,3 +194,18 @@ def test_semantic_kv_serves_paraphrases_and_refuses_near_misses() -> None:
         assert kv.lookup(Query(near_miss)) is None, near_miss
     with pytest.raises(BadEmbedding):
         kv.lookup(Query("x", embedding=[1.0, 2.0]))
+
+
+@needs_model
+def test_the_embedding_cache_is_written_once_after_a_bulk_load(tmp_path) -> None:
+    from native.semantic import CachedEmbedder
+
+    assert MODEL is not None
+    path = tmp_path / "cache.npz"
+    cached = CachedEmbedder(MODEL, path)
+    kv = KVStage(embedder=cached, index=AutoIndex(384))
+    kv.load_pairs([(f"what is item number {i}", str(i)) for i in range(70)])  # two batches
+    assert path.is_file()
+    again = CachedEmbedder(MODEL, path)
+    assert np.allclose(again.embed("what is item number 3"), cached.embed("what is item number 3"))
+    assert len(again._mem) == 70
