@@ -11,7 +11,6 @@ os.environ.setdefault("EOC_EMBEDDER", "hashed")
 os.environ.setdefault("EOC_CACHE_DIR", tempfile.mkdtemp(prefix="eoc-test-cache-"))
 
 from eoc import Cascade
-from eoc.knowledge import default_stages
 from eoc.testing import FakeClock, FakeCounter
 from tests.helpers import small_stages
 
@@ -25,11 +24,6 @@ def stages() -> list:
 def plain(stages: list) -> Cascade:
     """A cascade on a host with no live counter."""
     return Cascade(stages)
-
-
-@pytest.fixture(scope="session")
-def seeded_stages_factory():
-    return default_stages
 
 
 @pytest.fixture

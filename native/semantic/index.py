@@ -79,6 +79,15 @@ class ExactIndex:
             self._keys.pop()
             return True
 
+    def scores(self, keys: Sequence[Hashable], q: Any) -> list[tuple[float, Hashable]]:
+        """Exact cosine of a unit query against the stored vectors of ``keys`` (absent keys skipped)."""
+        with self._lock:
+            return [
+                (float(self._m[row] @ q), key)
+                for key in keys
+                if (row := self._row.get(key)) is not None
+            ]
+
     def vectors(self) -> tuple[list[Hashable], Any]:
         with self._lock:
             return list(self._keys), self._m[: len(self._keys)].copy()
@@ -201,14 +210,11 @@ class AnnIndex:
             k = min(max(limit * 8, 16) + len(self._dead), self._index.ntotal)
             _, found = self._index.search(q.reshape(1, -1), k)
             keys = [self._keys[int(i)] for i in found[0] if i >= 0 and int(i) not in self._dead]
-            hits: list[tuple[float, Hashable]] = []
-            for key in keys:
-                row = self._exact._row.get(key)
-                if row is None:
-                    continue
-                s = float(self._exact._m[row] @ q)
-                if s >= threshold and (accept is None or accept(key)):
-                    hits.append((min(s, 1.0), key))
+        hits = [
+            (min(s, 1.0), key)
+            for s, key in self._exact.scores(keys, q)
+            if s >= threshold and (accept is None or accept(key))
+        ]
         hits.sort(key=lambda h: h[0], reverse=True)
         return hits[:limit]
 
