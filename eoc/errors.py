@@ -11,6 +11,8 @@ The hierarchy::
     │   ├── FactFileError          malformed N-Triples / TSV, with a line number
     │   ├── BadReceipt             a receipt document that cannot be read
     │   ├── BadSuite               a bench suite that is not a list of cases (eoc.benchrun)
+    │   ├── BadJson                JSON that is malformed, too deep, or holds huge numbers
+    │   ├── InputTooLarge          a file or stream larger than eoc reads for that purpose
     │   └── ConfigError            a Cascade, stage or counter set up wrongly
     ├── Refusal                    eoc declined to give a figure (exit 1)
     │   ├── CounterUnavailable     no counter, no permission, browser
@@ -21,8 +23,13 @@ The hierarchy::
     │   ├── WindowTooShort         the span is shorter than the counter can resolve
     │   ├── NotMetering            arithmetic refusals: idle at or above busy, a
     │   │                          per-op figure that rounds to 0, ...
+    │   ├── Implausible            a span implying more power than the counter can draw
     │   ├── NotMeasured            a figure would be persisted that was not measured
     │   └── ReceiptMismatch        a receipt or signature that does not verify
+    ├── StoreError                 a persistent store cannot be used as it is (exit 1)
+    │   ├── StoreUnusable          not a regular file, read-only, missing folder
+    │   ├── StoreVersionError      a schema version this eoc does not know, or a foreign database
+    │   └── StoreCorrupt           failed its integrity check, or holds rows of the wrong type
     └── BackendError               the neural backend failed to answer (exit 1)
 
 Each error carries a one-line reason that says what to do next. The CLI maps
@@ -78,6 +85,14 @@ class BadReceipt(InputError):
     """A receipt document is missing fields or has fields of the wrong type."""
 
 
+class BadJson(InputError):
+    """JSON that is malformed, nested too deeply, holds duplicate keys or numbers too large."""
+
+
+class InputTooLarge(InputError):
+    """A file or stream is larger than eoc reads for that purpose (reads are bounded)."""
+
+
 class ConfigError(InputError):
     """A Cascade, stage or counter was configured with values it cannot use."""
 
@@ -98,6 +113,10 @@ class MissingExtra(Refusal):
 
 class WrapAmbiguous(Refusal):
     """A counter window was long enough that a second wraparound could hide in it."""
+
+
+class Implausible(Refusal):
+    """A reading implies more power than the counter's declared maximum: refused, never charged."""
 
 
 class NotMeasured(Refusal):
@@ -124,6 +143,24 @@ class ReceiptMismatch(Refusal):
     """A receipt's digest does not match its fields."""
 
 
+class StoreError(EocError):
+    """A persistent store (SQLite, PostgreSQL) cannot be used as it is; nothing was changed."""
+
+    exit_code = 1
+
+
+class StoreUnusable(StoreError):
+    """The store's file cannot be used: not a regular file, read-only, or its folder is missing."""
+
+
+class StoreVersionError(StoreError):
+    """The store has a schema version this eoc does not know, or is another program's database."""
+
+
+class StoreCorrupt(StoreError):
+    """The store failed its integrity check or holds rows of the wrong type."""
+
+
 class BackendError(EocError):
     """The neural backend failed to produce an answer."""
 
@@ -133,6 +170,7 @@ class BackendError(EocError):
 __all__ = [
     "BackendError",
     "BadEmbedding",
+    "BadJson",
     "BadReceipt",
     "ConfigError",
     "CounterFrozen",
@@ -141,7 +179,9 @@ __all__ = [
     "EmptyPrompt",
     "EocError",
     "FactFileError",
+    "Implausible",
     "InputError",
+    "InputTooLarge",
     "InvalidText",
     "MissingExtra",
     "NotMeasured",
@@ -149,6 +189,10 @@ __all__ = [
     "PromptTooLong",
     "ReceiptMismatch",
     "Refusal",
+    "StoreCorrupt",
+    "StoreError",
+    "StoreUnusable",
+    "StoreVersionError",
     "WindowTooShort",
     "WrapAmbiguous",
 ]

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from eoc.errors import BadEmbedding, EmptyPrompt, InvalidText, PromptTooLong
+from eoc.errors import BadEmbedding, EmptyPrompt, InputError, InvalidText, PromptTooLong
 
 MAX_PROMPT_BYTES = 16_384
 """Largest prompt accepted, in UTF-8 bytes (16 KiB)."""
@@ -71,6 +71,33 @@ def check_prompt(prompt: object) -> bytes:
     return data
 
 
+def check_text(
+    value: object, what: str, *, max_bytes: int, error: type[InputError] = InvalidText
+) -> str:
+    """Validate text entering eoc (a stored answer, a fact, a backend reply) and return it.
+
+    The same rules as a prompt: a ``str`` of valid Unicode (no lone surrogates), no control
+    characters but tab, newline and carriage return, not empty or only whitespace, at most
+    ``max_bytes`` UTF-8 bytes. Text that passes can be encoded, hashed and printed later.
+
+    Raises:
+        ``error`` (an :class:`InputError` subclass; :class:`InvalidText` by default) naming ``what``.
+    """
+    if not isinstance(value, str):
+        raise error(f"{what} must be text (str), not {type(value).__name__}")
+    try:
+        data = value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise error(f"{what} is not valid Unicode text (it holds lone surrogates)") from None
+    if len(data) > max_bytes:
+        raise error(f"{what} is {len(data):,} bytes; the limit is {max_bytes:,}")
+    if not value.isprintable() and _CONTROL.search(value):
+        raise error(f"{what} holds control characters (NUL, escape, ...): strip them")
+    if not value.strip():
+        raise error(f"{what} is empty")
+    return value
+
+
 def check_embedding(embedding: object) -> tuple[float, ...]:
     """Validate a dense embedding: a non-empty sequence of finite numbers, not all zero."""
     if isinstance(embedding, (str, bytes)) or not isinstance(embedding, Sequence):
@@ -99,10 +126,11 @@ class Query:
         metadata: optional free-form mapping carried along, never hashed.
     """
 
-    __slots__ = ("embedding", "id", "metadata", "prompt")
+    __slots__ = ("embedding", "id", "metadata", "prompt", "size")
 
     prompt: str
     id: str
+    size: int
     embedding: tuple[float, ...] | None
     metadata: Mapping[str, Any]
 
@@ -121,6 +149,7 @@ class Query:
         else:
             data = check_prompt(prompt)
         self.prompt = prompt
+        self.size = len(data)  # UTF-8 bytes: what hashing and matching it costs scales with this
         self.id = _sha256(data).hexdigest()
         self.embedding = None if embedding is None else check_embedding(embedding)
         if metadata is not None and not isinstance(metadata, Mapping):
@@ -144,4 +173,12 @@ def query_id(prompt: str) -> str:
     return _sha256(check_prompt(prompt)).hexdigest()
 
 
-__all__ = ["MAX_PROMPT_BYTES", "Query", "Stage", "check_embedding", "check_prompt", "query_id"]
+__all__ = [
+    "MAX_PROMPT_BYTES",
+    "Query",
+    "Stage",
+    "check_embedding",
+    "check_prompt",
+    "check_text",
+    "query_id",
+]

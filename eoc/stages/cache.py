@@ -7,7 +7,7 @@ from collections import OrderedDict
 
 from eoc.errors import ConfigError
 from eoc.query import Query, Stage
-from eoc.stages.base import Answer, stage_figure
+from eoc.stages.base import Answer, stage_figure, work_estimate
 
 _ENTRY_OVERHEAD_BYTES = 160  # id string, dict slot and Answer object, roughly
 
@@ -18,7 +18,9 @@ class CacheStage:
     Args:
         max_entries: most answers kept (at least 1).
         max_bytes: most bytes kept, counting UTF-8 payload plus a fixed overhead per entry.
-        figure_uj: this stage's own per-hit figure (ESTIMATED); defaults to the documented one.
+        figure_uj: a flat per-hit figure (ESTIMATED). By default a hit is charged
+            :func:`~eoc.stages.base.work_estimate`, which grows with the bytes of the prompt
+            hashed to find it.
     """
 
     stage = Stage.CACHE
@@ -32,6 +34,7 @@ class CacheStage:
         self.max_entries = max_entries
         self.max_bytes = max_bytes
         self.figure = stage_figure(Stage.CACHE, figure_uj)
+        self._flat = figure_uj is not None
         self._entries: OrderedDict[str, Answer] = OrderedDict()
         self._sizes: dict[str, int] = {}
         self._bytes = 0
@@ -43,6 +46,9 @@ class CacheStage:
             answer = self._entries.get(qid)
             if answer is not None:
                 self._entries.move_to_end(qid)
+                if answer.cost is None and not self._flat:
+                    # the same id means the same prompt, so the figure is computed once per entry
+                    answer.cost = work_estimate(Stage.CACHE, nbytes=query.size)
             return answer
 
     def remember(self, query: Query, payload: str) -> None:

@@ -1,0 +1,195 @@
+"""Bounded reads and strict JSON: every file, stream or document eoc reads goes through here.
+
+* :func:`read_bounded` reads at most ``limit`` bytes and refuses anything larger *while
+  reading* (``stat()`` says nothing useful about ``/dev/zero``, a FIFO or standard input).
+* :func:`loads_strict` parses JSON and refuses, with a typed error, what Python's ``json`` would
+  accept or crash on: duplicate keys, ``NaN``/``Infinity``, integers of more than 40 digits
+  (Python raises a plain ``ValueError`` past 4,300), floats that overflow, and nesting deeper
+  than ``max_depth`` (which would otherwise end in ``RecursionError``).
+
+Pure standard library, so it runs in the browser too.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+from eoc.errors import BadJson, InputError, InputTooLarge
+
+MAX_INT_DIGITS = 40
+"""Longest integer literal accepted in JSON (a µJ figure fits in 20 digits)."""
+MAX_DEPTH = 64
+"""Deepest nesting of JSON arrays and objects accepted."""
+_CHUNK = 1 << 16
+
+
+def read_bounded(
+    source: str | Path,
+    limit: int,
+    *,
+    what: str = "input",
+    error: type[InputError] = InputTooLarge,
+    stdin_ok: bool = True,
+) -> bytes:
+    """The bytes of ``source`` (a path, or ``-`` for standard input), at most ``limit`` of them.
+
+    Raises:
+        ``error``: the source is larger than ``limit`` bytes, cannot be read, or is a folder.
+    """
+    name = str(source)
+    if name == "-" and stdin_ok:
+        stream = sys.stdin.buffer
+        return _read_limited(stream, limit, what, "standard input", error)
+    try:
+        with open(name, "rb") as f:
+            mode = os.fstat(f.fileno()).st_mode
+            if stat.S_ISDIR(mode):
+                raise error(f"{name} is a folder, not a {what} file")
+            return _read_limited(f, limit, what, name, error)
+    except IsADirectoryError:
+        raise error(f"{name} is a folder, not a {what} file") from None
+    except OSError as exc:
+        raise error(f"cannot read {what} {name}: {exc.strerror or exc}") from None
+
+
+def _read_limited(
+    stream: Any, limit: int, what: str, name: str, error: type[InputError]
+) -> bytes:
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        chunk = stream.read(min(_CHUNK, limit + 1 - size))
+        if not chunk:
+            break
+        parts.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise error(
+                f"{name} is larger than {limit:,} bytes, the most eoc reads as a {what}: "
+                "pass the right file"
+            )
+    return b"".join(parts)
+
+
+def decode_utf8(data: bytes, *, what: str = "input", error: type[InputError] = BadJson) -> str:
+    """``data`` as UTF-8 text (a leading BOM dropped); the error names the line of a bad byte."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise error(f"{what} is not UTF-8 text (bad byte at line {line}): save it as UTF-8") from None
+
+
+def _parse_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise BadJson(f"an integer of {len(text)} digits is larger than any figure eoc reads")
+    return int(text)
+
+
+def _parse_float(text: str) -> float:
+    if len(text) > 400:
+        raise BadJson("a number literal longer than 400 characters is not a figure eoc reads")
+    value = float(text)
+    if not math.isfinite(value):
+        raise BadJson(f"the number {text[:40]} overflows a float")
+    return value
+
+
+def _parse_constant(name: str) -> Any:
+    raise BadJson(f"{name} is not a JSON number: write a finite number")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise BadJson(f"the key {key!r:.60} appears twice in one object")
+        out[key] = value
+    return out
+
+
+def _depth(doc: Any, max_depth: int) -> None:
+    stack: list[tuple[Any, int]] = [(doc, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        if depth > max_depth:
+            raise BadJson(f"JSON nested deeper than {max_depth} levels is not a document eoc reads")
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+
+
+def loads_strict(
+    text: str | bytes, *, what: str = "document", max_depth: int = MAX_DEPTH
+) -> Any:
+    """Parse JSON strictly (see the module docstring).
+
+    Raises:
+        BadJson: with the reason and, for syntax errors, the line.
+    """
+    if isinstance(text, bytes):
+        text = decode_utf8(text, what=what)
+    elif text.startswith("\ufeff"):
+        text = text[1:]
+    try:
+        doc = json.loads(
+            text,
+            parse_int=_parse_int,
+            parse_float=_parse_float,
+            parse_constant=_parse_constant,
+            object_pairs_hook=_no_duplicates,
+        )
+    except BadJson as exc:
+        raise BadJson(f"{what}: {exc.reason}") from None
+    except json.JSONDecodeError as exc:
+        raise BadJson(f"{what} is not JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise BadJson(
+            f"{what}: JSON nested deeper than {max_depth} levels is not a document eoc reads"
+        ) from None
+    except ValueError as exc:  # what the json module raises beyond the hooks (int digit limit)
+        raise BadJson(f"{what}: {exc}") from None
+    try:
+        _depth(doc, max_depth)
+    except BadJson as exc:
+        raise BadJson(f"{what}: {exc.reason}") from None
+    return doc
+
+
+def read_json(
+    source: str | Path, limit: int, *, what: str = "document", stdin_ok: bool = True
+) -> Any:
+    """Read at most ``limit`` bytes of ``source`` and parse them with :func:`loads_strict`."""
+    return loads_strict(read_bounded(source, limit, what=what, stdin_ok=stdin_ok), what=what)
+
+
+def is_regular_or_absent(path: str | Path) -> bool:
+    """True when ``path`` does not exist or is a regular file (not a device, FIFO or folder)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return True
+    return stat.S_ISREG(mode)
+
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_INT_DIGITS",
+    "decode_utf8",
+    "is_regular_or_absent",
+    "loads_strict",
+    "read_bounded",
+    "read_json",
+]
