@@ -30,11 +30,23 @@ class Provenance(enum.StrEnum):
 
 
 class CounterKind(enum.StrEnum):
-    """What a live counter reports from."""
+    """What a live counter reports from.
+
+    The kind shown with a figure is never just what a counter object says of itself: see
+    :func:`eoc.meter.trust.effective_kind`.
+    """
 
     HARDWARE = "hardware"  # RAPL, perf power PMU, NVML energy
     VENDOR_MODEL = "vendor-model"  # Apple IOReport: live, but computed by Apple's model
+    FAKE = "fake"  # a test or demonstration counter (eoc.testing): its joules are simulated
+    UNVERIFIED = "unverified"  # live, but not a counter installed under eoc.counters
     NONE = "none"  # no counter at all (the stub)
+
+
+METERING_KINDS = frozenset(
+    {CounterKind.HARDWARE, CounterKind.VENDOR_MODEL, CounterKind.FAKE, CounterKind.UNVERIFIED}
+)
+"""Kinds a MEASURED figure may name: every kind of live counter; never ``none``."""
 
 
 class JouleCost:
@@ -79,7 +91,7 @@ class JouleCost:
                 "report this cost as ESTIMATED"
             )
         if provenance is Provenance.MEASURED and (
-            not counter or counter_kind not in (CounterKind.HARDWARE, CounterKind.VENDOR_MODEL)
+            not counter or not isinstance(counter, str) or counter_kind not in METERING_KINDS
         ):
             raise ConfigError(
                 "a MEASURED cost must name the live counter it was read from and its kind"
@@ -130,6 +142,8 @@ class JouleCost:
         return f"JouleCost({self.uj} µJ, {self.provenance.value}, {self.basis!r})"
 
     def __str__(self) -> str:
+        if self.provenance is Provenance.MEASURED and self.counter_kind is not None:
+            return f"{self.uj:,} µJ ({self.provenance.value}, {self.counter_kind.value} counter)"
         return f"{self.uj:,} µJ ({self.provenance.value})"
 
 
@@ -146,4 +160,4 @@ def worst_of(provenances: Iterable[Provenance]) -> Provenance:
     return Provenance.MEASURED if seen else Provenance.ESTIMATED
 
 
-__all__ = ["CounterKind", "JouleCost", "Provenance", "worst_of"]
+__all__ = ["METERING_KINDS", "CounterKind", "JouleCost", "Provenance", "worst_of"]

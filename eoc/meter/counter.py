@@ -1,7 +1,8 @@
 """The counter protocol, counter status, and the stub counter.
 
 A counter is anything with ``read_uj()``, ``status()``, ``name``, ``kind``,
-``resolution_uj`` and ``min_window_ns``. Native counters (RAPL, the perf power
+``resolution_uj`` and ``min_window_ns``; it may declare ``max_power_uw``, the most it can
+draw (:func:`max_power_uw` falls back to :data:`HOST_CEILING_UW`). Native counters (RAPL, the perf power
 PMU, IOReport) live in the ``native`` extra; the core ships only the stub, which
 is never live, and :class:`eoc.testing.FakeCounter` for tests.
 """
@@ -9,6 +10,7 @@ is never live, and :class:`eoc.testing.FakeCounter` for tests.
 from __future__ import annotations
 
 import enum
+import math
 from typing import Protocol, runtime_checkable
 
 from eoc._compat import IN_PYODIDE
@@ -84,6 +86,27 @@ class Counter(Protocol):
         ...
 
 
+HOST_CEILING_UW = 2_000_000_000
+"""2 kW: the most power a whole-work counter that declares no maximum is believed to see.
+
+Far above any CPU package or platform (psys) zone; a reading implying more is refused as
+implausible (a counter that jumped, a unit error, a forged source), never charged."""
+
+
+def max_power_uw(counter: object) -> float:
+    """The most power ``counter`` can plausibly see, in µW: its declared ``max_power_uw`` when
+    that is a positive finite number, else :data:`HOST_CEILING_UW`."""
+    declared = getattr(counter, "max_power_uw", None)
+    if (
+        isinstance(declared, (int, float))
+        and not isinstance(declared, bool)
+        and math.isfinite(declared)
+        and declared > 0
+    ):
+        return float(declared)
+    return float(HOST_CEILING_UW)
+
+
 _BROWSER_REASON = (
     "the browser exposes no energy counter to web pages (no RAPL, no IOReport, no NVML): "
     "every figure here is estimated"
@@ -115,4 +138,11 @@ class StubCounter:
         return f"StubCounter({self.reason!r})"
 
 
-__all__ = ["Counter", "CounterState", "CounterStatus", "StubCounter"]
+__all__ = [
+    "HOST_CEILING_UW",
+    "Counter",
+    "CounterState",
+    "CounterStatus",
+    "StubCounter",
+    "max_power_uw",
+]

@@ -6,7 +6,9 @@ ticks counts (a longer one means the host held the probe, and it counts as
 nothing). The counter is LIVE when, over the counted intervals, it advanced in
 at least five, in at least four of every five, and the counted intervals add up
 to at least 300 ms. Otherwise it is FROZEN, including when the host held the
-probe so that too few intervals counted. A read that fails makes it UNAVAILABLE.
+probe so that too few intervals counted. A read that fails makes it UNAVAILABLE,
+and so does an interval implying more power than the counter can see
+(:func:`~eoc.meter.counter.max_power_uw`): a counter that jumps is not metering.
 
 Tick and thresholds are per counter (:class:`LivenessRule`): a counter that
 publishes in bursts needs a longer tick.
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from eoc.errors import ConfigError, CounterReadFailed, EocError
-from eoc.meter.counter import Counter, CounterStatus
+from eoc.meter.counter import Counter, CounterStatus, max_power_uw
 
 Clock = Callable[[], int]
 """A monotonic clock in nanoseconds (``time.perf_counter_ns``)."""
@@ -54,28 +56,54 @@ DEFAULT_RULE = LivenessRule()
 
 @dataclass(frozen=True)
 class ProbeResult:
-    """What the probe saw, and the verdict."""
+    """What the probe saw, and the verdict.
+
+    ``counter`` names the counter probed and ``by`` who ran the probe: ``"eoc"`` when eoc's
+    own :func:`probe` produced it, anything else (``"caller"``) when it was handed in.
+    """
 
     status: CounterStatus
     intervals: int  # all intervals sampled
     counted: int  # intervals no longer than max_interval_ticks ticks
     advancing: int  # counted intervals over which the counter advanced
     counted_ns: int  # total length of the counted intervals
+    counter: str = ""
+    by: str = "caller"
+
+    def describe(self) -> str:
+        who = "probed by eoc" if self.by == "eoc" else f"probe by the {self.by}"
+        return f"{who}: {self.status}"
 
 
-def judge(samples: list[tuple[int, int]], rule: LivenessRule = DEFAULT_RULE) -> ProbeResult:
-    """Judge a list of ``(t_ns, energy_uj)`` samples by the rule."""
+def judge(
+    samples: list[tuple[int, int]],
+    rule: LivenessRule = DEFAULT_RULE,
+    *,
+    max_power_uw: float | None = None,
+) -> ProbeResult:
+    """Judge a list of ``(t_ns, energy_uj)`` samples by the rule.
+
+    With ``max_power_uw``, any interval (counted or not) whose energy implies more power
+    than that makes the counter UNAVAILABLE: it jumped, so it is not metering.
+    """
     max_ns = int(rule.max_interval_ticks * rule.tick_s * 1e9)
     counted = advancing = counted_ns = 0
+    intervals = max(len(samples) - 1, 0)
     for (t0, e0), (t1, e1) in pairwise(samples):
         dt = t1 - t0
+        if max_power_uw is not None and e1 > e0 and (dt <= 0 or (e1 - e0) * 1e9 > max_power_uw * dt):
+            watts = float("inf") if dt <= 0 else (e1 - e0) / dt * 1e3
+            reason = (
+                f"implausible: it advanced {e1 - e0:,} µJ in {dt / 1e6:.3f} ms ({watts:,.0f} W), "
+                f"above the {max_power_uw / 1e6:,.0f} W it can see"
+            )
+            return ProbeResult(CounterStatus.unavailable(reason), intervals, 0, 0, 0)
         if dt <= 0 or dt > max_ns:
             continue
         counted += 1
         counted_ns += dt
         if e1 > e0:
             advancing += 1
-    intervals = max(len(samples) - 1, 0)
     need_ns = int(rule.min_counted_s * 1e9)
     if counted_ns < need_ns:
         reason = (
@@ -129,8 +157,19 @@ def probe(
             if counted_ns >= need_ns or t >= deadline:
                 break
     except EocError as exc:
-        return ProbeResult(CounterStatus.unavailable(exc.reason), len(samples), 0, 0, 0)
-    return judge(samples, rule)
+        return ProbeResult(
+            CounterStatus.unavailable(exc.reason), len(samples), 0, 0, 0, counter.name, "eoc"
+        )
+    result = judge(samples, rule, max_power_uw=max_power_uw(counter))
+    return ProbeResult(
+        result.status,
+        result.intervals,
+        result.counted,
+        result.advancing,
+        result.counted_ns,
+        str(getattr(counter, "name", "")),
+        "eoc",
+    )
 
 
 def _read(counter: Counter) -> int:
