@@ -5,6 +5,7 @@ micro-joules and says whether each figure was MEASURED on a live counter or
 ESTIMATED. ``import eoc`` loads only the standard library and eoc itself.
 """
 
+from eoc._version import __version__
 from eoc.cascade import Cascade
 from eoc.cost import CounterKind, JouleCost, Provenance, worst_of
 from eoc.errors import EocError, InputError, Refusal
@@ -12,8 +13,6 @@ from eoc.meter import Counter, CounterStatus, StubCounter, detect
 from eoc.query import Query, Stage
 from eoc.receipt import Receipt
 from eoc.response import Response
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Cascade",

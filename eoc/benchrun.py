@@ -12,7 +12,6 @@ and the provenance of the figures (how many measured, how many estimated, and th
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Sequence
@@ -20,9 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from eoc.boundedio import loads_strict, read_bounded
 from eoc.cascade import Cascade
 from eoc.cost import Provenance, worst_of
-from eoc.errors import EocError, InputError
+from eoc.errors import BadJson, EocError, InputError
 from eoc.query import Stage
 
 MAX_CASES = 100_000
@@ -55,14 +55,11 @@ class CaseResult:
 def load_suite(path: str | Path) -> list[Case]:
     """Read and check a suite; errors name the case."""
     p = Path(path)
+    data = read_bounded(p, MAX_SUITE_BYTES, what="bench suite", error=BadSuite, stdin_ok=False)
     try:
-        if p.stat().st_size > MAX_SUITE_BYTES:
-            raise BadSuite(f"{p} is larger than {MAX_SUITE_BYTES >> 20} MiB")
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadSuite(f"cannot read {p}: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise BadSuite(f"{p} is not JSON ({exc.msg} at line {exc.lineno})") from None
+        doc = loads_strict(data, what=str(p))
+    except BadJson as exc:
+        raise BadSuite(exc.reason) from None
     return parse_suite(doc, str(p))
 
 
@@ -89,7 +86,7 @@ def parse_suite(doc: Any, source: str = "<suite>") -> list[Case]:
         if expected is not None and (not isinstance(expected, str) or not expected.strip()):
             raise BadSuite(f"{where} ({cid}): expected must be non-empty text or null")
         if str(cid) in seen:
-            raise BadSuite(f"{where}: id {cid!r} is used twice")
+            raise BadSuite(f"{where}: id {cid!r} is used twice: give every case its own id")
         seen.add(str(cid))
         cases.append(Case(str(cid), prompt, expected))
     return cases
@@ -121,8 +118,9 @@ class SuiteReport:
             "cases": n,
             "answered": len(done),
             "errors": n - len(done),
-            "total_j": total_uj / 1e6,
-            "j_per_correct": (total_uj / 1e6 / correct) if correct else None,
+            # no answered case means no figure at all: None, never a total of 0 J
+            "total_j": total_uj / 1e6 if done else None,
+            "j_per_correct": (total_uj / 1e6 / correct) if correct and done else None,
             "accuracy": (correct / len(judged)) if judged else None,
             "judged": len(judged),
             "latency_us": {f"p{p}": nearest_rank(lat_us, p) for p in (50, 95, 99)},
@@ -142,10 +140,15 @@ class SuiteReport:
         )
         lat = s["latency_us"]
         prov = s["provenance"]
+        energy = (
+            "no figure: every case was refused"
+            if s["total_j"] is None
+            else f"{s['total_j']:.6f} J ({prov['worst']}: "
+            f"{prov['measured']} measured, {prov['estimated']} estimated)"
+        )
         lines = [
             f"cases        : {s['cases']} ({s['answered']} answered, {s['errors']} refused)",
-            f"total energy : {s['total_j']:.6f} J ({prov['worst'] or 'no figures'}: "
-            f"{prov['measured']} measured, {prov['estimated']} estimated)",
+            f"total energy : {energy}",
             f"per correct  : {jpc}",
             f"accuracy     : {acc}",
             f"latency      : p50 {lat['p50'] or 0:.1f} µs  p95 {lat['p95'] or 0:.1f} µs  p99 {lat['p99'] or 0:.1f} µs",

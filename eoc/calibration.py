@@ -74,12 +74,21 @@ def calibrate_hits(
     counter: Counter,
     lookup: Callable[[], object],
     *,
+    counter_kind: CounterKind | None = None,
     clock: Callable[[], int],
     ratio: int = DEFAULT_RATIO,
     budget_ns: int = DEFAULT_BUDGET_NS,
 ) -> HitCalibration:
-    """Repeat ``lookup`` inside one span of ``counter`` and return the per-hit figure."""
-    name, kind = counter.name, counter.kind
+    """Repeat ``lookup`` inside one span of ``counter`` and return the per-hit figure.
+
+    ``counter_kind`` is the kind to report (the cascade passes the effective kind, see
+    :func:`eoc.meter.trust.effective_kind`); it defaults to that of ``counter``.
+    """
+    if counter_kind is None:
+        from eoc.meter.trust import effective_kind
+
+        counter_kind = effective_kind(counter)[0]
+    name, kind = counter.name, counter_kind
     try:
         empty = 0
         for _ in range(EMPTY_SPAN_SAMPLES):

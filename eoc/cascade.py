@@ -1,16 +1,22 @@
 """The cascade: cache -> kv -> graph -> neural, the first stage that answers wins.
 
-Costs follow DESIGN.md §4:
+Costs follow the design document (docs/design.md §3 and §4):
 
+* The cascade believes no counter's word: it runs the liveness probe itself on the meter
+  it is given (or takes the result of a probe the caller ran, and says so in every figure).
+  The kind shown with a figure is the effective one (:func:`eoc.meter.trust.effective_kind`).
 * Neural answers are bracketed by two reads of the meter, the first taken after
   cache, kv and graph have missed. The span is MEASURED when the backend
   estimated nothing; the larger of the two (MEASURED) when the backend metered
-  itself; ESTIMATED (the larger figure) when the backend estimated.
+  itself on this same meter; ESTIMATED (the larger figure) when the backend estimated,
+  or claimed a measurement on a counter this cascade did not probe (a claim, not evidence).
+  A span that is too short, did not advance, or implies more power than the counter can
+  see is refused, never charged.
 * Cache, kv and graph answers are never bracketed and never MEASURED: they are
   charged the stage's own figure plus the calibrated cost of a hit on this host
   (see :mod:`eoc.calibration`).
-* With no live counter there is no span and no calibration: every answer keeps
-  the figure its stage reported, ESTIMATED.
+* With no live meter nothing is MEASURED, whatever a stage or backend claims: each
+  answer keeps its stage's estimate, and a claim of MEASURED is demoted with the reason.
 """
 
 from __future__ import annotations
@@ -28,12 +34,21 @@ from eoc.calibration import (
     calibrate_hits,
 )
 from eoc.cost import JouleCost, Provenance
-from eoc.errors import BackendError, ConfigError, CounterUnavailable, EocError, InputError
-from eoc.meter.counter import Counter, CounterStatus, StubCounter
-from eoc.meter.detection import detect
+from eoc.errors import (
+    BackendError,
+    ConfigError,
+    CounterUnavailable,
+    EocError,
+    InputError,
+    StoreError,
+)
+from eoc.meter.counter import Counter, CounterStatus, StubCounter, max_power_uw
+from eoc.meter.detection import detect_all
+from eoc.meter.liveness import ProbeResult, probe
 from eoc.meter.span import span_uj
+from eoc.meter.trust import effective_kind
 from eoc.query import Query, Stage
-from eoc.receipt import Receipt
+from eoc.receipt import Receipt, Signer
 from eoc.response import Response
 from eoc.stages.base import Answer, Memo, StageLike
 
@@ -43,16 +58,6 @@ _ESTIMATED = Provenance.ESTIMATED
 _CACHE = Stage.CACHE
 
 
-def _meter_status(meter: Counter) -> CounterStatus:
-    try:
-        status = meter.status()
-    except EocError as exc:
-        return CounterStatus.unavailable(exc.reason)
-    if not isinstance(status, CounterStatus):
-        return CounterStatus.unavailable(f"{meter.name}: status() did not return a CounterStatus")
-    return status
-
-
 class Cascade:
     """Resolves queries through the stages, charging each answer in µJ.
 
@@ -60,9 +65,15 @@ class Cascade:
         stages: stages in cascade order (cache, kv, graph, neural; any may be left
             out except neural, which must be last). Defaults to the seeded stages of
             :func:`eoc.knowledge.default_stages`.
-        meter: the whole-work counter; defaults to :func:`eoc.meter.detect`. In the
-            browser only the stub is accepted.
+        meter: the whole-work counter; defaults to the first live one that
+            :func:`eoc.meter.detect_all` finds. In the browser only the stub is accepted.
+            Whatever its ``status()`` says, the cascade probes it (see ``liveness``).
         clock: monotonic nanosecond clock (tests inject a fake one).
+        sleep: the probe's sleep, in seconds (tests pass ``FakeClock.sleep``).
+        liveness: the result of a probe the caller ran on ``meter`` (it must name that
+            counter); then the cascade does not probe, and every figure says whose probe
+            it relied on. Without it the cascade probes ``meter`` itself (about 0.3 s).
+        signer: signs every receipt (``eoc_native.receipts``-style host key; optional).
         calibration_ratio: a calibration span must read this many times an empty span.
         calibration_budget_ns: or last this long, whichever comes first.
     """
@@ -73,6 +84,9 @@ class Cascade:
         meter: Counter | None = None,
         *,
         clock: Callable[[], int] = time.perf_counter_ns,
+        sleep: Callable[[float], None] = time.sleep,
+        liveness: ProbeResult | None = None,
+        signer: Signer | None = None,
         calibration_ratio: int = DEFAULT_RATIO,
         calibration_budget_ns: int = DEFAULT_BUDGET_NS,
     ) -> None:
@@ -82,7 +96,10 @@ class Cascade:
             stages = default_stages()
         self._check_stages(stages)
         if meter is None:
-            meter = detect()
+            found = detect_all()
+            meter = found.counter
+            if liveness is None:
+                liveness = found.probe_of(meter)
         for name in ("read_uj", "status"):
             if not callable(getattr(meter, name, None)):
                 raise ConfigError(
@@ -105,10 +122,17 @@ class Cascade:
             raise ConfigError("calibration_ratio must be a whole number of at least 1")
         if not isinstance(calibration_budget_ns, int) or calibration_budget_ns < 1:
             raise ConfigError("calibration_budget_ns must be a positive whole number of ns")
+        if signer is not None and not callable(getattr(signer, "sign", None)):
+            raise ConfigError("signer must have sign(message: bytes) -> signature (hex)")
         self.stages: tuple[StageLike, ...] = tuple(stages)
         self.meter = meter
-        self.meter_status = _meter_status(meter)
+        self.signer = signer
+        self.liveness = self._liveness(meter, liveness, clock, sleep)
+        self.meter_status: CounterStatus = self.liveness.status
         self.live = self.meter_status.is_live and not isinstance(meter, StubCounter)
+        self.meter_kind, self.kind_note = effective_kind(meter)
+        self.store_errors = 0
+        self.last_store_error = ""
         self._clock = clock
         self._ratio = calibration_ratio
         self._budget_ns = calibration_budget_ns
@@ -124,6 +148,34 @@ class Cascade:
         # the hot loop: (stage, its kind, the cost of a hit when nothing is live)
         why = "" if self.live else "no live counter"
         self._plan = tuple((s, s.stage, self._demote(s.figure, why)) for s in self._cheap)
+
+    @staticmethod
+    def _liveness(
+        meter: Counter,
+        given: ProbeResult | None,
+        clock: Callable[[], int],
+        sleep: Callable[[float], None],
+    ) -> ProbeResult:
+        """The probe this cascade relies on: the caller's (checked to name ``meter``) or its own."""
+        if isinstance(meter, StubCounter):
+            return ProbeResult(CounterStatus.unavailable(meter.reason), 0, 0, 0, 0, "stub", "eoc")
+        if given is None:
+            return probe(meter, clock=clock, sleep=sleep)
+        if not isinstance(given, ProbeResult):
+            raise ConfigError("liveness must be the ProbeResult of eoc.meter.probe(meter)")
+        if given.counter != meter.name:
+            raise ConfigError(
+                f"liveness is a probe of {given.counter or 'an unnamed counter'!r}, "
+                f"not of the meter {meter.name!r}"
+            )
+        return given
+
+    @property
+    def liveness_note(self) -> str:
+        """Whose probe found the meter live: "" when eoc's own, else a note for every figure."""
+        if self.liveness.from_eoc:
+            return ""
+        return f"liveness from {self.liveness.describe()}, not checked by eoc"
 
     def _memo(self, kind: Stage) -> Memo | None:
         """The stage of ``kind`` if it can remember answers (see :class:`eoc.stages.Memo`)."""
@@ -154,9 +206,14 @@ class Cascade:
 
     @staticmethod
     def _demote(cost: JouleCost, note: str) -> JouleCost:
-        basis = cost.basis + (f"; {note}" if note else "")
+        """``cost`` as ESTIMATED. A MEASURED claim keeps no counter: nothing here checked it."""
         if cost.provenance is _MEASURED:
-            basis = cost.basis + "; demoted: cache, kv and graph answers are never measured"
+            basis = (
+                f"{cost.basis}; demoted: {note or 'cache, kv and graph answers are never measured'}"
+                f" (it claimed measured on {cost.counter})"
+            )
+            return JouleCost(cost.uj, _ESTIMATED, basis)
+        basis = cost.basis + (f"; {note}" if note else "")
         return JouleCost(
             cost.uj, _ESTIMATED, basis, counter=cost.counter, counter_kind=cost.counter_kind
         )
@@ -189,10 +246,15 @@ class Cascade:
         for stage, kind, plain in self._plan:
             answer = stage.lookup(q)
             if answer is not None:
-                if live or answer.cost is not None:
+                own = answer.cost
+                if live:
                     cost = self._hit_cost(stage, q, answer)
-                else:
+                elif own is None:
                     cost = plain
+                elif own.provenance is _ESTIMATED:
+                    cost = own  # the stage's own work-scaled estimate: the same object each hit
+                else:
+                    cost = self._demote(own, "")
                 if kind is not _CACHE:
                     self._memoize(kind, q, answer.payload)
                 return self._respond(kind, q, answer, cost)
@@ -213,7 +275,9 @@ class Cascade:
             memo = answer.memo_response
             assert memo is not None
             return memo
-        receipt = Receipt.issue(q.id, kind, cost.uj, cost.provenance, answer.payload)
+        receipt = Receipt.issue(q.id, kind, cost, answer.payload)
+        if self.signer is not None:
+            receipt = receipt.signed(self.signer)
         response = Response(kind, answer.payload, cost, receipt, q.id)
         answer.memo_cost, answer.memo_qid, answer.memo_response = cost, q.id, response
         return response
@@ -226,6 +290,11 @@ class Cascade:
                 self._kv.remember(q, payload)
         except InputError:
             pass  # an answer kv cannot key (a prompt with no words) is still served
+        except StoreError as exc:
+            # the store refused the write (disk full, made read-only): the answer is still
+            # served, nothing half-written was kept, and the failure is counted for the caller
+            self.store_errors += 1
+            self.last_store_error = exc.reason
 
     # -- cheap tiers -------------------------------------------------------------
 
@@ -235,7 +304,7 @@ class Cascade:
         if base.provenance is _MEASURED:
             base = self._demote(base, "")
         if not self.live:
-            return self._demote(base, "no live counter")
+            return base
         self._last_hit[kind] = q
         if kind in self._off:
             return self._demote(base, "hit calibration switched off")
@@ -246,11 +315,13 @@ class Cascade:
         if cal.per_hit_nj is None:
             return self._demote(base, f"no hit calibration: {cal.reason}")
         uj = charger.charge()
+        note = self.liveness_note
         return JouleCost(
             base.uj + uj,
             _ESTIMATED,
             f"{base.basis} + host hit cost {cal.per_hit_nj / 1000:.3f} µJ/hit calibrated on "
-            f"{cal.counter} ({cal.counter_kind.value if cal.counter_kind else '?'})",
+            f"{cal.counter} ({cal.counter_kind.value if cal.counter_kind else '?'})"
+            + (f"; {note}" if note else ""),
             counter=cal.counter,
             counter_kind=cal.counter_kind,
         )
@@ -263,6 +334,7 @@ class Cascade:
                     stage.stage,
                     self.meter,
                     lambda: stage.lookup(q),
+                    counter_kind=self.meter_kind,
                     clock=self._clock,
                     ratio=self._ratio,
                     budget_ns=self._budget_ns,
@@ -325,7 +397,7 @@ class Cascade:
         stage = self._neural
         if not self.live:
             answer = self._lookup_neural(stage, q)
-            cost = self._unbracketed(stage, answer, "no live counter")
+            cost = self._unbracketed(stage, q, answer, f"no live meter ({self.meter_status})")
         else:
             with self._bracket_lock:  # one bracket at a time: a whole-work span can't be shared
                 meter, clock = self.meter, self._clock
@@ -334,7 +406,7 @@ class Cascade:
                     e0 = meter.read_uj()
                 except EocError as exc:
                     answer = self._lookup_neural(stage, q)
-                    cost = self._unbracketed(stage, answer, f"no span: {exc.reason}")
+                    cost = self._unbracketed(stage, q, answer, f"no span: {exc.reason}")
                 else:
                     answer = self._lookup_neural(stage, q)
                     try:
@@ -342,7 +414,7 @@ class Cascade:
                         t1 = clock()
                         span = span_uj(meter, e0, t0, e1, t1)
                     except EocError as exc:
-                        cost = self._unbracketed(stage, answer, f"no span: {exc.reason}")
+                        cost = self._unbracketed(stage, q, answer, f"no span: {exc.reason}")
                     else:
                         cost = self._combine(answer.cost, span, t1 - t0)
         self._memoize(Stage.NEURAL, q, answer.payload)
@@ -355,35 +427,54 @@ class Cascade:
             raise BackendError("the neural stage passed; it must always answer")
         return answer
 
-    def _unbracketed(self, stage: StageLike, answer: Answer, note: str) -> JouleCost:
+    @staticmethod
+    def _fallback(stage: StageLike, q: Query, answer: Answer) -> JouleCost:
+        """The stage's own estimate for an answer whose backend reported none."""
+        estimate = getattr(stage, "estimate", None)
+        if callable(estimate):
+            cost = estimate(q, answer)
+            if isinstance(cost, JouleCost) and cost.provenance is _ESTIMATED:
+                return cost
+        return stage.figure
+
+    def _unbracketed(self, stage: StageLike, q: Query, answer: Answer, note: str) -> JouleCost:
+        """No span: the answer keeps an ESTIMATED figure, whatever the backend claimed."""
         own = answer.cost
         if own is None:
-            return self._demote(stage.figure, note)
-        if own.provenance is _MEASURED and not IN_PYODIDE:
-            return own  # the backend metered itself on a live counter and there is nothing to add
-        return JouleCost(
-            own.uj,
-            _ESTIMATED,
-            f"{own.basis}; {note}",
-            counter=own.counter,
-            counter_kind=own.counter_kind,
-        )
+            return self._demote(self._fallback(stage, q, answer), note)
+        if own.provenance is _MEASURED:
+            return self._demote(own, f"{note}, so this cascade cannot check the backend's claim")
+        return self._demote(own, note)
 
     def _combine(self, own: JouleCost | None, span: int, span_ns: int) -> JouleCost:
-        name, kind = self.meter.name, self.meter.kind
+        name, kind = self.meter.name, self.meter_kind
+        note = self.liveness_note
         where = f"neural span on {name} ({kind.value}), {span_ns / 1e6:.1f} ms"
+        if note:
+            where += f" [{note}]"
         if own is None:
             return JouleCost(
                 span, _MEASURED, f"{where}: {span} µJ", counter=name, counter_kind=kind
             )
         if own.provenance is _MEASURED:
+            why = self._unchecked_claim(own, span_ns)
+            if why:
+                return JouleCost(
+                    max(own.uj, span),
+                    _ESTIMATED,
+                    f"larger of the backend's claim {own.uj} µJ and the {where}: {span} µJ "
+                    f"(estimated: {why})",
+                    counter=name,
+                    counter_kind=kind,
+                )
             if own.uj > span:
                 return JouleCost(
                     own.uj,
                     _MEASURED,
-                    f"backend's own measurement {own.uj} µJ, larger than the {where}: {span} µJ",
-                    counter=own.counter,
-                    counter_kind=own.counter_kind,
+                    f"backend's own measurement on {name} {own.uj} µJ, larger than the {where}: "
+                    f"{span} µJ",
+                    counter=name,
+                    counter_kind=kind,
                 )
             return JouleCost(
                 span,
@@ -400,6 +491,20 @@ class Cascade:
             counter=name,
             counter_kind=kind,
         )
+
+    def _unchecked_claim(self, own: JouleCost, span_ns: int) -> str:
+        """Why a backend's MEASURED figure cannot stand as measured here ("" when it can)."""
+        if own.counter != self.meter.name:
+            return (
+                f"the backend claims it was measured on {own.counter}, a counter this cascade "
+                "did not probe: a claim, not evidence"
+            )
+        if own.uj * 1e9 > max_power_uw(self.meter) * span_ns:
+            return (
+                f"the backend's {own.uj} µJ inside a {span_ns / 1e6:.1f} ms span is more than "
+                f"{self.meter.name} can see in that time"
+            )
+        return ""
 
 
 __all__ = ["Cascade"]

@@ -4,215 +4,345 @@ Each store keeps its working set in memory, exactly like the in-memory stage it 
 writes every change through to the database inside a transaction that is committed before the
 call returns: once ``remember``/``put``/``add`` has returned, the change is *acknowledged* and a
 process killed the next instant loses nothing of it. ``synchronous=FULL`` makes that hold
-across power loss too.
+across power loss too. Memory changes only after the commit: a write that fails (disk full,
+file made read-only) raises a :class:`~eoc.errors.StoreError` and leaves the store as it was.
 
 * :class:`SqliteCache` — the cache stage; LRU order is the order of last write (a hit does not
   write: a database write per hit would cost far more than the hit).
 * :class:`SqliteKV` — the kv stage; the vectors are stored too, so a restart embeds nothing.
 * :class:`SqliteTripleStore` — the graph stage's triple store.
 
-They can share one database file. In the browser the in-memory stages stay the default.
+They can share one database file. Opening checks the file before anything else happens: a
+regular, writable file (or a new one in an existing, writable folder), an SQLite database of
+eoc's (schema version, see :mod:`eoc.persist_schema`; the layout before checksums is migrated),
+``PRAGMA quick_check``, and every row's types. Each row carries a checksum: a row that fails it
+(or is not valid UTF-8, or not valid text) is not loaded, so never served; it stays in the file
+and is listed in the store's ``damaged`` as ``(table, rowid, reason)``. ``eoc store check FILE``
+reports the same, and ``eoc store recover OLD NEW`` copies every good row into a fresh file.
+
+In the browser the in-memory stages stay the default.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import sqlite3
 import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from eoc.errors import ConfigError
+from eoc.errors import EocError, InputError, StoreCorrupt
+from eoc.persist_schema import (
+    check_path,
+    decode,
+    integrity_problems,
+    invalid,
+    read_layout,
+    recover_hint,
+    row_sum,
+    scan,
+    translate,
+    type_problem,
+    upgrade,
+    wrong_type,
+)
 from eoc.query import Query
-from eoc.stages.base import Answer
-from eoc.stages.cache import _ENTRY_OVERHEAD_BYTES, CacheStage
+from eoc.stages.cache import CacheStage, checked_answer, qid_of
+from eoc.stages.facts import read_fact_file, read_ntriples, read_tsv_triples
 from eoc.stages.graph import TripleStore
-from eoc.stages.kv import KVStage, _Entry
+from eoc.stages.kv import KVStage
+from eoc.stages.text import normalize
+
+MAX_VECTOR_BYTES = 8 << 20
+"""Largest stored vector (JSON) decoded; a larger or malformed one is re-embedded."""
+
+Damage = tuple[str, int, str]
 
 
 class _Db:
-    """One WAL-mode connection and the lock that serializes its writes."""
+    """One checked, WAL-mode connection and the lock that serializes its writers."""
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path).expanduser()
+    def __init__(self, path: object) -> None:
+        given, real = check_path(path, write=True)
+        self.path = given
+        self.lock = threading.RLock()  # re-entrant: a store holds it across write and apply
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(
-                str(self.path), check_same_thread=False, isolation_level=None
-            )
+            self.conn = sqlite3.connect(str(real), check_same_thread=False, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise translate(exc, given, "opening it") from None
+        try:
+            self._prepare()
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def _prepare(self) -> None:
+        with self.guard("opening it"):
+            self.conn.execute("PRAGMA busy_timeout=5000")
+            # checked before WAL mode is set: switching it rewrites the header of any file
+            read_layout(self.conn, self.path)
+            problems = integrity_problems(self.conn)
+            if problems:
+                raise StoreCorrupt(
+                    f"the store {self.path} failed SQLite's integrity check "
+                    f"({'; '.join(problems[:3])}): {recover_hint(self.path)}, then use the new file"
+                )
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=FULL")
-            self.conn.execute("PRAGMA busy_timeout=5000")
-        except (OSError, sqlite3.Error) as exc:
-            raise ConfigError(f"cannot open the store {self.path}: {exc}") from None
-        self.lock = threading.Lock()
+        # BEGIN IMMEDIATE proves the file writable now, and serializes two processes' setup
+        with self.transaction("opening it") as c:
+            upgrade(c, read_layout(c, self.path), self.path)
 
-    def write(self, sql: str, args: tuple[Any, ...] = ()) -> None:
-        with self.lock:
-            self.conn.execute("BEGIN IMMEDIATE")
+    @contextmanager
+    def guard(self, doing: str) -> Iterator[None]:
+        """Translate ``sqlite3`` errors into typed :class:`~eoc.errors.StoreError`."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path, doing) from None
+
+    @contextmanager
+    def transaction(self, doing: str) -> Iterator[sqlite3.Connection]:
+        """A write transaction, committed on exit, rolled back on any error."""
+        with self.lock, self.guard(doing):
+            c = self.conn
+            c.execute("BEGIN IMMEDIATE")
             try:
-                self.conn.execute(sql, args)
+                yield c
+                c.execute("COMMIT")
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                if c.in_transaction:
+                    c.execute("ROLLBACK")
                 raise
-            self.conn.execute("COMMIT")
+
+    def write(self, sql: str, args: tuple[Any, ...] = (), doing: str = "writing") -> None:
+        with self.transaction(doing) as c:
+            c.execute(sql, args)
+
+    def rows(
+        self, table: str, damaged: list[Damage], *, order: str = "rowid"
+    ) -> Iterator[tuple[Any, ...]]:
+        """The good rows of ``table``; damaged ones are listed, wrong types raise StoreCorrupt."""
+        with self.guard(f"reading {table}"):
+            for row in scan(self.conn, table, legacy=False, order=order):
+                problem = type_problem(table, row)
+                if problem is not None:
+                    raise wrong_type(self.path, table, row.rowid, problem)
+                values = decode(table, row, legacy=False)
+                reason = values if isinstance(values, str) else invalid(table, values)
+                if reason is not None:
+                    damaged.append((table, row.rowid, reason))
+                    continue
+                assert not isinstance(values, str)
+                yield (row.rowid, *values)
 
     def close(self) -> None:
         with self.lock:
             self.conn.close()
 
 
+def _opened(path: object, load: Callable[[_Db], None]) -> _Db:
+    """Open ``path`` and run ``load``; closes the connection if loading refused the file."""
+    db = _Db(path)
+    try:
+        load(db)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
 class SqliteCache(CacheStage):
-    """The cache stage, written through to SQLite."""
+    """The cache stage, written through to SQLite.
+
+    Raises (when opened): :class:`~eoc.errors.StoreUnusable`, :class:`~eoc.errors.StoreVersionError`
+    or :class:`~eoc.errors.StoreCorrupt`, before anything is loaded or written.
+    """
 
     def __init__(
         self, path: str | Path, max_entries: int = 100_000, max_bytes: int = 64 << 20, **kw: Any
     ) -> None:
         super().__init__(max_entries, max_bytes, **kw)
-        self.db = _Db(path)
-        self.db.conn.execute(
-            "CREATE TABLE IF NOT EXISTS cache (qid TEXT PRIMARY KEY, payload TEXT NOT NULL, seq INTEGER NOT NULL)"
-        )
-        rows = self.db.conn.execute("SELECT qid, payload FROM cache ORDER BY seq").fetchall()
+        self.damaged: list[Damage] = []
         self._seq = 0
-        for qid, payload in rows:
-            self._load(qid, payload)
-        self._trim_db()
+        self.db = _opened(path, self._load)
 
-    def _load(self, qid: str, payload: str) -> None:
-        size = len(payload.encode("utf-8")) + _ENTRY_OVERHEAD_BYTES
-        self._entries[qid] = Answer(payload)
-        self._sizes[qid] = size
-        self._bytes += size
-        self._seq += 1
-
-    def _trim_db(self) -> None:
-        evicted = []
-        while len(self._entries) > self.max_entries or self._bytes > self.max_bytes:
-            qid, _ = self._entries.popitem(last=False)
-            self._bytes -= self._sizes.pop(qid)
-            evicted.append(qid)
-        for qid in evicted:
-            self.db.write("DELETE FROM cache WHERE qid = ?", (qid,))
+    def _load(self, db: _Db) -> None:
+        rows = list(db.rows("cache", self.damaged, order="seq"))
+        with db.guard("reading cache"):
+            # new rows must sort after every stored one, damaged ones included
+            top = db.conn.execute("SELECT max(seq) FROM cache").fetchone()[0]
+        self._seq = top if isinstance(top, int) else 0
+        keep: dict[str, str] = {}
+        for _, qid, payload, _seq in rows:
+            keep.pop(qid, None)
+            keep[qid] = payload
+        with self._lock:
+            for qid, payload in keep.items():
+                plan = self._plan(qid, payload)
+                if plan is not None:
+                    self._apply(qid, payload, *plan)
+            stored = set(keep)
+        evicted = [(qid,) for qid in stored if qid not in self._entries]
+        if evicted:  # the bounds may be smaller than when the file was written
+            with db.transaction("trimming cache") as c:
+                c.executemany("DELETE FROM cache WHERE qid = ?", evicted)
 
     def remember(self, query: Query, payload: str) -> None:
-        evicted = self._insert(query.id, payload)
-        if evicted is None:
-            return
+        """Cache an answer, written through before memory changes.
+
+        Raises:
+            InvalidText: ``payload`` is not valid text (nothing is written).
+            StoreError: the write failed; memory and file are as they were.
+        """
+        qid, payload = qid_of(query), checked_answer(payload)
         with self.db.lock:
-            self._seq += 1
-            c = self.db.conn
-            c.execute("BEGIN IMMEDIATE")
-            try:
+            with self._lock:
+                plan = self._plan(qid, payload)
+            if plan is None:
+                return
+            size, evicted = plan
+            seq = self._seq + 1
+            with self.db.transaction("caching an answer") as c:
                 c.execute(
-                    "INSERT INTO cache (qid, payload, seq) VALUES (?, ?, ?) ON CONFLICT(qid) "
-                    "DO UPDATE SET payload = excluded.payload, seq = excluded.seq",
-                    (query.id, payload, self._seq),
+                    "INSERT INTO cache (qid, payload, seq, checksum) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT(qid) DO UPDATE SET payload = excluded.payload, "
+                    "seq = excluded.seq, checksum = excluded.checksum",
+                    (qid, payload, seq, row_sum("cache", (qid, payload))),
                 )
                 c.executemany("DELETE FROM cache WHERE qid = ?", [(q,) for q in evicted])
-            except BaseException:
-                c.execute("ROLLBACK")
-                raise
-            c.execute("COMMIT")
+            self._seq = seq
+            with self._lock:  # lookups may have reordered entries, never added or removed one
+                self._apply(qid, payload, size, evicted)
 
     def forget(self, query: Query) -> bool:
-        self.db.write("DELETE FROM cache WHERE qid = ?", (query.id,))
-        return super().forget(query)
+        qid = qid_of(query)
+        with self.db.lock:
+            self.db.write("DELETE FROM cache WHERE qid = ?", (qid,))
+            return super().forget(query)
 
     def clear(self) -> None:
-        self.db.write("DELETE FROM cache")
-        super().clear()
+        with self.db.lock:
+            self.db.write("DELETE FROM cache")
+            super().clear()
 
     def close(self) -> None:
         self.db.close()
 
 
+_KV_UPSERT = (
+    "INSERT INTO kv (key, prompt, payload, embedder, vector, checksum) VALUES (?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT(key) DO UPDATE SET prompt = excluded.prompt, payload = excluded.payload, "
+    "embedder = excluded.embedder, vector = excluded.vector, checksum = excluded.checksum"
+)
+
+
 class SqliteKV(KVStage):
-    """The kv stage, written through to SQLite with each entry's vector."""
+    """The kv stage, written through to SQLite with each entry's vector.
+
+    Raises (when opened): as :class:`SqliteCache`.
+    """
 
     def __init__(self, path: str | Path, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.db = _Db(path)
-        self.db.conn.execute(
-            "CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, prompt TEXT NOT NULL, "
-            "payload TEXT NOT NULL, embedder TEXT NOT NULL, vector TEXT)"
-        )
-        rows = self.db.conn.execute(
-            "SELECT key, prompt, payload, embedder, vector FROM kv"
-        ).fetchall()
-        for key, prompt, payload, embedder, vector in rows:
+        self.damaged: list[Damage] = []
+        self._stored: dict[str, str] = {}  # key -> answer in the file (skips rewriting a pair)
+        self.db = _opened(path, self._load)
+
+    def _load(self, db: _Db) -> None:
+        for rowid, _, prompt, payload, embedder, vector in db.rows("kv", self.damaged):
             vec = None
             if embedder == self.embedder.name and vector is not None:
                 vec = self._decode(vector)
             if vec is None:
                 vec = self.embedder.embed(prompt)
-            self.index.add(key, vec)
-            self._entries[key] = _Entry(key, prompt, payload)
+            try:
+                KVStage.put(self, prompt, payload, embedding=vec)
+            except EocError as exc:  # e.g. a vector the index refuses: the row is not served
+                self.damaged.append(("kv", rowid, exc.reason))
+                continue
+            self._stored[self.checked_key(prompt, payload)] = payload
 
     def _encode(self, vec: Any) -> str:
-        import json
-
         if isinstance(vec, dict):
             return json.dumps({"sparse": {str(k): v for k, v in vec.items()}})
         return json.dumps({"dense": [float(x) for x in vec]})
 
     def _decode(self, text: str) -> Any:
-        import json
-
+        """A stored vector, or ``None`` (re-embed) if it is too large, malformed or not finite."""
+        if len(text) > MAX_VECTOR_BYTES:
+            return None
         try:
             doc = json.loads(text)
-        except json.JSONDecodeError:
-            return None
-        if "sparse" in doc:
-            return {int(k): float(v) for k, v in doc["sparse"].items()}
-        return doc.get("dense")
+            if not isinstance(doc, dict):
+                return None
+            dim = getattr(self.embedder, "dim", None)
+            if isinstance(doc.get("sparse"), dict):
+                sparse = {int(k): float(v) for k, v in doc["sparse"].items()}
+                ok = all(
+                    math.isfinite(v) and (dim is None or 0 <= k < dim) for k, v in sparse.items()
+                )
+                return sparse if ok and not self.dense else None
+            dense = doc.get("dense")
+            if isinstance(dense, list) and dense and (dim is None or len(dense) == dim):
+                values = [float(x) for x in dense]
+                return values if self.dense and all(map(math.isfinite, values)) else None
+        except (ValueError, TypeError, RecursionError):
+            pass  # json.JSONDecodeError is a ValueError; int("x"), float([]) and deep nesting
+        return None
 
     def put(self, prompt: str, payload: str, *, embedding: object | None = None) -> None:
+        """Store a pair, written through before memory changes.
+
+        Raises:
+            InputError: the prompt or answer is not valid (nothing is written).
+            StoreError: the write failed; memory and file are as they were.
+        """
+        with self.db.lock:  # one writer at a time, so memory changes in the order the file does
+            self._put(prompt, payload, embedding)
+
+    def _put(self, prompt: str, payload: str, embedding: object | None) -> None:
         key = self.checked_key(prompt, payload)  # nothing reaches the file unless it is valid
         vec = embedding if embedding is not None else self.embedder.embed(prompt)
-        self.db.write(
-            "INSERT INTO kv (key, prompt, payload, embedder, vector) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT(key) DO UPDATE SET prompt = excluded.prompt, payload = excluded.payload, "
-            "embedder = excluded.embedder, vector = excluded.vector",
-            (key, prompt, payload, self.embedder.name, self._encode(vec)),
-        )
-        super().put(prompt, payload, embedding=vec)
+        self.db.write(_KV_UPSERT, self._row(key, prompt, payload, vec), "storing a kv pair")
+        KVStage.put(self, prompt, payload, embedding=vec)
+        self._stored[key] = payload
 
-    def load_pairs(self, pairs: Any) -> int:
-        """Store many pairs in one transaction; pairs already stored with the same answer are skipped."""
-        items = [(p, a) for p, a in pairs]
+    def _row(self, key: str, prompt: str, payload: str, vec: Any) -> tuple[str, ...]:
+        fields = (key, prompt, payload, self.embedder.name, self._encode(vec))
+        return (*fields, row_sum("kv", fields))
+
+    def load_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
+        """Store many pairs in one transaction; pairs already stored with the same answer are skipped.
+
+        Every pair is checked before anything is written; a failed write changes nothing.
+        """
+        try:
+            items = [(p, a) for p, a in pairs]
+        except (TypeError, ValueError):
+            raise InputError("load_pairs takes an iterable of (prompt, answer) pairs") from None
         keys = [self.checked_key(p, a) for p, a in items]
-        fresh = [
-            (k, p, a)
-            for k, (p, a) in zip(keys, items, strict=True)
-            if (e := self._entries.get(k)) is None or e.payload != a
-        ]
-        if not fresh:
-            return len(items)
-        batch = getattr(self.embedder, "embed_batch", None)
-        vecs = (
-            list(batch([p for _, p, _ in fresh]))
-            if batch
-            else [self.embedder.embed(p) for _, p, _ in fresh]
-        )
         with self.db.lock:
-            c = self.db.conn
-            c.execute("BEGIN IMMEDIATE")
-            try:
-                c.executemany(
-                    "INSERT INTO kv (key, prompt, payload, embedder, vector) VALUES (?, ?, ?, ?, ?) "
-                    "ON CONFLICT(key) DO UPDATE SET prompt = excluded.prompt, payload = excluded.payload, "
-                    "embedder = excluded.embedder, vector = excluded.vector",
-                    [
-                        (k, p, a, self.embedder.name, self._encode(v))
-                        for (k, p, a), v in zip(fresh, vecs, strict=True)
-                    ],
-                )
-            except BaseException:
-                c.execute("ROLLBACK")
-                raise
-            c.execute("COMMIT")
-        for (_, p, a), v in zip(fresh, vecs, strict=True):
-            KVStage.put(self, p, a, embedding=v)
+            fresh = [
+                (k, p, a) for k, (p, a) in zip(keys, items, strict=True) if self._stored.get(k) != a
+            ]
+            if not fresh:
+                return len(items)
+            batch = getattr(self.embedder, "embed_batch", None)
+            vecs = (
+                list(batch([p for _, p, _ in fresh]))
+                if batch
+                else [self.embedder.embed(p) for _, p, _ in fresh]
+            )
+            rows = [self._row(k, p, a, v) for (k, p, a), v in zip(fresh, vecs, strict=True)]
+            with self.db.transaction("storing kv pairs") as c:
+                c.executemany(_KV_UPSERT, rows)
+            for (k, p, a), v in zip(fresh, vecs, strict=True):
+                KVStage.put(self, p, a, embedding=v)
+                self._stored[k] = a
         flush = getattr(self.embedder, "flush", None)
         if callable(flush):
             flush()
@@ -223,42 +353,67 @@ class SqliteKV(KVStage):
 
 
 class SqliteTripleStore(TripleStore):
-    """The triple store, written through to SQLite."""
+    """The triple store, written through to SQLite.
+
+    Raises (when opened): as :class:`SqliteCache`.
+    """
 
     def __init__(self, path: str | Path) -> None:
+        self.damaged: list[Damage] = []
+        good: list[tuple[Any, ...]] = []  # (rowid, s, p, o), read before memory is set up
+        self.db = _opened(path, lambda db: good.extend(db.rows("triples", self.damaged)))
         super().__init__()
-        self.db = _Db(path)
-        self.db.conn.execute(
-            "CREATE TABLE IF NOT EXISTS triples (s TEXT NOT NULL, p TEXT NOT NULL, o TEXT NOT NULL, "
-            "PRIMARY KEY (s, p, o))"
-        )
-        self._loading = True
-        for s, p, o in self.db.conn.execute("SELECT s, p, o FROM triples").fetchall():
-            super().add(s, p, o)
-        self._loading = False
+        for rowid, s, p, o in good:
+            try:
+                TripleStore.add(self, s, p, o)
+            except EocError as exc:  # a term the graph refuses (e.g. longer than it takes)
+                self.damaged.append(("triples", rowid, exc.reason))
 
-    def add_all(self, triples: Any) -> int:
-        """Add many triples in one transaction."""
-        fresh = [(s, p, o) for s, p, o in triples if TripleStore.add(self, s, p, o)]
-        if fresh:
-            with self.db.lock:
-                c = self.db.conn
-                c.execute("BEGIN IMMEDIATE")
-                c.executemany(
-                    "INSERT OR IGNORE INTO triples (s, p, o) VALUES (?, ?, ?)",
-                    [(s.strip(), p.strip(), o.strip()) for s, p, o in fresh],
-                )
-                c.execute("COMMIT")
+    def _fresh(self, items: list[Any]) -> list[tuple[str, str, str]]:
+        """The triples not yet stored, stripped; every one is checked before any is kept."""
+        scratch = TripleStore()  # checks each triple exactly as the graph does
+        fresh = []
+        for t in items:
+            if not isinstance(t, (tuple, list)) or len(t) != 3:
+                raise InputError(f"a triple is (subject, predicate, object), not {t!r:.80}")
+            if scratch.add(*t):  # False for a repeat within the batch
+                s, p, o = (x.strip() for x in t)
+                if normalize(o) not in {normalize(x) for x in self.objects(s, p)}:
+                    fresh.append((s, p, o))
+        return fresh
+
+    def add_all(self, triples: Iterable[Any]) -> int:
+        """Add many triples in one transaction; the number that were new.
+
+        Every triple is checked before anything is written; a failed write changes nothing.
+        """
+        try:
+            items = list(triples)
+        except TypeError:
+            raise InputError("add_all takes an iterable of (subject, predicate, object)") from None
+        with self.db.lock:
+            fresh = self._fresh(items)
+            if fresh:
+                with self.db.transaction("storing triples") as c:
+                    c.executemany(
+                        "INSERT OR IGNORE INTO triples (s, p, o, checksum) VALUES (?, ?, ?, ?)",
+                        [(*t, row_sum("triples", t)) for t in fresh],
+                    )
+                for t in fresh:
+                    TripleStore.add(self, *t)
         return len(fresh)
 
     def add(self, subject: str, predicate: str, obj: str) -> bool:
-        added = super().add(subject, predicate, obj)
-        if added and not getattr(self, "_loading", False):
-            self.db.write(
-                "INSERT OR IGNORE INTO triples (s, p, o) VALUES (?, ?, ?)",
-                (subject.strip(), predicate.strip(), obj.strip()),
-            )
-        return added
+        """Add one triple, written through before memory changes; False if it was there."""
+        return self.add_all([(subject, predicate, obj)]) == 1
+
+    def load(self, path: str | Path) -> int:
+        """Load a ``.nt`` or ``.tsv`` file in one transaction; a bad file is rejected whole."""
+        p = Path(path)
+        if p.suffix not in (".nt", ".tsv", ".txt"):
+            return TripleStore.load(self, p)  # refuses the file type before reading it
+        reader = read_ntriples if p.suffix == ".nt" else read_tsv_triples
+        return self.add_all(reader(read_fact_file(p), str(p)))
 
     def close(self) -> None:
         self.db.close()

@@ -2,6 +2,9 @@
 
 * :class:`FakeClock` — a nanosecond clock and a sleep that only move when told.
 * :class:`FakeCounter` — a counter with scripted readings: live, frozen, failing or wrapping.
+  Its kind is always ``fake``, and that shows in every figure read from it.
+* :func:`assume_live` — a probe result saying a counter is live, for a cascade over scripted
+  readings that a real probe would use up (every figure then says so).
 * :class:`ScriptedBackend` — a neural backend that answers from a table and reports a chosen cost.
 
 For the native counters (all pure Python, usable without any hardware):
@@ -24,7 +27,7 @@ from pathlib import Path
 from eoc.cost import CounterKind, JouleCost
 from eoc.errors import CounterReadFailed
 from eoc.meter.counter import CounterStatus
-from eoc.meter.liveness import LivenessRule
+from eoc.meter.liveness import LivenessRule, ProbeResult
 from eoc.stages.neural import Reply
 
 
@@ -61,10 +64,14 @@ class FakeCounter:
     * ``watts`` with ``clock`` — energy grows with the clock's time.
 
     Args:
-        status: what :meth:`status` reports (LIVE by default: a fake *claims* what it is told).
+        status: what :meth:`status` reports (LIVE by default: a fake *claims* what it is told,
+            and the cascade, which probes for itself, does not believe it).
         fail_after: reads that succeed before every further read raises.
         wrap_at: readings are reported modulo this (a RAPL-style wrap).
-        name, kind, resolution_uj, min_window_ns: the counter protocol's attributes.
+        max_power_w: the most power it declares it can see (``None``: the host ceiling).
+        name, resolution_uj, min_window_ns: the counter protocol's attributes.
+        kind: always ``CounterKind.FAKE``; any other value is refused, so a fake can never
+            be shown as hardware.
     """
 
     def __init__(
@@ -78,11 +85,14 @@ class FakeCounter:
         fail_after: int | None = None,
         wrap_at: int | None = None,
         name: str = "fake",
-        kind: CounterKind = CounterKind.HARDWARE,
+        kind: CounterKind = CounterKind.FAKE,
         resolution_uj: float = 1.0,
         min_window_ns: int = 0,
+        max_power_w: float | None = None,
         liveness_rule: LivenessRule | None = None,
     ) -> None:
+        if kind is not CounterKind.FAKE:
+            raise ValueError("a FakeCounter is always of kind fake: it must never show as hardware")
         sources = sum(x is not None for x in (readings_uj, step_uj, watts))
         if sources != 1:
             raise ValueError("give exactly one of readings_uj, step_uj or watts")
@@ -98,9 +108,10 @@ class FakeCounter:
         self._value = 0
         self.reads = 0
         self.name = name
-        self.kind = kind
+        self.kind = CounterKind.FAKE
         self.resolution_uj = resolution_uj
         self.min_window_ns = min_window_ns
+        self.max_power_uw = None if max_power_w is None else max_power_w * 1e6
         self.liveness_rule = liveness_rule
 
     @classmethod
@@ -136,6 +147,17 @@ class FakeCounter:
 
     def __repr__(self) -> str:
         return f"FakeCounter(name={self.name!r}, status={self._status})"
+
+
+def assume_live(counter: object, who: str = "test") -> ProbeResult:
+    """A LIVE probe result for ``counter`` that eoc did not make (``Cascade(liveness=...)``).
+
+    For a cascade over scripted readings, which a real probe would use up. Every figure the
+    cascade then reports says its liveness came from a probe handed in by ``who``.
+    """
+    return ProbeResult(
+        CounterStatus.live(f"assumed live by the {who}"), 0, 0, 0, 0, str(getattr(counter, "name", "")), who
+    )
 
 
 class ScriptedBackend:
@@ -316,6 +338,7 @@ class FakePynvml:
 
 __all__ = [
     "FakeClock",
+    "assume_live",
     "FakeCounter",
     "FakePerfEvents",
     "FakePynvml",

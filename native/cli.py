@@ -1,7 +1,9 @@
 """``eoc autotune``: tune a decode and a prefill shape and write a measured tuning profile.
 
 It refuses — exit 1, printing the file, the reason and the counter's status, and creating no
-file — when there is no live counter or when anything was not measured.
+file — when there is no live counter or when anything was not measured. Liveness is what eoc's
+own probe saw (detection's probe, or the tuner's), never the counter's word; the counter's kind
+is its effective kind (``fake`` for test counters, ``unverified`` for uninstalled classes).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any, TextIO
 from eoc.errors import BadReceipt
 from eoc.meter.detection import detect_all
 from eoc.meter.marginal import refusal
+from eoc.meter.trust import effective_kind
 from native.autotune.profile import TuningProfile, profile_path
 from native.autotune.tune import TuneResult, tune_shape_live
 from native.backends import usable_backends
@@ -68,7 +71,8 @@ def _row(r: TuneResult) -> dict[str, Any]:
 def cmd_autotune(args: argparse.Namespace, out: TextIO) -> int:
     started = time.perf_counter()
     target = Path(args.out).expanduser() if args.out else profile_path()
-    key = None
+    key: bytes | None = None
+    signer: str | None = None
     if args.sign_key:
         try:
             key = Path(args.sign_key).expanduser().read_bytes()
@@ -76,39 +80,45 @@ def cmd_autotune(args: argparse.Namespace, out: TextIO) -> int:
             raise BadReceipt(f"cannot read the signing key {args.sign_key}: {exc}") from None
         from native.autotune.seal import public_key_hex
 
-        public_key_hex(key)  # a bad key is a usage error now, not after minutes of tuning
+        signer = public_key_hex(key)  # a bad key is a usage error now, not after minutes of tuning
     found = detect_all()
     counter = found.counter
-    status = counter.status()
+    seen = found.probe_of(counter)  # eoc's probe during detection; the tuner probes if None
     if not found.live:
-        return _refuse(
-            out, args.json, target, found.reason or str(status), counter.name, str(status)
-        )
+        status = str(seen.status if seen is not None else counter.status())
+        return _refuse(out, args.json, target, found.reason or status, counter.name, status)
     shapes = SMALL if args.small else FULL
     backends, _ = usable_backends()
     bar = ProgressBar(len(shapes))
     results = [
-        tune_shape_live(s, backends, counter, args.seconds, progress=bar.update) for s in shapes
+        tune_shape_live(s, backends, counter, args.seconds, progress=bar.update, liveness=seen)
+        for s in shapes
     ]
     failed = [r for r in results if r.winner is None]
     if failed:
         reason = "; ".join(f"{r.shape.key}: {r.reason}" for r in failed)
-        return _refuse(out, args.json, target, reason, counter.name, str(counter.status()))
+        return _refuse(out, args.json, target, reason, counter.name, failed[0].liveness)
     profile = TuningProfile()
     for r in results:
         profile.add(r)
     profile.save(target, sign_key=key)
     elapsed = time.perf_counter() - started
+    kind = effective_kind(counter)[0].value
     if args.json:
         doc = {
             "file": str(target),
             "counter": counter.name,
+            "counter_kind": kind,
+            "liveness": results[0].liveness,
+            "signer": signer,
             "seconds": elapsed,
             "shapes": [_row(r) for r in results],
         }
         out.write(json.dumps(doc, indent=2) + "\n")
         return 0
-    lines = [f"tuned on {counter.name} ({counter.kind.value}) in {elapsed:.1f} s; wrote {target}"]
+    lines = [f"tuned on {counter.name} ({kind}) in {elapsed:.1f} s; wrote {target}"]
+    if signer is not None:
+        lines.append(f"signed by key {signer}")
     for r in results:
         lines.append(
             f"{r.shape.key}: winner {r.winner}"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,7 @@ import pytest
 from eoc import Cascade
 from eoc.benchrun import BadSuite, load_suite, nearest_rank, parse_suite, run_suite
 from eoc.cli.main import main
-from tests.helpers import small_stages
+from tests.helpers import IN_BROWSER, small_stages
 
 SUITE = Path(__file__).resolve().parents[1] / "bench" / "suites" / "core.json"
 
@@ -37,9 +39,10 @@ def test_a_run_reports_energy_accuracy_stages_and_provenance() -> None:
         ]
     )
     cascade = Cascade(small_stages())
-    s = run_suite(cases, cascade).summary()
-    figures = {st.stage.value: st.figure.uj for st in cascade.stages}
-    total = figures["kv"] + figures["cache"] + figures["graph"] + 2 * figures["neural"]
+    report = run_suite(cases, cascade)
+    s = report.summary()
+    total = sum(r.cost_uj for r in report.results)
+    assert total > 0 and all(r.cost_uj >= 1 for r in report.results)
     assert s["total_j"] == pytest.approx(total / 1e6)
     assert s["accuracy"] == pytest.approx(3 / 4) and s["judged"] == 4
     assert s["j_per_correct"] == pytest.approx(total / 1e6 / 3)
@@ -62,6 +65,15 @@ def test_bad_prompts_are_recorded_not_fatal() -> None:
     assert s["errors"] == 1 and s["answered"] == 1 and report.results[0].error
 
 
+def test_a_suite_whose_every_case_refused_reports_no_energy_not_zero() -> None:
+    report = run_suite(parse_suite([{"id": "a", "prompt": " ", "expected": "x"}]), Cascade(small_stages()))
+    s = report.summary()
+    assert s["total_j"] is None and s["j_per_correct"] is None
+    table = "\n".join(report.table())
+    assert "0 J" not in table and "0.000000 J" not in table
+    assert "no figure: every case was refused" in table
+
+
 @pytest.mark.parametrize(
     "doc",
     [
@@ -74,6 +86,8 @@ def test_bad_prompts_are_recorded_not_fatal() -> None:
         [{"id": 1, "prompt": "p", "expected": 3}],
         [{"id": 1, "prompt": "p"}, {"id": 1, "prompt": "q"}],
         [{"id": True, "prompt": "p"}],
+        [{"id": 1, "prompt": "p"}, {"id": "1", "prompt": "q"}],
+        {"cases": [{"id": "x", "prompt": "p"}, {"id": "x", "prompt": "p"}]},
     ],
 )
 def test_malformed_suites_are_bad_suites(doc: object) -> None:
@@ -96,4 +110,18 @@ def test_cli_bench_run_json_and_exit_codes(tmp_path: Path) -> None:
     bad.write_text("{not json")
     assert main(["bench", "run", str(bad)], out=io.StringIO()) == 2
     assert main(["bench", "run", str(tmp_path / "absent.json")], out=io.StringIO()) == 2
+    dup = tmp_path / "dup.json"
+    dup.write_text('[{"id": 1, "id": 2, "prompt": "p"}]')  # a duplicate key: refused, not merged
+    assert main(["bench", "run", str(dup)], out=io.StringIO()) == 2
+
+
+@pytest.mark.skipif(IN_BROWSER, reason="no /dev/zero or subprocess in Pyodide")
+def test_bench_run_on_an_endless_file_is_refused_with_bounded_memory() -> None:
+    """Issue: `eoc bench run /dev/zero` ate memory until the kernel killed it (stat() says 0)."""
+    code = (
+        "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30));"
+        "from eoc.cli.main import main; sys.exit(main(['bench', 'run', '/dev/zero']))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "larger than" in done.stderr
     assert main(["bench"], out=io.StringIO()) == 2

@@ -25,9 +25,10 @@ def test_query_prints_stage_payload_cost_basis_and_receipt() -> None:
     lines = text.splitlines()
     assert lines[0] == "stage : kv"
     assert lines[1] == "payload : 4"
-    assert lines[2].startswith("cost : 1,000 µJ estimated")
-    assert lines[3].startswith("hit : kv stage estimate")
-    assert lines[4].startswith("receipt : ") and len(lines[4].split()[-1]) == 64
+    assert lines[2].startswith("cost : ") and lines[2].endswith(" µJ estimated")
+    assert lines[3].startswith("hit : kv estimate")
+    assert lines[4].startswith("receipt : ") and lines[4].endswith("(v2)")
+    assert len(lines[4].split()[2]) == 64
 
 
 def test_query_answers_graph_questions_out_of_the_box() -> None:
@@ -43,9 +44,10 @@ def test_query_json_round_trips_through_verify(tmp_path) -> None:
     f = tmp_path / "r.json"
     f.write_text(text, encoding="utf-8")
     code, out = run("verify", str(f))
-    assert code == 0 and "receipt ok" in out
+    assert code == 0 and "receipt consistent" in out and "unsigned" in out
     code, out = run("verify", "--json", str(f))
-    assert code == 0 and json.loads(out)["ok"] is True
+    doc = json.loads(out)
+    assert code == 0 and doc["ok"] is True and doc["signed_by"] is None and doc["version"] == 2
 
 
 @pytest.mark.parametrize(
@@ -58,6 +60,11 @@ def test_query_json_round_trips_through_verify(tmp_path) -> None:
         (("cost", "provenance"), "measured"),
         (("receipt", "provenance"), "measured"),
         (("stage",), "cache"),
+        (("cost", "basis"), "measured on rapl:psys"),
+        (("receipt", "basis"), "measured on rapl:psys"),
+        (("cost", "counter"), "rapl:psys"),
+        (("receipt", "counter_kind"), "hardware"),
+        (("cost", "counter_kind"), "hardware"),
     ],
 )
 def test_verify_refuses_an_altered_answer_with_exit_1(tmp_path, path, value) -> None:
@@ -176,8 +183,8 @@ def test_meter_with_a_live_counter_reports_the_idle_draw(monkeypatch) -> None:
     )
     code, text = run("meter", "--seconds", "0.05")
     assert code == 0
-    assert "perf/energy-psys [hardware; whole work] : FROZEN (advanced in 0 of 12)" in text
-    assert "cascade meters with fake-rapl: idle draw" in text
+    assert "perf/energy-psys [fake; whole work] : FROZEN (advanced in 0 of 12)" in text
+    assert "cascade meters with fake-rapl (fake counter): idle draw" in text
     code, text = run("meter", "--json", "--seconds", "0.05")
     doc = json.loads(text)
     assert doc["live"] is True and doc["idle_draw_uw"] > 0

@@ -6,7 +6,7 @@ import pytest
 
 from eoc import JouleCost, Provenance, Receipt, Stage, worst_of
 from eoc.cost import CounterKind
-from eoc.errors import BadReceipt, ConfigError
+from eoc.errors import BadReceipt, ConfigError, ReceiptMismatch
 from tests.helpers import native_only
 
 QID = "a" * 64
@@ -45,9 +45,19 @@ def test_worst_of_takes_the_worst_provenance() -> None:
     assert worst_of([]) is E
 
 
+def est(uj: int = 1000, basis: str = "kv estimate") -> JouleCost:
+    return JouleCost.estimated(uj, basis)
+
+
+def fake_measured(uj: int = 700) -> JouleCost:
+    return JouleCost(
+        uj, Provenance.MEASURED, "neural span", counter="fake", counter_kind=CounterKind.FAKE
+    )
+
+
 def test_receipt_verifies_and_round_trips() -> None:
-    r = Receipt.issue(QID, Stage.KV, 1000, Provenance.ESTIMATED, "4")
-    assert len(r.digest) == 64 and r.verify()
+    r = Receipt.issue(QID, Stage.KV, est(), "4")
+    assert len(r.digest) == 64 and r.verify() and r.version == 2
     again = Receipt.from_dict(r.to_dict())
     assert again == r and again.verify()
 
@@ -61,28 +71,100 @@ def test_receipt_verifies_and_round_trips() -> None:
         ("provenance", "measured"),
         ("payload", "5"),
         ("digest", "0" * 64),
+        ("basis", "measured on rapl:psys"),
+        ("counter", "rapl:psys"),
+        ("counter_kind", "hardware"),
+        ("eoc_version", "9.9.9"),
     ],
 )
 def test_changing_any_field_fails_verification(field: str, value: object) -> None:
-    r = Receipt.issue(QID, Stage.KV, 1000, Provenance.ESTIMATED, "4")
+    """Issue: v1 ignored basis, counter and counter kind, so relabelling a figure verified."""
+    r = Receipt.issue(QID, Stage.KV, est(), "4")
     setattr(r, field, value)
     assert not r.verify()
 
 
+@native_only
+def test_relabelling_a_fake_counter_as_hardware_fails_verification() -> None:
+    r = Receipt.issue(QID, Stage.NEURAL, fake_measured(), "answer")
+    assert r.verify()
+    r.counter_kind = "hardware"
+    assert not r.verify()
+
+
+def test_every_single_bit_flip_of_a_receipt_document_is_detected() -> None:
+    """Issue: 771 of 5,112 single-bit flips of a v1 receipt file went undetected."""
+    import json
+
+    from eoc.boundedio import loads_strict
+    from eoc.errors import BadJson
+
+    text = json.dumps(Receipt.issue(QID, Stage.GRAPH, est(500, "graph estimate"), "Tokyo").to_dict())
+    data = text.encode()
+    undetected = 0
+    for i in range(len(data)):
+        for bit in range(8):
+            flipped = bytearray(data)
+            flipped[i] ^= 1 << bit
+            try:
+                doc = loads_strict(bytes(flipped))
+                ok = Receipt.from_dict(doc).verify()
+            except (BadReceipt, BadJson):
+                continue
+            undetected += ok
+    assert undetected == 0
+
+
 def test_payload_boundaries_do_not_collide() -> None:
-    """Length-prefixing keeps a '|' in the payload from shifting fields."""
-    a = Receipt.issue(QID, Stage.KV, 1, Provenance.ESTIMATED, "x|y")
-    b = Receipt.issue(QID, Stage.KV, 1, Provenance.ESTIMATED, "x|y ")
-    assert a.digest != b.digest
+    """Length-prefixing keeps a '|' in the payload or basis from shifting fields."""
+    a = Receipt.issue(QID, Stage.KV, est(1, "b"), "x|y")
+    b = Receipt.issue(QID, Stage.KV, est(1, "b"), "x|y ")
+    c = Receipt.issue(QID, Stage.KV, est(1, "b|x"), "y")
+    assert len({a.digest, b.digest, c.digest}) == 3
 
 
 def test_receipt_digest_is_pinned() -> None:
     """The canonical encoding is versioned; a change to it must be deliberate."""
-    r = Receipt.issue(QID, Stage.GRAPH, 500, Provenance.ESTIMATED, "Tokyo")
+    import hashlib
+
+    r = Receipt.issue(QID, Stage.GRAPH, est(500, "graph estimate"), "Tokyo")
+    fields = [r.eoc_version or "", QID, "graph", "500", "estimated", None, None, "graph estimate", "Tokyo"]
+    h = hashlib.sha256(b"eoc-receipt-v2")
+    for f in fields:
+        h.update(b"|~" if f is None else b"|%d:" % len(f.encode()) + f.encode())
+    assert r.digest == h.hexdigest()
+
+
+def test_version_1_receipts_still_verify_and_say_they_are_v1() -> None:
     import hashlib
 
     body = b"eoc-receipt-v1|" + f"{QID}|graph|500|estimated|5|".encode() + b"Tokyo"
-    assert r.digest == hashlib.sha256(body).hexdigest()
+    doc = {
+        "version": 1,
+        "query_id": QID,
+        "stage": "graph",
+        "cost_uj": 500,
+        "provenance": "estimated",
+        "payload": "Tokyo",
+        "digest": hashlib.sha256(body).hexdigest(),
+    }
+    r = Receipt.from_dict(doc)
+    assert r.version == 1 and r.verify() and r.basis is None
+
+
+V2 = {
+    "version": 2,
+    "query_id": QID,
+    "stage": "kv",
+    "cost_uj": 1,
+    "provenance": "estimated",
+    "counter": None,
+    "counter_kind": None,
+    "basis": "b",
+    "eoc_version": "0.2.0",
+    "payload": "4",
+    "digest": "0" * 64,
+}
 
 
 @pytest.mark.parametrize(
@@ -132,7 +214,7 @@ def test_receipt_digest_is_pinned() -> None:
             "digest": "0" * 64,
         },
         {
-            "version": 2,
+            "version": 3,
             "query_id": QID,
             "stage": "kv",
             "cost_uj": 1,
@@ -140,11 +222,48 @@ def test_receipt_digest_is_pinned() -> None:
             "payload": "4",
             "digest": "0" * 64,
         },
+        {k: v for k, v in V2.items() if k != "version"},  # no version: refused, not assumed
+        {**V2, "version": True},
+        {**V2, "version": 2.0},
+        {**V2, "cost_uj": True},
+        {**V2, "cost_uj": 500.0},
+        {**V2, "cost_uj": 0},
+        {**V2, "extra": "field"},
+        {**V2, "counter_kind": "psychic"},
+        {**V2, "basis": None},
+        {**V2, "signature": {"alg": "rsa", "public_key": "0" * 64, "value": "0" * 128}},
+        {**V2, "signature": {"alg": "ed25519", "public_key": "0" * 63, "value": "0" * 128}},
     ],
 )
 def test_malformed_receipt_documents_are_bad_receipts(doc: object) -> None:
     with pytest.raises(BadReceipt):
         Receipt.from_dict(doc)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"provenance": "measured"},
+        {"provenance": "measured", "counter": "rapl", "counter_kind": "none"},
+        {"provenance": "measured", "counter": None, "counter_kind": "hardware"},
+    ],
+)
+def test_a_measured_receipt_without_a_counter_of_a_metering_kind_is_refused(changes) -> None:
+    with pytest.raises(ReceiptMismatch, match="MEASURED"):
+        Receipt.from_dict({**V2, **changes})
+
+
+def test_a_hand_built_measured_receipt_needs_a_counter() -> None:
+    """Issue: Receipt.issue(..., MEASURED, ...) with no counter verified, natively and in Pyodide."""
+    with pytest.raises(ConfigError):
+        Receipt.issue(QID, Stage.KV, JouleCost(5, Provenance.MEASURED, "claimed"), "4")
+    with pytest.raises(BadReceipt):
+        Receipt.issue(QID, Stage.KV, 5, "4")  # type: ignore[arg-type]
+    forged = Receipt.issue(QID, Stage.KV, est(5), "4")
+    forged.provenance = "measured"
+    assert not forged.verify()
+    with pytest.raises(ReceiptMismatch, match="MEASURED"):
+        Receipt.from_dict({**forged.to_dict(), "digest": forged.expected_digest()})
 
 
 def test_in_the_browser_no_measured_cost_can_be_built(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from eoc import Cascade, Query, Stage
-from eoc.errors import ConfigError, InputError
+from eoc.errors import ConfigError, InputError, StoreUnusable
 from eoc.knowledge import default_stages
 from eoc.persist import SqliteCache, SqliteKV, SqliteTripleStore
 from eoc.stages import GraphStage
@@ -82,11 +82,13 @@ def test_triples_survive_a_restart(tmp_path: Path) -> None:
     reopened.close()
 
 
-def test_an_unopenable_store_is_a_config_error(tmp_path: Path) -> None:
+def test_an_unopenable_store_is_a_store_error(tmp_path: Path) -> None:
     (tmp_path / "dir.db").mkdir()
-    with pytest.raises(ConfigError, match="cannot open the store"):
+    with pytest.raises(StoreUnusable, match="not a regular file"):
         SqliteCache(tmp_path / "dir.db")
-    gc.collect()  # the connection attempt that failed is closed now, not at interpreter exit
+    with pytest.raises(ConfigError, match="path of an SQLite file"):
+        SqliteCache(":memory:")
+    gc.collect()  # no connection was opened, so none is left for interpreter exit to close
 
 
 def test_a_persistent_cascade_remembers_across_instances(tmp_path: Path) -> None:

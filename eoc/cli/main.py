@@ -12,17 +12,19 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, TextIO
 
-from eoc import __version__
 from eoc._compat import IN_PYODIDE
+from eoc._version import __version__
+from eoc.boundedio import read_json
 from eoc.cascade import Cascade
-from eoc.errors import BadReceipt, ConfigError, EocError, MissingExtra, ReceiptMismatch
+from eoc.errors import BadJson, BadReceipt, ConfigError, EocError, MissingExtra, ReceiptMismatch
 from eoc.knowledge import default_kv, describe_embedder
 from eoc.meter.counter import Counter, CounterStatus
 from eoc.meter.detection import Detection, detect_all
+from eoc.meter.liveness import probe
 from eoc.meter.marginal import idle_draw_uw, refusal
+from eoc.meter.trust import effective_kind
 from eoc.query import Query, Stage
 from eoc.receipt import Receipt
 from eoc.response import Response
@@ -39,26 +41,52 @@ def _emit(out: TextIO, as_json: bool, doc: dict[str, Any], lines: Sequence[str])
 
 
 def format_response(r: Response) -> list[str]:
-    """The lines ``eoc query`` prints for one answer."""
+    """The lines ``eoc query`` prints for one answer.
+
+    The counter's kind is printed with every figure read from one, so a ``fake`` or
+    ``unverified`` counter is visible on the line that shows the joules.
+    """
     c = r.cost
-    counter = f" on {c.counter} ({c.counter_kind.value})" if c.counter and c.counter_kind else ""
-    return [
+    counter = (
+        f" on {c.counter} ({c.counter_kind.value} counter)" if c.counter and c.counter_kind else ""
+    )
+    lines = [
         f"stage : {r.stage.value}",
         f"payload : {r.payload}",
         f"cost : {c.uj:,} µJ {c.provenance.value}{counter}",
         f"hit : {c.basis}",
-        f"receipt : {r.receipt.digest}",
+        f"receipt : {r.receipt.digest} (v{r.receipt.version})",
     ]
+    if r.receipt.signature is not None:
+        lines.append(f"signed : ed25519 key {r.receipt.signature['public_key']}")
+    return lines
 
 
 # -- query ----------------------------------------------------------------------
 
 
+def _signer(path: str | None) -> Any:
+    if not path:
+        return None
+    if IN_PYODIDE:
+        raise MissingExtra("signing receipts needs the native extra, which the browser lacks")
+    try:
+        from native.receipts import HostSigner
+    except ImportError as exc:
+        raise MissingExtra(
+            f'signing receipts needs the native extra ({exc}): pip install "eoc[native]"'
+        ) from None
+    return HostSigner.from_file(path)
+
+
 def cmd_query(args: argparse.Namespace, out: TextIO) -> int:
     from eoc.knowledge import default_stages
 
-    with Cascade(default_stages(store=args.store) if args.store else None) as cascade:
-        response = cascade.resolve(Query(args.prompt))
+    query = Query(args.prompt)  # a bad prompt is refused before any store is opened
+    signer = _signer(args.sign_key)
+    stages = default_stages(store=args.store) if args.store else None
+    with Cascade(stages, signer=signer) as cascade:
+        response = cascade.resolve(query)
     _emit(out, args.json, response.to_dict(), format_response(response))
     return 0
 
@@ -86,9 +114,11 @@ def survey_extras() -> tuple[list[tuple[Counter, str]], list[str]]:
 
 
 def _counter_doc(counter: Counter, status: CounterStatus, role: str) -> dict[str, Any]:
+    kind, note = effective_kind(counter)
     return {
         "name": counter.name,
-        "kind": counter.kind.value,
+        "kind": kind.value,
+        "kind_note": note,
         "role": role,
         "status": status.state.value,
         "reason": status.reason,
@@ -103,10 +133,13 @@ def cmd_meter(args: argparse.Namespace, out: TextIO) -> int:
     counters = []
     lines = []
     rows = [(c, s, "whole work") for c, s in found.candidates]
-    rows += [(c, c.status(), role) for c, role in extras]
+    rows += [(c, probe(c).status, role) for c, role in extras]  # probed, not asked
     for counter, status, role in rows:
         counters.append(_counter_doc(counter, status, role))
-        lines.append(f"{counter.name} [{counter.kind.value}; {role}] : {status}")
+        kind, note = effective_kind(counter)
+        lines.append(f"{counter.name} [{kind.value}; {role}] : {status}")
+        if note:
+            lines.append(f"  note: {note}")
     for note in notes:
         lines.append(f"  note: {note}")
     why: list[str] = []
@@ -137,8 +170,10 @@ def cmd_meter(args: argparse.Namespace, out: TextIO) -> int:
             lines.append(refusal(f"idle draw of {counter.name}", exc, counter=counter.name))
         else:
             doc["idle_draw_uw"] = idle
+            shown = effective_kind(counter)[0].value
             lines.append(
-                f"cascade meters with {counter.name}: idle draw {idle / 1e6:.3f} W over {secs:.2f} s"
+                f"cascade meters with {counter.name} ({shown} counter): "
+                f"idle draw {idle / 1e6:.3f} W over {secs:.2f} s"
             )
     else:
         doc["reason"] = found.reason
@@ -215,26 +250,11 @@ def cmd_hit_cost(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _read_doc(source: str) -> Any:
+    """The JSON document in ``source``: read with a bound, parsed strictly."""
     try:
-        if source == "-":
-            text = sys.stdin.read(MAX_RECEIPT_BYTES + 1)
-        else:
-            path = Path(source)
-            if path.stat().st_size > MAX_RECEIPT_BYTES:
-                raise BadReceipt(
-                    f"{source} is larger than {MAX_RECEIPT_BYTES} bytes: not a receipt"
-                )
-            text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadReceipt(f"cannot read {source}: {exc}") from None
-    if len(text) > MAX_RECEIPT_BYTES:
-        raise BadReceipt("input is too large to be a receipt")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BadReceipt(
-            f"not JSON ({exc.msg} at line {exc.lineno}): pass `eoc query --json` output"
-        ) from None
+        return read_json(source, MAX_RECEIPT_BYTES, what="receipt")
+    except BadJson as exc:
+        raise BadReceipt(f"{exc.reason}: pass `eoc query --json` output") from None
 
 
 def check_document(doc: Any) -> Receipt:
@@ -257,8 +277,15 @@ def check_document(doc: Any) -> Receipt:
             "cost_uj": cost.get("uj"),
             "provenance": cost.get("provenance"),
         }
+        if receipt.version >= 2:
+            outer.update(
+                basis=cost.get("basis"),
+                counter=cost.get("counter"),
+                counter_kind=cost.get("counter_kind"),
+            )
         for name, value in outer.items():
-            if value != getattr(receipt, name):
+            mine = getattr(receipt, name)
+            if type(value) is not type(mine) or value != mine:
                 raise ReceiptMismatch(
                     f"the answer's {name} does not match its receipt: it was altered"
                 )
@@ -279,25 +306,35 @@ def cmd_autotune(args: argparse.Namespace, out: TextIO) -> int:
     return run(args, out)
 
 
-def _verify_profile(doc: dict[str, Any], args: argparse.Namespace, out: TextIO) -> int:
-    if "signature" not in doc:
-        raise ReceiptMismatch(
-            "this tuning profile is not signed: make one with `eoc autotune --sign-key`"
-        )
+def _native_verify(what: str) -> Any:
+    if IN_PYODIDE:
+        raise MissingExtra(f"checking {what} needs the native extra, which the browser lacks")
     try:
-        from native.autotune.seal import verify
+        import native.autotune.seal as seal
+        import native.receipts as receipts
     except ImportError as exc:
         raise MissingExtra(
-            f'checking a profile signature needs the native extra ({exc}): pip install "eoc[native]"'
+            f'checking {what} needs the native extra ({exc}): pip install "eoc[native]"'
         ) from None
-    signer = verify(doc, args.public_key)
-    _emit(
-        out,
-        args.json,
-        {"ok": True, "kind": "tuning-profile", "signer": signer},
-        [f"profile signature ok : signed by {signer}"],
-    )
+    return seal, receipts
+
+
+def _verify_profile(doc: dict[str, Any], args: argparse.Namespace, out: TextIO) -> int:
+    seal, _ = _native_verify("a tuning profile")
+    lines, report = seal.describe_profile(doc, args.public_key or None)
+    if not report.get("signed") and not args.allow_unsigned:
+        raise ReceiptMismatch(
+            "this tuning profile is not signed: make one with `eoc autotune --sign-key` "
+            "(or pass --allow-unsigned to check its consistency only)"
+        )
+    _emit(out, args.json, {"ok": True, "kind": "tuning-profile", **report}, lines)
     return 0
+
+
+_BINDS = {
+    1: "v1: binds query id, stage, µJ, provenance and payload; NOT the counter, its kind or the basis",
+    2: "v2: binds query id, stage, payload, µJ, provenance, counter, counter kind, basis, eoc version",
+}
 
 
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
@@ -305,13 +342,39 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     if isinstance(doc, dict) and "winners" in doc and "entries" in doc:
         return _verify_profile(doc, args, out)
     receipt = check_document(doc)
+    signer: str | None = None
+    trusted: bool | None = None
+    if receipt.signature is not None or args.public_key:
+        _, receipts = _native_verify("a receipt signature")
+        signer, trusted = receipts.check_receipt_signature(receipt, args.public_key or None)
+    elif not IN_PYODIDE and os.environ.get("EOC_TRUSTED_KEYS", "").strip():
+        _, receipts = _native_verify("a receipt signature")
+        signer, trusted = receipts.check_receipt_signature(receipt, None)
+    if signer is None:
+        origin = "unsigned: the digest proves consistency only; anyone could have computed it"
+    elif trusted:
+        origin = f"signed by key {signer} — trusted (matches a configured key)"
+    else:
+        origin = (
+            f"signed by key {signer} — not checked against a trusted key "
+            "(pass --public-key or set EOC_TRUSTED_KEYS)"
+        )
+    kind = f" on {receipt.counter} ({receipt.counter_kind} counter)" if receipt.counter else ""
     _emit(
         out,
         args.json,
-        {"ok": True, "receipt": receipt.to_dict()},
+        {
+            "ok": True,
+            "consistent": True,
+            "version": receipt.version,
+            "signed_by": signer,
+            "trusted": trusted,
+            "receipt": receipt.to_dict(),
+        },
         [
-            f"receipt ok : {receipt.digest}",
-            f"  {receipt.stage}, {receipt.cost_uj:,} µJ {receipt.provenance}",
+            f"receipt consistent : {receipt.digest} ({_BINDS[receipt.version]})",
+            f"  {receipt.stage}, {receipt.cost_uj:,} µJ {receipt.provenance}{kind}",
+            f"  origin : {origin}",
         ],
     )
     return 0
@@ -366,6 +429,11 @@ def build_parser() -> argparse.ArgumentParser:
     query = add("query", "answer one prompt and print stage, payload, cost and receipt", cmd_query)
     query.add_argument("prompt", help="the question")
     query.add_argument(
+        "--sign-key",
+        default=os.environ.get("EOC_SIGNING_KEY"),
+        help="Ed25519 private key (PEM) that signs the receipt (native; default $EOC_SIGNING_KEY)",
+    )
+    query.add_argument(
         "--store",
         default=os.environ.get("EOC_STORE"),
         help="SQLite file for cache, kv and graph, so answers survive between runs (default $EOC_STORE)",
@@ -387,7 +455,17 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument(
         "file", nargs="?", default="-", help="the JSON file, or - for standard input"
     )
-    verify.add_argument("--public-key", help="for a profile: the signer's Ed25519 public key (hex)")
+    verify.add_argument(
+        "--public-key",
+        action="append",
+        help="a trusted Ed25519 public key (hex; repeatable): refuse anything not signed by one "
+        "(default $EOC_TRUSTED_KEYS)",
+    )
+    verify.add_argument(
+        "--allow-unsigned",
+        action="store_true",
+        help="for a tuning profile: check an unsigned one for consistency only",
+    )
     bench = sub.add_parser("bench", help="benchmarks: `eoc bench run SUITE.json`")
     bench_sub = bench.add_subparsers(dest="bench_command", required=True, metavar="BENCH")
     run_p = bench_sub.add_parser(

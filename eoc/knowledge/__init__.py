@@ -110,17 +110,35 @@ def default_stages(backend: Backend | None = None, *, store: str | None = None) 
 
     With ``store`` (a file path), cache, kv and graph live in that SQLite database
     (:mod:`eoc.persist`) and survive restarts; the pack is written once, on first use.
+    All three stores open and check the file before anything is written to it.
+
+    Raises:
+        StoreUnusable: the file's folder does not exist (it is not created), or the file is
+            not a regular, writable file.
+        StoreVersionError: the file is not eoc's store, or of a schema version this eoc
+            does not read.
+        StoreCorrupt: the file fails its integrity check or holds rows of the wrong type
+            (``eoc store recover`` copies what is readable).
     """
     if store is None:
         return [CacheStage(), seeded_kv(), seeded_graph(), NeuralStage(backend)]
     from eoc.persist import SqliteCache, SqliteKV, SqliteTripleStore
 
-    kv = SqliteKV(store, **kv_options())
-    kv.load_pairs(kv_pairs())
-    graph_store = SqliteTripleStore(store)
-    if len(graph_store) == 0:
-        graph_store.add_all(triples())
-    return [SqliteCache(store), kv, GraphStage(graph_store), NeuralStage(backend)]
+    options = kv_options()  # may refuse (a missing extra) before any file is opened
+    opened: list[Any] = []
+    try:
+        opened.append(SqliteCache(store))
+        opened.append(SqliteKV(store, **options))
+        opened.append(SqliteTripleStore(store))
+        cache, kv, graph_store = opened
+        kv.load_pairs(kv_pairs())
+        if len(graph_store) == 0:
+            graph_store.add_all(triples())
+    except BaseException:
+        for s in opened:
+            s.close()
+        raise
+    return [cache, kv, GraphStage(graph_store), NeuralStage(backend)]
 
 
 def pack_counts() -> dict[str, int]:

@@ -3,6 +3,7 @@
 Under Pyodide it is always the stub. Natively it is the first live whole-work
 counter that installed native code offers (the ``native`` extra's
 ``native.counters.whole_work_counters()``), otherwise the stub, with the reason.
+Every candidate is judged by eoc's own liveness probe, never by its ``status()``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from eoc._compat import IN_PYODIDE
 from eoc.errors import EocError
 from eoc.meter.counter import Counter, CounterStatus, StubCounter
+from eoc.meter.liveness import ProbeResult, probe
 
 
 @dataclass(frozen=True)
@@ -24,10 +26,15 @@ class Detection:
     counter: Counter
     candidates: Sequence[tuple[Counter, CounterStatus]] = field(default_factory=tuple)
     reason: str = ""
+    probes: Sequence[ProbeResult] = field(default_factory=tuple)
 
     @property
     def live(self) -> bool:
         return not isinstance(self.counter, StubCounter)
+
+    def probe_of(self, counter: Counter) -> ProbeResult | None:
+        """eoc's probe of ``counter`` made during detection (``None`` for the stub)."""
+        return next((p for p in self.probes if p.counter == counter.name), None)
 
 
 def native_candidates() -> tuple[list[Counter], str]:
@@ -58,23 +65,39 @@ def detect_all(candidates: Iterable[Counter] | None = None) -> Detection:
     else:
         found = list(candidates)
     seen: list[tuple[Counter, CounterStatus]] = []
+    probes: list[ProbeResult] = []
     chosen: Counter | None = None
     for counter in found:
         if getattr(counter, "telemetry_only", False):
             continue  # GPU telemetry is never the whole-work meter
-        try:
-            status = counter.status()
-        except EocError as exc:
-            status = CounterStatus.unavailable(exc.reason)
+        why = _unreadable(counter)
+        if why:
+            status = CounterStatus.unavailable(why)
+        else:
+            result = probe(counter)
+            probes.append(result)
+            status = result.status
         seen.append((counter, status))
         if chosen is None and status.is_live:
             chosen = counter
     if chosen is not None:
-        return Detection(chosen, tuple(seen), "")
+        return Detection(chosen, tuple(seen), "", tuple(probes))
     if seen:
         why = "no candidate counter is live: " + "; ".join(f"{c.name}: {s}" for c, s in seen)
     stub = StubCounter(why or None)
     return Detection(stub, tuple(seen), stub.reason)
+
+
+def _unreadable(counter: Counter) -> str:
+    """Why a counter cannot be read at all (no file, no permission), without probing it."""
+    reason = getattr(counter, "unavailable_reason", None)
+    if callable(reason):
+        try:
+            why = reason()
+        except EocError as exc:
+            return exc.reason
+        return why if isinstance(why, str) else ""
+    return ""
 
 
 def detect(candidates: Iterable[Counter] | None = None) -> Counter:

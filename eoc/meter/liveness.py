@@ -17,6 +17,7 @@ publishes in bursts needs a longer tick.
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
@@ -54,7 +55,7 @@ class LivenessRule:
 DEFAULT_RULE = LivenessRule()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ProbeResult:
     """What the probe saw, and the verdict.
 
@@ -70,9 +71,17 @@ class ProbeResult:
     counter: str = ""
     by: str = "caller"
 
+    @property
+    def from_eoc(self) -> bool:
+        """True only for a result that eoc's own :func:`probe` returned (not one built by hand)."""
+        return self in _GENUINE
+
     def describe(self) -> str:
-        who = "probed by eoc" if self.by == "eoc" else f"probe by the {self.by}"
+        who = "probed by eoc" if self.from_eoc else f"a probe handed in by the {self.by or 'caller'}"
         return f"{who}: {self.status}"
+
+
+_GENUINE: weakref.WeakSet[ProbeResult] = weakref.WeakSet()  # identity: ProbeResult has eq=False
 
 
 def judge(
@@ -157,19 +166,22 @@ def probe(
             if counted_ns >= need_ns or t >= deadline:
                 break
     except EocError as exc:
-        return ProbeResult(
-            CounterStatus.unavailable(exc.reason), len(samples), 0, 0, 0, counter.name, "eoc"
+        out = ProbeResult(
+            CounterStatus.unavailable(exc.reason), len(samples), 0, 0, 0, str(counter.name), "eoc"
         )
-    result = judge(samples, rule, max_power_uw=max_power_uw(counter))
-    return ProbeResult(
-        result.status,
-        result.intervals,
-        result.counted,
-        result.advancing,
-        result.counted_ns,
-        str(getattr(counter, "name", "")),
-        "eoc",
-    )
+    else:
+        seen = judge(samples, rule, max_power_uw=max_power_uw(counter))
+        out = ProbeResult(
+            seen.status,
+            seen.intervals,
+            seen.counted,
+            seen.advancing,
+            seen.counted_ns,
+            str(getattr(counter, "name", "")),
+            "eoc",
+        )
+    _GENUINE.add(out)
+    return out
 
 
 def _read(counter: Counter) -> int:

@@ -5,11 +5,30 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-from eoc.errors import ConfigError
-from eoc.query import Query, Stage
+from eoc.errors import ConfigError, InvalidText
+from eoc.query import Query, Stage, check_text
 from eoc.stages.base import Answer, stage_figure, work_estimate
 
 _ENTRY_OVERHEAD_BYTES = 160  # id string, dict slot and Answer object, roughly
+MAX_ANSWER_BYTES = 1 << 20
+"""Largest answer cached, in UTF-8 bytes: the largest reply the neural stage accepts."""
+
+
+def checked_answer(payload: object) -> str:
+    """Validate an answer about to be cached (see :func:`eoc.query.check_text`).
+
+    Raises:
+        InvalidText: not text, lone surrogates, control characters, empty, or too long.
+    """
+    return check_text(payload, "a cached answer", max_bytes=MAX_ANSWER_BYTES)
+
+
+def qid_of(query: object) -> str:
+    """The id of a :class:`Query`; anything else is :class:`InvalidText`, not AttributeError."""
+    try:
+        return query.id  # type: ignore[attr-defined,no-any-return]
+    except AttributeError:
+        raise InvalidText(f"a cache is asked with a Query, not {type(query).__name__}") from None
 
 
 class CacheStage:
@@ -41,7 +60,10 @@ class CacheStage:
         self._lock = threading.Lock()
 
     def lookup(self, query: Query) -> Answer | None:
-        qid = query.id
+        try:
+            qid = query.id
+        except AttributeError:  # the hot path: a try costs nothing when it does not raise
+            qid = qid_of(query)
         with self._lock:
             answer = self._entries.get(qid)
             if answer is not None:
@@ -52,36 +74,69 @@ class CacheStage:
             return answer
 
     def remember(self, query: Query, payload: str) -> None:
-        self._insert(query.id, payload)
+        """Cache ``payload`` as the answer to ``query``, evicting the least recently used.
+
+        Raises:
+            InvalidText: ``payload`` is not valid text (nothing is cached).
+        """
+        self._insert(qid_of(query), checked_answer(payload))
 
     def _insert(self, qid: str, payload: str) -> list[str] | None:
         """Store an answer; returns the ids evicted for it, or ``None`` if it was not stored."""
+        with self._lock:
+            plan = self._plan(qid, payload)
+            if plan is None:
+                return None
+            self._apply(qid, payload, *plan)
+            return plan[1]
+
+    def _plan(self, qid: str, payload: str) -> tuple[int, list[str]] | None:
+        """What storing would do, without doing it: the entry's size and the ids it evicts.
+
+        ``None`` if the answer is larger than the whole cache (never cached, nothing evicted).
+        The caller holds ``_lock``. Planning apart from applying lets a store that writes
+        through (:class:`eoc.persist.SqliteCache`) change memory only once the write committed.
+        """
         size = len(payload.encode("utf-8")) + _ENTRY_OVERHEAD_BYTES
         if size > self.max_bytes:
-            return None  # larger than the whole cache: never cached, and nothing is evicted for it
+            return None
+        old = self._sizes.get(qid)
+        count = len(self._entries) + (old is None)
+        total = self._bytes - (old or 0) + size
         evicted: list[str] = []
-        with self._lock:
-            old = self._sizes.pop(qid, None)
-            if old is not None:
-                self._bytes -= old
-                del self._entries[qid]
-            self._entries[qid] = Answer(payload)
-            self._sizes[qid] = size
-            self._bytes += size
-            while len(self._entries) > self.max_entries or self._bytes > self.max_bytes:
-                gone, _ = self._entries.popitem(last=False)
-                self._bytes -= self._sizes.pop(gone)
+        for gone in self._entries:  # oldest first; the entry itself moves to the newest end
+            if count <= self.max_entries and total <= self.max_bytes:
+                break
+            if gone != qid:
                 evicted.append(gone)
-        return evicted
+                count -= 1
+                total -= self._sizes[gone]
+        return size, evicted
+
+    def _apply(self, qid: str, payload: str, size: int, evicted: list[str]) -> None:
+        """Carry out a plan from :meth:`_plan`; the caller holds ``_lock``."""
+        for gone in evicted:
+            dropped = self._sizes.pop(gone, None)
+            if dropped is not None:
+                self._bytes -= dropped
+                del self._entries[gone]
+        old = self._sizes.pop(qid, None)
+        if old is not None:
+            self._bytes -= old
+            del self._entries[qid]
+        self._entries[qid] = Answer(payload)
+        self._sizes[qid] = size
+        self._bytes += size
 
     def forget(self, query: Query) -> bool:
         """Drop one entry; True if it was there."""
+        qid = qid_of(query)
         with self._lock:
-            size = self._sizes.pop(query.id, None)
+            size = self._sizes.pop(qid, None)
             if size is None:
                 return False
             self._bytes -= size
-            del self._entries[query.id]
+            del self._entries[qid]
             return True
 
     def clear(self) -> None:
@@ -101,4 +156,4 @@ class CacheStage:
         return isinstance(query, Query) and query.id in self._entries
 
 
-__all__ = ["CacheStage"]
+__all__ = ["MAX_ANSWER_BYTES", "CacheStage", "checked_answer", "qid_of"]

@@ -8,10 +8,16 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from eoc.errors import FactFileError, InputError
-from eoc.query import Query, Stage
-from eoc.stages.base import Answer, stage_figure
-from eoc.stages.facts import Triple, read_ntriples, read_tsv_triples
+from eoc.errors import FactFileError
+from eoc.query import Query, Stage, check_text
+from eoc.stages.base import Answer, stage_figure, work_estimate
+from eoc.stages.facts import (
+    MAX_FIELD_CHARS,
+    Triple,
+    read_fact_file,
+    read_ntriples,
+    read_tsv_triples,
+)
 from eoc.stages.text import normalize
 
 
@@ -26,8 +32,19 @@ class TripleSource(Protocol):
     def predicates(self) -> list[str]: ...
 
 
+MAX_TERM_BYTES = 4 * MAX_FIELD_CHARS
+"""Largest subject, predicate or object accepted, in UTF-8 bytes: any term a fact file holds."""
+
+
 def _key(label: str) -> str:
     return normalize(label)
+
+
+def _checked(subject: str, predicate: str, obj: str) -> tuple[str, str, str]:
+    """The three terms stripped, each valid text (so it can be encoded, hashed and printed)."""
+    for name, value in (("subject", subject), ("predicate", predicate), ("object", obj)):
+        check_text(value, f"a triple's {name}", max_bytes=MAX_TERM_BYTES)
+    return subject.strip(), predicate.strip(), obj.strip()
 
 
 class TripleStore:
@@ -42,11 +59,15 @@ class TripleStore:
         self.add_all(triples)
 
     def add(self, subject: str, predicate: str, obj: str) -> bool:
-        """Add one triple; False if it was already there."""
-        for name, value in (("subject", subject), ("predicate", predicate), ("object", obj)):
-            if not isinstance(value, str) or not value.strip():
-                raise InputError(f"a triple's {name} must be non-empty text")
-        s, p, o = subject.strip(), predicate.strip(), obj.strip()
+        """Add one triple; False if it was already there.
+
+        Raises:
+            InvalidText: a term is not text, is empty, holds lone surrogates or control
+                characters, or is longer than :data:`MAX_TERM_BYTES`; nothing is added.
+        """
+        return self._insert(*_checked(subject, predicate, obj))
+
+    def _insert(self, s: str, p: str, o: str) -> bool:
         sk, pk, ok = _key(s), _key(p), _key(o)
         with self._lock:
             if (sk, pk, ok) in self._triples:
@@ -58,24 +79,24 @@ class TripleStore:
         return True
 
     def add_all(self, triples: Iterable[Triple | tuple[str, str, str]]) -> int:
+        """Add each triple in turn (see :meth:`add`); the number that were new."""
         return sum(self.add(*t) for t in triples)
 
     def load(self, path: str | Path) -> int:
         """Load a ``.nt`` (N-Triples) or ``.tsv`` file; a bad file is rejected whole."""
         p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise FactFileError(f"cannot read: {exc}", source=str(p)) from None
         if p.suffix == ".nt":
-            triples = read_ntriples(text, str(p))
+            reader = read_ntriples
         elif p.suffix in (".tsv", ".txt"):
-            triples = read_tsv_triples(text, str(p))
-        else:
+            reader = read_tsv_triples
+        else:  # refused before reading: a wrong file is not read at all
             raise FactFileError(
                 "unknown fact file type: use .nt (N-Triples) or .tsv", source=str(p)
             )
-        return self.add_all(triples)
+        triples = reader(read_fact_file(p), str(p))
+        # Every triple is checked before the first is stored, so a bad file changes nothing.
+        checked = [_checked(*t) for t in triples]
+        return sum(self._insert(*t) for t in checked)
 
     def objects(self, subject: str, predicate: str) -> list[str]:
         return list(self._by_sp.get((_key(subject), _key(predicate)), ()))
@@ -142,7 +163,9 @@ class GraphStage:
 
     Args:
         store: any :class:`TripleSource`; defaults to an empty :class:`TripleStore`.
-        figure_uj: this stage's own per-hit figure (ESTIMATED); defaults to the documented one.
+        figure_uj: a flat per-hit figure (ESTIMATED). By default a hit is charged
+            :func:`~eoc.stages.base.work_estimate`, which grows with the bytes of the prompt
+            matched.
     """
 
     stage = Stage.GRAPH
@@ -150,6 +173,7 @@ class GraphStage:
     def __init__(self, store: TripleSource | None = None, *, figure_uj: int | None = None) -> None:
         self.store: TripleSource = store if store is not None else TripleStore()
         self.figure = stage_figure(Stage.GRAPH, figure_uj)
+        self._flat = figure_uj is not None
         self._matcher: QuestionMatcher | None = None
         self._matcher_preds: tuple[str, ...] = ()
 
@@ -161,6 +185,7 @@ class GraphStage:
         return self._matcher
 
     def lookup(self, query: Query) -> Answer | None:
+        """The stored answer to ``query`` (all matches, comma-joined), or ``None`` to pass."""
         text = normalize(query.prompt)
         for direction, pred, name in self._get_matcher().parse(text):
             if direction == "object":
@@ -168,8 +193,11 @@ class GraphStage:
             else:
                 found = self.store.subjects(pred, name)
             if found:
-                return Answer(", ".join(found))
+                if self._flat:
+                    return Answer(", ".join(found))
+                # Matching scales with the prompt, so the charge does too (not one flat figure).
+                return Answer(", ".join(found), work_estimate(Stage.GRAPH, nbytes=query.size))
         return None
 
 
-__all__ = ["GraphStage", "QuestionMatcher", "TripleSource", "TripleStore"]
+__all__ = ["MAX_TERM_BYTES", "GraphStage", "QuestionMatcher", "TripleSource", "TripleStore"]

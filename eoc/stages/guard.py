@@ -12,12 +12,21 @@ score 0.99 on MiniLM, "capital of France" and "capital of Germany" 0.97 on a sta
   ones it took back); every content word of the stored question must be in the query; and words
   around "to", "from", "than" keep their sides. Other wording may differ, as in a paraphrase.
 
-Both are pure Python and work with any embedder.
+Both are pure Python and work with any embedder. Besides ``allows``, a guard may offer
+
+* ``fingerprint(text)``: a hashable value, or ``None`` for "no constraint", such that two texts
+  whose fingerprints are both set and differ can never pass ``allows``. The kv stage keeps each
+  stored prompt's fingerprint and skips mismatches without calling ``allows`` (a dict lookup
+  instead of a text analysis), which is what keeps a store of prompts that differ only by a
+  number cheap to miss in.
+* ``prepare(text)``: an analysis of ``text`` that ``allows`` takes in place of the text, so the
+  kv stage analyses a query once per lookup and a stored prompt once, not once per check.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable
 from typing import Protocol, runtime_checkable
 
 from eoc.stages.text import STOPWORDS, normalize, signature, words
@@ -25,7 +34,10 @@ from eoc.stages.text import STOPWORDS, normalize, signature, words
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?")
 _TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
 _QUOTED = re.compile(r"[\"“”']([^\"“”']{2,})[\"“”']")
-_SENTENCE_START = re.compile(r"(^|[.!?]\s+)$")
+# A token opens a sentence when the text before it is empty (or a lone newline, which ``$``
+# also matches before) or ends in ".", "!" or "?" and whitespace. The ends of these matches are
+# exactly such positions: found in one pass instead of searching each token's prefix again.
+_SENTENCE_BREAK = re.compile(r"[.!?]\s+")
 _ORDINAL_WORDS = {"first", "second", "third", "last", "next", "previous"}
 # question words that fix the kind of answer; "what" and "which" do not, so they are left out
 ANSWER_TYPE_WORDS = frozenset({"when", "where", "who", "whom", "whose", "why", "how"})
@@ -48,6 +60,10 @@ class ExactWordsGuard:
     def allows(self, query: str, stored: str) -> bool:
         return signature(normalize(query)) == signature(normalize(stored))
 
+    def fingerprint(self, text: str) -> Hashable | None:
+        """The whole signature: ``allows`` is exactly "the fingerprints are equal"."""
+        return signature(normalize(text))
+
 
 def numbers(text: str) -> list[str]:
     """The numbers of ``text`` in order, with thousands separators dropped."""
@@ -57,14 +73,17 @@ def numbers(text: str) -> list[str]:
 def entities(text: str) -> list[str]:
     """Named entities in order, lowercased: capitalized words not opening a sentence,
     acronyms (even opening one), and quoted phrases."""
+    starts = {m.end() for m in _SENTENCE_BREAK.finditer(text)}
+    starts.add(0)
+    if text[:1] == "\n":
+        starts.add(1)
     out: list[str] = []
     for m in _TOKEN.finditer(text):
         w = m.group()
         if not w[0].isupper():
             continue
-        at_start = bool(_SENTENCE_START.search(text[: m.start()]))
         acronym = len(w) > 1 and w.isupper()
-        if (not at_start or acronym) and w.lower() not in STOPWORDS:
+        if (m.start() not in starts or acronym) and w.lower() not in STOPWORDS:
             out.append(w.lower())
     out += [q.lower().strip() for q in _QUOTED.findall(text)]
     return out
@@ -90,23 +109,52 @@ def _stem(w: str) -> str:
     return w
 
 
-def _content(text: str) -> list[str]:
-    return [_stem(w) for w in words(normalize(text)) if w not in STOPWORDS and not w.isdigit()]
-
-
-def _directions(text: str) -> set[tuple[str, str, str]]:
+def _directions(ws_all: list[str]) -> frozenset[tuple[str, str, str]]:
     """(word before, directional word, word after) triples: "miles to km" -> (mile, to, km)."""
-    ws = [w for w in words(normalize(text)) if w not in STOPWORDS or w in _DIRECTIONAL]
+    ws = [w for w in ws_all if w not in STOPWORDS or w in _DIRECTIONAL]
     out = set()
     for i, w in enumerate(ws[1:-1], 1):
         if w in _DIRECTIONAL:
             out.add((_stem(ws[i - 1]), w, _stem(ws[i + 1])))
-    return out
+    return frozenset(out)
 
 
-def _subsequence(small: list[str], big: list[str]) -> bool:
+def _subsequence(small: tuple[str, ...], big: tuple[str, ...]) -> bool:
     it = iter(big)
     return all(any(x == y for y in it) for x in small)
+
+
+class Analysis:
+    """What :class:`EntityGuard` reads from one text, computed once (see ``prepare``)."""
+
+    __slots__ = (
+        "content",
+        "corrected",
+        "directions",
+        "entities",
+        "entity_parts",
+        "numbers",
+        "swapped",
+        "text",
+        "wh",
+        "wh_set",
+        "words",
+    )
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.corrected = bool(_CORRECTION.search(text))
+        self.numbers = tuple(numbers(text))
+        self.entities = tuple(entities(text))
+        self.entity_parts = tuple(tuple(e.split()) for e in self.entities)
+        ws = words(normalize(text))
+        self.words = frozenset(ws)
+        self.wh = tuple(w for w in ws if w in ANSWER_TYPE_WORDS)
+        self.wh_set = frozenset(self.wh)
+        self.content = frozenset(_stem(w) for w in ws if w not in STOPWORDS and not w.isdigit())
+        self.directions = _directions(ws)
+        # as a stored prompt: the triples a query must not hold (this prompt's sides swapped)
+        self.swapped = frozenset((b, d, a) for (a, d, b) in self.directions) - self.directions
 
 
 class EntityGuard:
@@ -118,35 +166,45 @@ class EntityGuard:
     * every content word of the stored question appears in the query (lightly stemmed), so
       "when did the age of imperialism end?" never answers "... begin?";
     * words around "to", "from", "than" ... keep their sides ("10 miles to km" is not "10 km to miles").
+
+    ``allows`` takes texts or their :meth:`prepare` analyses; the decision is the same.
     """
 
     name = "entities"
 
-    def allows(self, query: str, stored: str) -> bool:
-        corrected = bool(_CORRECTION.search(query))
-        q_num, s_num = numbers(query), numbers(stored)
-        q_ent, s_ent = entities(query), entities(stored)
-        qn, sn = normalize(query), normalize(stored)
-        q_wh = [w for w in words(qn) if w in ANSWER_TYPE_WORDS]
-        s_wh = [w for w in words(sn) if w in ANSWER_TYPE_WORDS]
+    @staticmethod
+    def prepare(text: str) -> Analysis:
+        """The analysis of ``text`` that :meth:`allows` reads (reuse it across checks)."""
+        return Analysis(text)
+
+    @staticmethod
+    def fingerprint(text: str) -> Hashable | None:
+        """The numbers in order; ``None`` when the text corrects itself, as a corrected query
+        may carry numbers it took back (so fingerprints cannot rule a pair out)."""
+        if _CORRECTION.search(text):
+            return None
+        return tuple(numbers(text))
+
+    def allows(self, query: str | Analysis, stored: str | Analysis) -> bool:
+        q = query if isinstance(query, Analysis) else Analysis(query)
+        s = stored if isinstance(stored, Analysis) else Analysis(stored)
+        corrected = q.corrected
         if corrected:
-            if not (_subsequence(s_num, q_num) and _subsequence(s_wh, q_wh)):
+            if not (_subsequence(s.numbers, q.numbers) and _subsequence(s.wh, q.wh)):
                 return False
-        elif q_num != s_num or set(q_wh) != set(s_wh):
+        elif q.numbers != s.numbers or q.wh_set != s.wh_set:
             return False
-        q_words, s_words = set(words(qn)), set(words(sn))
-        for ent in s_ent if corrected else (*q_ent, *s_ent):
-            parts = ent.split()
+        q_words, s_words = q.words, s.words
+        for parts in s.entity_parts if corrected else (*q.entity_parts, *s.entity_parts):
             if not all(p in q_words for p in parts) or not all(p in s_words for p in parts):
                 return False
-        shared = [e for e in s_ent if e in q_ent]
+        q_ent = q.entities
+        shared = tuple(e for e in s.entities if e in q_ent)
         if not _subsequence(shared, q_ent):
             return False
-        if not set(_content(stored)) <= set(_content(query)):
+        if not s.content <= q.content:
             return False
-        s_dir = _directions(stored)
-        swapped = {(b, d, a) for (a, d, b) in s_dir} - s_dir
-        return not swapped & _directions(query)
+        return not s.swapped & q.directions
 
 
 class NoGuard:
@@ -160,6 +218,7 @@ class NoGuard:
 
 __all__ = [
     "ANSWER_TYPE_WORDS",
+    "Analysis",
     "EntityGuard",
     "ExactWordsGuard",
     "HitGuard",

@@ -10,17 +10,23 @@ agree, every content word of the stored question must be in the query, and
 
 The default thresholds (0.6 for the core's hashed n-grams, 0.7 for MiniLM) were
 chosen on real paraphrases and hard negatives: see ``bench/semantic.py``.
+
+A miss costs a bounded amount of work however large the store: the index walks and
+scores a capped number of candidates (:mod:`eoc.stages.index`), a candidate whose guard
+fingerprint differs from the query's (another number) is dropped by a set lookup, and
+at most :data:`MAX_GUARD_CHECKS` candidates reach the guard itself.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
+from typing import Any
 
 from eoc.errors import ConfigError, FactFileError, InputError
-from eoc.query import Query, Stage, check_prompt
-from eoc.stages.base import Answer, stage_figure
+from eoc.query import Query, Stage, check_prompt, check_text
+from eoc.stages.base import Answer, stage_figure, work_estimate
 from eoc.stages.embed import Embedder, HashedNgramEmbedder, from_dense
 from eoc.stages.facts import read_pairs
 from eoc.stages.guard import EntityGuard, HitGuard
@@ -29,15 +35,57 @@ from eoc.stages.text import normalize
 
 DEFAULT_THRESHOLD = 0.6
 MAX_PAYLOAD_BYTES = 1 << 20
+MAX_GUARD_CHECKS = 16
+"""Guard checks per lookup, at most (candidates above the threshold whose fingerprint matches,
+best first). A check of a prompt not analysed before costs tens of µs, so this bounds the guard's
+share of a miss near 1 ms; a 17th similar stored prompt is not checked, even if it would pass."""
+
+_UNKNOWN: Any = object()  # "not computed yet"
+_NOTHING: frozenset[str] = frozenset()
 
 
 class _Entry:
-    __slots__ = ("key", "payload", "prompt")
+    __slots__ = ("analysis", "key", "payload", "prompt")
 
     def __init__(self, key: str, prompt: str, payload: str) -> None:
         self.key = key
         self.prompt = prompt
         self.payload = payload
+        self.analysis: object = None  # the guard's prepare(prompt), made at its first check
+
+
+class _Fingerprints:
+    """Stored keys grouped by their guard fingerprint, so that a lookup keeps the candidates
+    that can pass the guard with one set membership test each (run in C)."""
+
+    __slots__ = ("by_key", "groups", "open")
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, Hashable | None] = {}
+        self.groups: dict[Hashable, set[str]] = {}
+        self.open: set[str] = set()  # fingerprint None: no constraint, always a candidate
+
+    def add(self, key: str, fp: Hashable | None) -> None:
+        old = self.by_key.get(key, _UNKNOWN)
+        if old is not _UNKNOWN:
+            group = self.open if old is None else self.groups.get(old, set())
+            group.discard(key)
+            if old is not None and not group:
+                self.groups.pop(old, None)
+        self.by_key[key] = fp
+        if fp is None:
+            self.open.add(key)
+        else:
+            self.groups.setdefault(fp, set()).add(key)
+
+    def matcher(self, fp: Hashable | None) -> Callable[[Hashable], bool] | None:
+        """Says whether a stored key's fingerprint allows a query with ``fp``; None: all do."""
+        if fp is None:
+            return None
+        same, anyone = self.groups.get(fp, _NOTHING), self.open
+        if not anyone:
+            return same.__contains__
+        return lambda k: k in same or k in anyone
 
 
 class KVStage:
@@ -84,20 +132,29 @@ class KVStage:
                 "(native.semantic.AutoIndex), not the core's sparse one"
             )
         self.index: VectorIndex = index if index is not None else SparseIndex()
-        self.guard: HitGuard = guard or EntityGuard()
+        self._guard: HitGuard = guard or EntityGuard()
+        # the guard's optional cheap parts (see eoc.stages.guard), looked up once
+        self._fingerprint: Callable[[str], Hashable | None] | None = getattr(
+            self._guard, "fingerprint", None
+        )
+        self._prepare: Callable[[str], object] | None = getattr(self._guard, "prepare", None)
+        self._fps = _Fingerprints()
         self.threshold = float(threshold)
         self.figure = stage_figure(Stage.KV, figure_uj)
+        self._flat = figure_uj is not None  # a caller's flat figure: answers carry no cost
         self._entries: dict[str, _Entry] = {}
         self._lock = threading.Lock()
+
+    @property
+    def guard(self) -> HitGuard:
+        """The hit guard; fixed at construction, as stored fingerprints are the guard's."""
+        return self._guard
 
     @staticmethod
     def checked_key(prompt: str, payload: str) -> str:
         """Validate a prompt and its answer; returns the exact-match key."""
         check_prompt(prompt)
-        if not isinstance(payload, str) or not payload.strip():
-            raise InputError("a kv answer must be non-empty text")
-        if len(payload.encode("utf-8", "surrogatepass")) > MAX_PAYLOAD_BYTES:
-            raise InputError(f"a kv answer is at most {MAX_PAYLOAD_BYTES} bytes")
+        check_text(payload, "a kv answer", max_bytes=MAX_PAYLOAD_BYTES)
         key = normalize(prompt)
         if not key:
             raise InputError(f"prompt {prompt!r} has no words to key on")
@@ -107,10 +164,22 @@ class KVStage:
         """Store ``payload`` as the answer to ``prompt`` (replacing an earlier answer)."""
         key = self.checked_key(prompt, payload)
         vec = embedding if embedding is not None else self.embedder.embed(prompt)
+        fingerprint = self._fingerprint
+        fp = None if fingerprint is None else fingerprint(prompt)
         entry = _Entry(key, prompt, payload)
         with self._lock:
             self.index.add(key, vec)
             self._entries[key] = entry
+            if fingerprint is not None:
+                self._fps.add(key, fp)
+
+    def _sync_fingerprints(self, fingerprint: Callable[[str], Hashable | None]) -> None:
+        """Fingerprint entries stored without ``put`` (a subclass loading its own rows)."""
+        with self._lock:
+            fps = self._fps
+            for key, entry in list(self._entries.items()):
+                if key not in fps.by_key:
+                    fps.add(key, fingerprint(entry.prompt))
 
     def _query_vector(self, query: Query) -> object | None:
         if query.embedding is None:
@@ -168,27 +237,67 @@ class KVStage:
         return self.load_pairs(pair for _, pair in pairs)
 
     def lookup(self, query: Query) -> Answer | None:
-        vec = self._query_vector(query)  # checked first: a bad embedding is an error, hit or not
+        """The stored answer to ``query``'s prompt or to a similar one the guard allows.
+
+        The answer's cost is the work-scaled kv estimate (prompt bytes and the candidates this
+        lookup checked), unless the stage was built with a flat ``figure_uj``.
+        """
+        vec: Any = self._query_vector(
+            query
+        )  # checked first: a bad embedding is an error, hit or not
         key = normalize(query.prompt)
         entry = self._entries.get(key)
         if entry is not None:
-            return Answer(entry.payload)
+            return self._answer(entry.payload, query, 0)
         if vec is None:
             vec = self.embedder.embed(query.prompt)
-        entries, guard, text = self._entries, self.guard, query.prompt
+        entries, text, prepare = self._entries, query.prompt, self._prepare
+        allows: Callable[[Any, Any], bool] = self._guard.allows  # texts, or prepare()'s analyses
+        matches = None
+        fingerprint = self._fingerprint
+        if fingerprint is not None:
+            if len(self._fps.by_key) != len(entries):
+                self._sync_fingerprints(fingerprint)
+            matches = self._fps.matcher(fingerprint(text))
+        q_side: object = None if prepare is None else _UNKNOWN
+        checked = guarded = 0
 
-        def allowed(k: object) -> bool:
+        def accept(k: Hashable) -> bool:
+            nonlocal checked, guarded, q_side
+            checked += 1
             candidate = entries.get(str(k))
-            return candidate is not None and guard.allows(text, candidate.prompt)
+            if candidate is None or (matches is not None and not matches(k)):
+                return False  # the fingerprints rule it out: the guard would refuse it
+            if guarded >= MAX_GUARD_CHECKS:
+                return False
+            guarded += 1
+            if prepare is None:
+                return allows(text, candidate.prompt)
+            if q_side is _UNKNOWN:
+                q_side = prepare(text)
+            s_side = candidate.analysis
+            if s_side is None:
+                s_side = candidate.analysis = prepare(candidate.prompt)
+            return allows(q_side, s_side)
 
-        found = self.index.search(vec, self.threshold, 1, allowed)
+        index: Any = self.index
+        if matches is not None and getattr(index, "accepts_prefilter", False):
+            # mismatches are dropped before they are ranked or scored, not only before the guard
+            found = index.search(vec, self.threshold, 1, accept, prefilter=matches)
+        else:
+            found = index.search(vec, self.threshold, 1, accept)
         if not found:
             return None
         entry = entries.get(str(found[0][1]))
-        return None if entry is None else Answer(entry.payload)
+        return None if entry is None else self._answer(entry.payload, query, checked)
+
+    def _answer(self, payload: str, query: Query, candidates: int) -> Answer:
+        if self._flat:
+            return Answer(payload)
+        return Answer(payload, work_estimate(Stage.KV, nbytes=query.size, candidates=candidates))
 
     def __len__(self) -> int:
         return len(self._entries)
 
 
-__all__ = ["DEFAULT_THRESHOLD", "KVStage"]
+__all__ = ["DEFAULT_THRESHOLD", "MAX_GUARD_CHECKS", "KVStage"]

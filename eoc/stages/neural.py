@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import NamedTuple, Protocol, runtime_checkable
 
 from eoc.cost import JouleCost
-from eoc.errors import BackendError, EocError
-from eoc.query import Query, Stage
-from eoc.stages.base import Answer, stage_figure
+from eoc.errors import BackendError, EocError, InputError
+from eoc.query import Query, Stage, check_text
+from eoc.stages.base import Answer, approx_tokens, stage_figure, work_estimate
+
+MAX_REPLY_BYTES = 1 << 20
+"""The largest reply a backend may return (1 MiB of UTF-8): a longer one is a failure."""
 
 
 class Reply(NamedTuple):
@@ -38,9 +41,15 @@ class EchoBackend:
 class NeuralStage:
     """Asks a backend; never passes.
 
+    A reply enters eoc here, so it is checked here: text (``str``) of valid Unicode, no
+    control characters but tab and newlines, not empty, at most :data:`MAX_REPLY_BYTES`;
+    anything else is a :class:`~eoc.errors.BackendError` and nothing is remembered.
+
     Args:
         backend: any :class:`Backend`; defaults to :class:`EchoBackend`.
-        figure_uj: the stage's own figure (ESTIMATED) charged when the backend reports none.
+        figure_uj: a flat figure (ESTIMATED) charged when the backend reports none. By
+            default such an answer is charged by tokens in and out
+            (:func:`~eoc.stages.base.work_estimate`).
     """
 
     stage = Stage.NEURAL
@@ -48,6 +57,7 @@ class NeuralStage:
     def __init__(self, backend: Backend | None = None, *, figure_uj: int | None = None) -> None:
         self.backend: Backend = backend if backend is not None else EchoBackend()
         self.figure = stage_figure(Stage.NEURAL, figure_uj)
+        self._flat = figure_uj is not None
 
     def lookup(self, query: Query) -> Answer:
         try:
@@ -64,7 +74,23 @@ class NeuralStage:
             raise BackendError(
                 f"neural backend {self.backend.name!r} reported a cost that is not a JouleCost"
             )
+        try:
+            check_text(reply.text, "the reply", max_bytes=MAX_REPLY_BYTES)
+        except InputError as exc:
+            raise BackendError(
+                f"neural backend {self.backend.name!r} returned unusable text: {exc.reason}"
+            ) from None
         return Answer(reply.text, reply.cost)
+
+    def estimate(self, query: Query, answer: Answer) -> JouleCost:
+        """This stage's own ESTIMATED figure for an answer whose backend reported none."""
+        if self._flat:
+            return self.figure
+        return work_estimate(
+            Stage.NEURAL,
+            tokens_in=approx_tokens(query.prompt),
+            tokens_out=approx_tokens(answer.payload),
+        )
 
 
 __all__ = ["Backend", "EchoBackend", "NeuralStage", "Reply"]

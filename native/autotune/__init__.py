@@ -9,17 +9,22 @@ from native.autotune.profile import (
     load_profile,
     set_global_profile,
 )
-from native.autotune.tune import Measurement, TuneResult, tune_shape_live
+from native.autotune.seal import SignatureCheck, check_signature, describe_profile
+from native.autotune.tune import Measurement, TuneResult, measured_here, tune_shape_live
 
 __all__ = [
     "Dispatcher",
     "Measurement",
     "ProfileEntry",
     "ProfileProvenance",
+    "SignatureCheck",
     "TuneResult",
     "TuningProfile",
+    "check_signature",
+    "describe_profile",
     "global_profile",
     "load_profile",
+    "measured_here",
     "set_global_profile",
     "tune_shape_live",
 ]

@@ -79,8 +79,9 @@ class IOReportCounter(ProbedCounter):
     name = "ioreport"
     kind = CounterKind.VENDOR_MODEL
     resolution_uj = 1000.0  # about 1 mJ
-    min_window_ns = 10_000_000  # windows under ~10 ms are noise
+    min_window_ns = 10_000_000  # windows under ~10 ms are noise (Apple's model, ~1 mJ steps)
     liveness_rule = BURSTY_RULE
+    max_power_uw = 2_000_000_000.0  # the host ceiling: IOReport publishes no limit
 
     def __init__(
         self,
@@ -91,6 +92,8 @@ class IOReportCounter(ProbedCounter):
     ) -> None:
         super().__init__(clock=clock, sleep=sleep)
         self._error: str | None = None
+        # only Core Foundation's samples are Apple's; a replayed sampler is a fake
+        self.kind = CounterKind.VENDOR_MODEL if sampler is None else CounterKind.FAKE
         if sampler is None:
             try:
                 sampler = CoreFoundationSampler()

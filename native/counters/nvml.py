@@ -73,10 +73,17 @@ class NvmlTelemetry(ProbedCounter):
         super().__init__(clock=clock, sleep=sleep)
         self.name = f"nvml:gpu{index}"
         self._nv = pynvml if pynvml is not None else require("pynvml", package="nvidia-ml-py")
+        # only the real NVML library reads a board; a stand-in module (FakePynvml) is a fake
+        self.kind = (
+            CounterKind.HARDWARE
+            if getattr(self._nv, "__name__", "") == "pynvml"
+            else CounterKind.FAKE
+        )
         try:
             self._nv.nvmlInit()
             self._handle = self._nv.nvmlDeviceGetHandleByIndex(index)
             self.power_limit_w = self._nv.nvmlDeviceGetEnforcedPowerLimit(self._handle) / 1000.0
+            self.max_power_uw = self.power_limit_w * RATE_SLACK * 1e6
             self.device_name = str(self._nv.nvmlDeviceGetName(self._handle))
             self._nv.nvmlDeviceGetTotalEnergyConsumption(self._handle)
         except EocError:

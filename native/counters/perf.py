@@ -161,7 +161,10 @@ class PerfPowerCounter(ProbedCounter):
     """One power PMU event, opened on one CPU per socket and summed, in µJ."""
 
     kind = CounterKind.HARDWARE
-    min_window_ns = 2_000_000
+    # The power PMU reads the same RAPL MSRs (updated about every 1 ms): the same 10 ms
+    # minimum window as the powercap reader, for the same reason (see rapl.py).
+    min_window_ns = 10_000_000
+    max_power_uw = 2_000_000_000.0  # the host ceiling: the PMU publishes no limit of its own
 
     def __init__(
         self,
@@ -180,6 +183,8 @@ class PerfPowerCounter(ProbedCounter):
         if event.unit.lower() not in ("joules", "joule", "j"):
             self._error = f"{self.name}: unit {event.unit!r} is not Joules"
             return
+        # only the real syscalls read hardware; any injected source (FakePerfEvents) is a fake
+        self.kind = CounterKind.HARDWARE if events is None else CounterKind.FAKE
         try:
             self._events = events if events is not None else SyscallPerfEvents()
             for cpu in event.cpus:

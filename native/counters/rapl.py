@@ -10,6 +10,9 @@
   previous one is long enough that a second wrap could hide in it (elapsed time × the zone's
   maximum plausible power ≥ its range) is refused.
 * Permission denied (root-only since the 2020 fix for CVE-2020-8694) is UNAVAILABLE with the fix.
+* Its kind is ``hardware`` only when every zone lies under the real ``/sys/class/powercap``;
+  a tree anywhere else (the fakes of :func:`eoc.testing.make_powercap_tree`) reads as ``fake``.
+* It declares ``max_power_uw`` (the sum of the zones' ceilings): a span implying more is refused.
 """
 
 from __future__ import annotations
@@ -56,6 +59,20 @@ class RaplZone:
     @property
     def is_mmio(self) -> bool:
         return "mmio" in self.path.name
+
+
+def _under(path: Path, root: Path) -> bool:
+    """True when ``path`` resolves inside ``root`` (sysfs entries are symlinks into /sys/devices)."""
+    try:
+        real_root = root.resolve()
+        resolved = path.resolve()
+    except OSError:
+        return False
+    return (
+        path.absolute().is_relative_to(root)
+        or resolved.is_relative_to(real_root)
+        or resolved.is_relative_to(Path("/sys/devices"))
+    )
 
 
 def _read_text(path: Path) -> str | None:
@@ -129,7 +146,10 @@ class RaplCounter(ProbedCounter):
 
     kind = CounterKind.HARDWARE
     resolution_uj = 15.3  # the usual RAPL energy unit (2^-16 J)
-    min_window_ns = 2_000_000  # the hardware updates about every millisecond
+    # RAPL publishes about every 1 ms, so each edge of a span can miss up to one update
+    # (2 ms of energy over both edges). Keeping that under 20 % of what a span reads needs a
+    # window of at least 10 updates: 10 ms, the minimum the reference specification sets.
+    min_window_ns = 10_000_000
 
     def __init__(
         self,
@@ -145,6 +165,9 @@ class RaplCounter(ProbedCounter):
             raise CounterUnavailable("no RAPL zone to read")
         self.name = name
         self.zones = tuple(zones)
+        self.max_power_uw = sum(z.max_power_w for z in self.zones) * 1e6
+        real = all(_under(z.path, POWERCAP) for z in self.zones)
+        self.kind = CounterKind.HARDWARE if real else CounterKind.FAKE
         self._fds: list[int] | None = None
         self._open_error: str | None = None
         self._last: list[tuple[int, int]] = []  # (raw µJ, t_ns) per zone

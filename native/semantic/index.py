@@ -6,7 +6,10 @@
   candidate list is.
 * :class:`AutoIndex` — exact while the store is small, HNSW once it passes ``switch_at``.
 
-All three implement :class:`eoc.stages.index.VectorIndex`.
+All three implement :class:`eoc.stages.index.VectorIndex`, and, like the core's
+:class:`~eoc.stages.index.SparseIndex`, take a cheap ``prefilter`` that candidates must pass
+before ``accept`` sees them, and hand ``accept`` at most
+:data:`~eoc.stages.index.MAX_SCORED` candidates per hit asked for.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from eoc.errors import BadEmbedding, ConfigError
+from eoc.stages.index import MAX_SCORED
 from native import require
 
 
@@ -43,6 +47,7 @@ class ExactIndex:
     """Brute-force cosine search over a growing float32 matrix."""
 
     kind = "exact"
+    accepts_prefilter = True
 
     def __init__(self, dim: int = 384) -> None:
         np = require("numpy")
@@ -98,24 +103,38 @@ class ExactIndex:
         threshold: float,
         limit: int = 8,
         accept: Callable[[Hashable], bool] | None = None,
+        *,
+        prefilter: Callable[[Hashable], bool] | None = None,
     ) -> list[tuple[float, Hashable]]:
+        """Up to ``limit`` ``(cosine, key)`` pairs at or above ``threshold``, best first.
+
+        Keys refused by ``prefilter`` are skipped; at most ``MAX_SCORED`` × ``limit`` of the
+        rest are handed to ``accept`` (near-duplicates all refused would otherwise each be
+        checked), so a candidate past those is not served.
+        """
         np = require("numpy")
         _check(threshold, limit)
         q = _vector(vec, self.dim)
+        budget = MAX_SCORED * limit
         with self._lock:
             n = len(self._keys)
             if n == 0:
                 return []
             scores = self._m[:n] @ q
-            order = np.argsort(-scores)
+            # compared as Python floats were before (float32 would round the threshold)
+            above = np.flatnonzero(scores.astype(np.float64) >= threshold)
+            order = above[np.argsort(-scores[above], kind="stable")]
             hits: list[tuple[float, Hashable]] = []
-            for i in order:
-                s = float(scores[i])
-                if s < threshold:
+            keys = self._keys
+            for i in order.tolist():
+                key = keys[i]
+                if prefilter is not None and not prefilter(key):
+                    continue
+                if budget == 0:
                     break
-                key = self._keys[int(i)]
+                budget -= 1
                 if accept is None or accept(key):
-                    hits.append((min(s, 1.0), key))
+                    hits.append((min(float(scores[i]), 1.0), key))
                     if len(hits) >= limit:
                         break
         return hits
@@ -132,6 +151,7 @@ class AnnIndex:
     """
 
     kind = "hnsw"
+    accepts_prefilter = True
 
     def __init__(self, dim: int = 384, *, expansion: int = 128, connectivity: int = 32) -> None:
         self._faiss = require("faiss", package="faiss-cpu", why="the approximate kv index")
@@ -201,7 +221,11 @@ class AnnIndex:
         threshold: float,
         limit: int = 8,
         accept: Callable[[Hashable], bool] | None = None,
+        *,
+        prefilter: Callable[[Hashable], bool] | None = None,
     ) -> list[tuple[float, Hashable]]:
+        """Up to ``limit`` hits among the graph's nearest candidates, re-scored exactly;
+        ``prefilter`` drops keys before they are re-scored or handed to ``accept``."""
         _check(threshold, limit)
         q = _vector(vec, self.dim)
         with self._lock:
@@ -210,6 +234,8 @@ class AnnIndex:
             k = min(max(limit * 8, 16) + len(self._dead), self._index.ntotal)
             _, found = self._index.search(q.reshape(1, -1), k)
             keys = [self._keys[int(i)] for i in found[0] if i >= 0 and int(i) not in self._dead]
+        if prefilter is not None:
+            keys = [key for key in keys if prefilter(key)]
         hits = [
             (min(s, 1.0), key)
             for s, key in self._exact.scores(keys, q)
@@ -224,6 +250,8 @@ class AnnIndex:
 
 class AutoIndex:
     """Exact search while small, HNSW once the store passes ``switch_at`` entries."""
+
+    accepts_prefilter = True
 
     def __init__(self, dim: int = 384, *, switch_at: int = 20_000) -> None:
         self.dim = dim
@@ -253,8 +281,10 @@ class AutoIndex:
         threshold: float,
         limit: int = 8,
         accept: Callable[[Hashable], bool] | None = None,
+        *,
+        prefilter: Callable[[Hashable], bool] | None = None,
     ) -> list[tuple[float, Hashable]]:
-        return self._impl.search(vec, threshold, limit, accept)
+        return self._impl.search(vec, threshold, limit, accept, prefilter=prefilter)
 
     def __len__(self) -> int:
         return len(self._impl)

@@ -12,7 +12,13 @@ import eoc.meter.detection as detection
 from eoc.cli.main import main
 from eoc.meter import Detection
 from eoc.meter.counter import CounterStatus
+from eoc.meter.liveness import probe
 from eoc.testing import FakeCounter
+
+
+@pytest.fixture(autouse=True)
+def _no_trusted_keys_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EOC_TRUSTED_KEYS", raising=False)
 
 
 def run(*argv: str) -> tuple[int, str]:
@@ -57,6 +63,21 @@ def test_a_live_counter_that_does_not_see_the_work_writes_nothing(
     assert "no comparison" in text and "within the noise" in text
 
 
+def test_a_counter_that_only_claims_to_be_live_is_probed_and_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import native.cli
+
+    liar = FakeCounter.frozen(7, name="liar")  # status() says LIVE; it never advances
+    found = Detection(liar, ((liar, CounterStatus.live()),))  # no probe of eoc's handed on
+    monkeypatch.setattr(native.cli, "detect_all", lambda *a: found)
+    target = tmp_path / "profile.json"
+    code, text = run("autotune", "--small", "--seconds", "0.1", "--json", "--out", str(target))
+    doc = json.loads(text)
+    assert code == 1 and doc["refused"] and not target.exists()
+    assert "probed by eoc: FROZEN" in doc["status"] and "not live" in doc["reason"]
+
+
 def test_with_a_counter_that_sees_the_work_it_writes_a_sealed_profile(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpu_time_counter
 ) -> None:  # type: ignore[no-untyped-def]
@@ -74,9 +95,9 @@ def test_with_a_counter_that_sees_the_work_it_writes_a_sealed_profile(
         )
     )
     c = cpu_time_counter
-    monkeypatch.setattr(
-        native.cli, "detect_all", lambda *a: Detection(c, ((c, CounterStatus.live()),))
-    )
+    seen = probe(c)  # eoc's own probe, handed on by detection and used by the tuner
+    found = Detection(c, ((c, seen.status),), "", (seen,))
+    monkeypatch.setattr(native.cli, "detect_all", lambda *a: found)
     target = tmp_path / "profile.json"
     code, text = run(
         "autotune",
@@ -93,6 +114,9 @@ def test_with_a_counter_that_sees_the_work_it_writes_a_sealed_profile(
     doc = json.loads(text)
     assert [s["shape"] for s in doc["shapes"]] == ["1x1024x1024", "64x1024x1024"]
     assert all(s["winner"] for s in doc["shapes"])
+    assert doc["counter_kind"] == "fake" and doc["liveness"] == seen.describe()
+    assert doc["signer"] == json.loads(target.read_text())["signature"]["public_key"]
+    assert json.loads(target.read_text())["provenance"]["counter_kind"] == "fake"
     assert run("verify", str(target))[0] == 0
 
 

@@ -38,10 +38,11 @@ def _ioreport(deltas) -> IOReportCounter:  # type: ignore[no-untyped-def]
     return IOReportCounter(IOReportReplay(deltas), clock=clock, sleep=clock.sleep)
 
 
-def test_an_advancing_ioreport_is_live_and_of_kind_vendor_model() -> None:
+def test_an_advancing_ioreport_is_live_and_replayed_samples_are_labelled_fake() -> None:
     counter = _ioreport([[("CPU Energy", "mJ", 40), ("GPU Energy", "nJ", 10_000)]])
     assert counter.status().state is CounterState.LIVE
-    assert counter.kind is CounterKind.VENDOR_MODEL
+    assert counter.kind is CounterKind.FAKE  # replayed samples: never shown as Apple's
+    assert IOReportCounter.kind is CounterKind.VENDOR_MODEL  # what Core Foundation's reads are
     before = counter.read_uj()
     assert counter.read_uj() - before == 40_010
 
@@ -96,8 +97,13 @@ def test_a_gpu_counter_that_does_not_advance_is_never_constructed() -> None:
 
 
 def test_a_gpu_counter_faster_than_the_board_can_draw_is_refused() -> None:
-    with pytest.raises(CounterReadFailed, match="faster than the board"):
+    with pytest.raises((CounterReadFailed, CounterFrozen), match="faster than the board|above the"):
         _nvml(2_000.0, limit_w=300)
+
+
+def test_a_stand_in_pynvml_is_labelled_fake_and_declares_the_board_limit() -> None:
+    gpu = _nvml(100.0, limit_w=300)
+    assert gpu.kind is CounterKind.FAKE and gpu.max_power_uw == 300 * 1.5 * 1e6
 
 
 @pytest.mark.parametrize(

@@ -119,3 +119,14 @@ def test_the_real_power_pmu_psys_counter_on_this_host_is_reported_as_it_is() -> 
     if os.environ.get("EOC_EXPECT_FROZEN_PSYS", "1") == "1" and psys.read_uj() == 0:
         assert status.state is CounterState.FROZEN
     assert status.state is not CounterState.LIVE or psys.read_uj() > 0
+
+
+def test_perf_events_from_an_injected_source_are_labelled_fake(tmp_path) -> None:
+    from eoc.cost import CounterKind
+    from eoc.testing import FakePerfEvents
+    from native.counters.perf import PerfEvent, PerfPowerCounter
+
+    event = PerfEvent("energy-pkg", 9, 2, 2.0**-32, "Joules", (0,))
+    counter = PerfPowerCounter(event, FakePerfEvents({0: [0, 1 << 32]}))
+    assert counter.kind is CounterKind.FAKE and PerfPowerCounter.kind is CounterKind.HARDWARE
+    assert counter.min_window_ns == 10_000_000

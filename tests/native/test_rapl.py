@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+from eoc.cost import CounterKind
 from eoc.errors import CounterUnavailable, WrapAmbiguous
 from eoc.meter.counter import CounterState
 from eoc.testing import FakeClock, PowercapZone, make_powercap_tree, set_energy
 from native.counters.rapl import (
     PERMISSION_FIX,
+    POWERCAP,
     RaplCounter,
+    RaplZone,
     discover_zones,
     plan_zones,
     rapl_counters,
@@ -146,3 +149,22 @@ def test_a_garbled_energy_file_is_a_read_failure(tmp_path) -> None:
     (root / "intel-rapl:0" / "energy_uj").write_text("garbage\n")
     with pytest.raises(CounterReadFailed):
         counter.read_uj()
+
+
+def test_a_powercap_tree_outside_sys_is_labelled_fake_and_declares_its_ceiling(tmp_path) -> None:
+    """A hardware label must come from the real /sys/class/powercap, never from files we wrote."""
+    zones = [
+        PowercapZone("intel-rapl:0", "package-0", 1_000, max_power_uw=65_000_000),
+        PowercapZone("intel-rapl:1", "package-1", 1_000, max_power_uw=65_000_000),
+    ]
+    plan = plan_zones(discover_zones(make_powercap_tree(tmp_path, zones)))
+    counter = RaplCounter(plan.whole, "rapl:package")
+    assert counter.kind is CounterKind.FAKE
+    assert counter.max_power_uw == 2 * 130e6  # twice each zone's rated maximum, summed
+    assert counter.min_window_ns == 10_000_000  # ten ~1 ms updates
+
+
+def test_rapl_zones_under_sys_are_hardware() -> None:
+    zone = RaplZone(POWERCAP / "intel-rapl:0", "package-0", 1 << 32)
+    counter = RaplCounter([zone], "rapl:package", opener=lambda path, flags: 0)
+    assert counter.kind is CounterKind.HARDWARE
