@@ -27,6 +27,10 @@ EMPTY_SPAN_SAMPLES = 5
 DEFAULT_RATIO = 50
 DEFAULT_BUDGET_NS = 40_000_000
 MAX_BATCH = 1 << 16
+MAX_LOOKUPS = 1 << 15
+"""A calibration span ends after this many lookups even if neither the ratio nor the time
+budget was reached (a clock that does not advance must not hold the cascade forever). 32,768
+cache hits of about 1.5 µs fill the 40 ms budget, so a working clock ends the span first."""
 
 
 @dataclass(frozen=True)
@@ -107,7 +111,7 @@ def calibrate_hits(
             n += batch
             e1 = counter.read_uj()
             t1 = clock()
-            if e1 - e0 >= target or t1 - t0 >= budget_ns:
+            if e1 - e0 >= target or t1 - t0 >= budget_ns or n >= MAX_LOOKUPS:
                 break
             batch = min(batch * 2, MAX_BATCH)
         total = span_uj(counter, e0, t0, e1, t1)

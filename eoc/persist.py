@@ -27,28 +27,13 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
-import threading
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from eoc.errors import EocError, InputError, StoreCorrupt
-from eoc.persist_schema import (
-    check_path,
-    decode,
-    integrity_problems,
-    invalid,
-    read_layout,
-    recover_hint,
-    row_sum,
-    scan,
-    translate,
-    type_problem,
-    upgrade,
-    wrong_type,
-)
+from eoc.errors import EocError, InputError
+from eoc.persist_db import Damage, StoreDb, opened
+from eoc.persist_schema import row_sum
 from eoc.query import Query
 from eoc.stages.cache import CacheStage, checked_answer, qid_of
 from eoc.stages.facts import read_fact_file, read_ntriples, read_tsv_triples
@@ -58,101 +43,6 @@ from eoc.stages.text import normalize
 
 MAX_VECTOR_BYTES = 8 << 20
 """Largest stored vector (JSON) decoded; a larger or malformed one is re-embedded."""
-
-Damage = tuple[str, int, str]
-
-
-class _Db:
-    """One checked, WAL-mode connection and the lock that serializes its writers."""
-
-    def __init__(self, path: object) -> None:
-        given, real = check_path(path, write=True)
-        self.path = given
-        self.lock = threading.RLock()  # re-entrant: a store holds it across write and apply
-        try:
-            self.conn = sqlite3.connect(str(real), check_same_thread=False, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise translate(exc, given, "opening it") from None
-        try:
-            self._prepare()
-        except BaseException:
-            self.conn.close()
-            raise
-
-    def _prepare(self) -> None:
-        with self.guard("opening it"):
-            self.conn.execute("PRAGMA busy_timeout=5000")
-            # checked before WAL mode is set: switching it rewrites the header of any file
-            read_layout(self.conn, self.path)
-            problems = integrity_problems(self.conn)
-            if problems:
-                raise StoreCorrupt(
-                    f"the store {self.path} failed SQLite's integrity check "
-                    f"({'; '.join(problems[:3])}): {recover_hint(self.path)}, then use the new file"
-                )
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=FULL")
-        # BEGIN IMMEDIATE proves the file writable now, and serializes two processes' setup
-        with self.transaction("opening it") as c:
-            upgrade(c, read_layout(c, self.path), self.path)
-
-    @contextmanager
-    def guard(self, doing: str) -> Iterator[None]:
-        """Translate ``sqlite3`` errors into typed :class:`~eoc.errors.StoreError`."""
-        try:
-            yield
-        except sqlite3.Error as exc:
-            raise translate(exc, self.path, doing) from None
-
-    @contextmanager
-    def transaction(self, doing: str) -> Iterator[sqlite3.Connection]:
-        """A write transaction, committed on exit, rolled back on any error."""
-        with self.lock, self.guard(doing):
-            c = self.conn
-            c.execute("BEGIN IMMEDIATE")
-            try:
-                yield c
-                c.execute("COMMIT")
-            except BaseException:
-                if c.in_transaction:
-                    c.execute("ROLLBACK")
-                raise
-
-    def write(self, sql: str, args: tuple[Any, ...] = (), doing: str = "writing") -> None:
-        with self.transaction(doing) as c:
-            c.execute(sql, args)
-
-    def rows(
-        self, table: str, damaged: list[Damage], *, order: str = "rowid"
-    ) -> Iterator[tuple[Any, ...]]:
-        """The good rows of ``table``; damaged ones are listed, wrong types raise StoreCorrupt."""
-        with self.guard(f"reading {table}"):
-            for row in scan(self.conn, table, legacy=False, order=order):
-                problem = type_problem(table, row)
-                if problem is not None:
-                    raise wrong_type(self.path, table, row.rowid, problem)
-                values = decode(table, row, legacy=False)
-                reason = values if isinstance(values, str) else invalid(table, values)
-                if reason is not None:
-                    damaged.append((table, row.rowid, reason))
-                    continue
-                assert not isinstance(values, str)
-                yield (row.rowid, *values)
-
-    def close(self) -> None:
-        with self.lock:
-            self.conn.close()
-
-
-def _opened(path: object, load: Callable[[_Db], None]) -> _Db:
-    """Open ``path`` and run ``load``; closes the connection if loading refused the file."""
-    db = _Db(path)
-    try:
-        load(db)
-    except BaseException:
-        db.close()
-        raise
-    return db
 
 
 class SqliteCache(CacheStage):
@@ -168,26 +58,23 @@ class SqliteCache(CacheStage):
         super().__init__(max_entries, max_bytes, **kw)
         self.damaged: list[Damage] = []
         self._seq = 0
-        self.db = _opened(path, self._load)
+        self.db = opened(path, self._load)
 
-    def _load(self, db: _Db) -> None:
-        rows = list(db.rows("cache", self.damaged, order="seq"))
+    def _load(self, db: StoreDb) -> None:
+        rows = list(db.rows("cache", self.damaged, order="seq, rowid"))  # oldest first
         with db.guard("reading cache"):
             # new rows must sort after every stored one, damaged ones included
             top = db.conn.execute("SELECT max(seq) FROM cache").fetchone()[0]
         self._seq = top if isinstance(top, int) else 0
-        keep: dict[str, str] = {}
-        for _, qid, payload, _seq in rows:
-            keep.pop(qid, None)
-            keep[qid] = payload
         with self._lock:
-            for qid, payload in keep.items():
+            for _, qid, payload, _ in rows:
                 plan = self._plan(qid, payload)
                 if plan is not None:
                     self._apply(qid, payload, *plan)
-            stored = set(keep)
-        evicted = [(qid,) for qid in stored if qid not in self._entries]
-        if evicted:  # the bounds may be smaller than when the file was written
+        # the bounds may be smaller than when the file was written; if trimming the file
+        # fails, the constructor raises and this memory is never used
+        evicted = [(qid,) for _, qid, _, _ in rows if qid not in self._entries]
+        if evicted:
             with db.transaction("trimming cache") as c:
                 c.executemany("DELETE FROM cache WHERE qid = ?", evicted)
 
@@ -250,9 +137,9 @@ class SqliteKV(KVStage):
         super().__init__(**kwargs)
         self.damaged: list[Damage] = []
         self._stored: dict[str, str] = {}  # key -> answer in the file (skips rewriting a pair)
-        self.db = _opened(path, self._load)
+        self.db = opened(path, self._load)
 
-    def _load(self, db: _Db) -> None:
+    def _load(self, db: StoreDb) -> None:
         for rowid, _, prompt, payload, embedder, vector in db.rows("kv", self.damaged):
             vec = None
             if embedder == self.embedder.name and vector is not None:
@@ -361,7 +248,7 @@ class SqliteTripleStore(TripleStore):
     def __init__(self, path: str | Path) -> None:
         self.damaged: list[Damage] = []
         good: list[tuple[Any, ...]] = []  # (rowid, s, p, o), read before memory is set up
-        self.db = _opened(path, lambda db: good.extend(db.rows("triples", self.damaged)))
+        self.db = opened(path, lambda db: good.extend(db.rows("triples", self.damaged)))
         super().__init__()
         for rowid, s, p, o in good:
             try:

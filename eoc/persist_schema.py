@@ -17,20 +17,15 @@ This module is shared by :mod:`eoc.persist` (opening stores) and ``eoc store che
 from __future__ import annotations
 
 import hashlib
-import os
 import shlex
 import sqlite3
-import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from eoc.errors import (
-    ConfigError,
     EocError,
     StoreCorrupt,
-    StoreError,
-    StoreUnusable,
     StoreVersionError,
 )
 from eoc.query import check_text
@@ -237,87 +232,7 @@ def invalid(table: str, values: tuple[object, ...]) -> str | None:
     return None
 
 
-# -- opening ---------------------------------------------------------------------------------
-
-
-def check_path(path: object, *, write: bool) -> tuple[Path, Path]:
-    """The path as given and the real file it names, checked before SQLite touches it.
-
-    Raises:
-        ConfigError: ``path`` is not a path.
-        StoreUnusable: its folder is missing; it is not a regular file; it (or, to write,
-            its folder, where WAL mode keeps ``-wal`` and ``-shm`` files) is read-only.
-    """
-    if not isinstance(path, (str, os.PathLike)) or str(path) in ("", ":memory:"):
-        raise ConfigError(
-            f"a store is the path of an SQLite file, not {path!r}: for a store in memory use "
-            "the in-memory stages (CacheStage, KVStage, TripleStore)"
-        )
-    given = Path(path).expanduser()
-    real = Path(os.path.realpath(given))  # a symlink is judged by the file it points at
-    folder = real.parent
-    if not folder.is_dir():
-        raise StoreUnusable(
-            f"the folder {folder} of the store {given} does not exist: create it "
-            f"(mkdir -p {shlex.quote(str(folder))}) or choose another path; eoc creates no folders"
-        )
-    try:
-        st: os.stat_result | None = os.stat(real)
-    except FileNotFoundError:
-        st = None
-    except OSError as exc:
-        raise StoreUnusable(f"cannot look at the store {given}: {exc.strerror}") from None
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a device, pipe or socket"
-        raise StoreUnusable(
-            f"the store {given} is not a regular file ({kind}): give the path of an SQLite "
-            "file, or of a file to create"
-        )
-    if st is None and not write:
-        raise StoreUnusable(f"the store {given} does not exist: check the path")
-    if st is not None and not os.access(real, os.R_OK | (os.W_OK if write else 0)):
-        raise StoreUnusable(
-            f"the store {given} is read-only: eoc writes every answer through to it; make it "
-            "writable (chmod u+w) or copy it to a writable place"
-        )
-    if write and not os.access(folder, os.W_OK | os.X_OK):
-        raise StoreUnusable(
-            f"the folder {folder} of the store {given} is read-only: SQLite's WAL mode creates "
-            f"{real.name}-wal and {real.name}-shm beside the store; make the folder writable "
-            "or move the store"
-        )
-    return given, real
-
-
-def translate(exc: sqlite3.Error, path: str | Path, doing: str) -> StoreError:
-    """A typed error, with what to do, for an ``sqlite3`` error met while ``doing``."""
-    name = getattr(exc, "sqlite_errorname", "") or ""
-    msg = str(exc)
-    where = f"the store {path}"
-    if isinstance(exc, sqlite3.ProgrammingError) and "closed" in msg:
-        return StoreUnusable(f"{where} is closed: open it again")
-    if name == "SQLITE_NOTADB" or "not a database" in msg:
-        return StoreVersionError(
-            f"{where} is not an SQLite database: choose another path (eoc does not overwrite "
-            "a file it did not write)"
-        )
-    if name.startswith("SQLITE_CORRUPT") or "malformed" in msg:
-        return StoreCorrupt(f"{where} is damaged ({msg}) while {doing}: {recover_hint(path)}")
-    if name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM")):
-        return StoreUnusable(
-            f"{where} cannot be written ({msg}) while {doing}: make the file and its folder "
-            "writable; nothing was changed"
-        )
-    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
-        return StoreUnusable(
-            f"{where} is locked by another process ({msg}) while {doing}: retry, or stop the "
-            "other writer; nothing was changed"
-        )
-    if name.startswith("SQLITE_FULL"):
-        return StoreError(
-            f"{where} is full ({msg}) while {doing}: free disk space; nothing was changed"
-        )
-    return StoreError(f"{where} failed ({msg}) while {doing}; nothing was changed")
+# -- layout ----------------------------------------------------------------------------------
 
 
 class Layout(NamedTuple):
@@ -328,7 +243,8 @@ class Layout(NamedTuple):
 
     @property
     def legacy(self) -> bool:
-        return self.version == 0
+        """Tables of the layout before checksums (version 0 with no tables is just empty)."""
+        return self.version == 0 and bool(self.tables)
 
 
 def read_layout(conn: sqlite3.Connection, path: str | Path) -> Layout:
@@ -417,7 +333,6 @@ __all__ = [
     "Layout",
     "RawRow",
     "Unreadable",
-    "check_path",
     "decode",
     "integrity_problems",
     "invalid",
@@ -427,7 +342,6 @@ __all__ = [
     "scan",
     "scan_tolerant",
     "text_fields",
-    "translate",
     "type_problem",
     "upgrade",
     "wrong_type",

@@ -398,6 +398,19 @@ def test_first_hit_calibrates_until_the_span_reads_fifty_empty_spans() -> None:
 
 
 @native_only
+def test_calibration_ends_even_when_the_clock_does_not_advance() -> None:
+    """A stuck clock and a counter that never reaches the ratio must not hold the cascade."""
+    from eoc.calibration import MAX_LOOKUPS
+
+    counter = FakeCounter([0, 1, 2, 3, 4, 5])  # then holds at 5
+    clock = FakeClock(step_ns=0)
+    cascade = Cascade(small_stages(), meter=counter, clock=clock, liveness=assume_live(counter))
+    cascade.resolve("what is 2+2")
+    cal = cascade.calibration(Stage.KV)
+    assert cal.batch <= MAX_LOOKUPS and not cal.ok  # a 0 ns span: refused, not charged
+
+
+@native_only
 def test_calibration_stops_after_the_time_budget() -> None:
     """A counter too coarse to reach 50 empty spans stops the span at 40 ms."""
     counter = FakeCounter(step_uj=1)  # each read: +1 µJ, so an empty span reads 1 µJ
@@ -513,3 +526,29 @@ def test_concurrent_resolves_are_safe_and_the_sum_law_holds() -> None:
     nj = cascade.calibration("cache").per_hit_nj
     assert nj is not None and len(extra) > 1_800
     assert sum(extra) == len(extra) * nj // 1000
+
+
+def test_a_probe_handed_in_must_be_of_the_meter() -> None:
+    meter, other = FakeCounter(step_uj=1, name="mine"), FakeCounter(step_uj=1, name="other")
+    with pytest.raises(ConfigError, match="not of the meter"):
+        Cascade(small_stages(), meter=meter, liveness=assume_live(other))
+
+
+@native_only
+def test_a_backend_figure_above_what_the_meter_can_see_is_not_measured() -> None:
+    claim = measured(10**12, "fake")  # on this very meter, but 10^6 J inside a 5 ms span
+    r = _scripted(FakeCounter([1_000, 1_750]), small_stages(ScriptedBackend(cost=claim))).resolve(
+        "hello"
+    )
+    assert r.cost.provenance is ESTIMATED and "more than fake can see" in r.cost.basis
+
+
+@pytest.mark.parametrize("reply", ["a\x00b", "bad \ud800 text", "", "   ", "\x1b[31mred"])
+def test_a_backend_reply_that_is_not_clean_text_is_a_backend_error_and_nothing_is_kept(
+    reply: str,
+) -> None:
+    cascade = Cascade(small_stages(ScriptedBackend({"hello": reply})))
+    with pytest.raises(BackendError):
+        cascade.resolve("hello")
+    assert cascade.resolve("what is 2+2").stage is Stage.KV  # still serving
+    assert cascade.resolve("hello there").receipt.verify()  # later answers encode fine

@@ -273,3 +273,10 @@ def test_in_the_browser_no_measured_cost_can_be_built(monkeypatch: pytest.Monkey
     with pytest.raises(ConfigError, match="browser"):
         JouleCost(5, Provenance.MEASURED, "x", counter="rapl", counter_kind=CounterKind.HARDWARE)
     assert JouleCost(5, Provenance.ESTIMATED, "x").uj == 5
+
+
+def test_verify_refuses_a_measured_v2_receipt_without_a_counter_even_with_a_matching_digest() -> None:
+    r = Receipt.issue(QID, Stage.KV, est(5), "4")
+    r.provenance = "measured"
+    r.digest = r.expected_digest()
+    assert not r.verify()

@@ -78,3 +78,34 @@ def test_in_the_browser_a_cascade_refuses_any_counter_but_the_stub(
         Cascade(stages, meter=FakeCounter(step_uj=5))  # type: ignore[arg-type]
     r = Cascade(stages, meter=StubCounter()).resolve("hello")
     assert r.cost.provenance.value == "estimated"
+
+
+@native_only
+def test_detection_probes_each_candidate_instead_of_asking_it() -> None:
+    from eoc.meter import CounterStatus, detect_all
+
+    liar = FakeCounter([3], name="liar", status=CounterStatus.live("trust me"))
+    found = detect_all([liar])
+    assert found.counter is not liar and not found.live
+    assert "liar" in found.reason and "FROZEN" in found.reason
+
+
+def test_a_home_made_counter_claiming_hardware_is_unverified_and_a_fake_is_fake() -> None:
+    from eoc.cost import CounterKind
+    from eoc.meter.counter import CounterStatus
+    from eoc.meter.trust import effective_kind
+
+    class Mine:
+        name, kind, resolution_uj, min_window_ns = "rapl:psys", CounterKind.HARDWARE, 1.0, 0
+
+        def read_uj(self) -> int:
+            return 0
+
+        def status(self) -> CounterStatus:
+            return CounterStatus.live()
+
+    kind, why = effective_kind(Mine())
+    assert kind is CounterKind.UNVERIFIED and "eoc.counters" in why
+    assert effective_kind(FakeCounter(step_uj=1))[0] is CounterKind.FAKE
+    with pytest.raises(ValueError, match="fake"):
+        FakeCounter(step_uj=1, kind=CounterKind.HARDWARE)

@@ -107,3 +107,14 @@ def test_bad_rules_are_refused() -> None:
         LivenessRule(tick_s=0)
     with pytest.raises(ConfigError):
         LivenessRule(advancing_num=6)
+
+
+def test_a_counter_that_jumps_beyond_its_ceiling_is_not_live() -> None:
+    from eoc.meter.liveness import probe
+    from eoc.testing import FakeClock, FakeCounter
+
+    clock = FakeClock(step_ns=1_000_000)
+    jumpy = FakeCounter(step_uj=10**12)  # 10^6 J per 26 ms: far above the 2 kW host ceiling
+    result = probe(jumpy, clock=clock, sleep=clock.sleep)
+    assert not result.status.is_live and "implausible" in result.status.reason
+    assert result.from_eoc and result.counter == jumpy.name

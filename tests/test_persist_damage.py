@@ -315,7 +315,9 @@ def test_a_failed_kv_write_changes_nothing_in_memory(tmp_path: Path) -> None:
     sql(db, "DROP TRIGGER refuse")
     assert kv.load_pairs([("what is 2+2", "4")]) == 1
     kv.close()
-    assert len(SqliteKV(db)) == 1
+    again = SqliteKV(db)
+    assert len(again) == 1
+    again.close()
 
 
 def test_a_failed_batch_of_triples_is_rolled_back_whole(tmp_path: Path) -> None:

@@ -486,6 +486,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="profile file (default $EOC_TUNING_PROFILE or ~/.cache/eoc/tuning-profile.json)",
     )
     tune.add_argument("--sign-key", help="Ed25519 private key (PEM) to seal the profile with")
+    from eoc.cli.store import add_parser as add_store_parser
+
+    add_store_parser(sub)
     return parser
 
 

@@ -1,7 +1,8 @@
 """``eoc store check FILE`` and ``eoc store recover OLD NEW``: look into a store, save what is good.
 
-``check`` opens the file read-only and changes nothing (a file of the layout before checksums
-is reported, not migrated): schema version, SQLite's ``quick_check``, rows per table, and each
+``check`` opens the file read-only and changes nothing in it (a file of the layout before
+checksums is reported, not migrated; reading a WAL-mode file, SQLite may leave its ``-wal`` and
+``-shm`` files beside it, which the next store to open it uses): schema version, SQLite's ``quick_check``, rows per table, and each
 damaged row (table, rowid, reason). Exit 0 when clean, 1 when anything is damaged.
 
 ``recover`` opens OLD read-only and copies, row by row, every row it can read whose types,
@@ -16,18 +17,17 @@ import argparse
 import json
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
 
 from eoc.errors import StoreUnusable
-from eoc.persist import _Db
+from eoc.persist_db import StoreDb, check_path, translate
 from eoc.persist_schema import (
     TABLES,
     Layout,
     Unreadable,
-    check_path,
     decode,
     integrity_problems,
     invalid,
@@ -36,7 +36,6 @@ from eoc.persist_schema import (
     row_sum,
     scan_tolerant,
     text_fields,
-    translate,
     type_problem,
 )
 
@@ -77,7 +76,7 @@ def _open_read_only(path: str) -> tuple[Path, sqlite3.Connection, Layout, list[s
 
 def _good_rows(
     conn: sqlite3.Connection, table: str, legacy: bool, counts: dict[str, int], bad: list[Any]
-) -> Any:
+) -> Iterator[tuple[Any, ...]]:
     """The rows of ``table`` fit to keep; counts ``unreadable`` and lists damaged ones in ``bad``."""
     for row in scan_tolerant(conn, table, legacy):
         if isinstance(row, Unreadable):
@@ -96,6 +95,8 @@ def _good_rows(
 
 
 def _describe(layout: Layout) -> str:
+    if not layout.tables:
+        return "empty (no tables yet: the first store to open it creates them)"
     if layout.legacy:
         return "version 0 (before checksums: rows unverified; migrated when a store opens it)"
     return f"version {layout.version} (current)"
@@ -165,7 +166,7 @@ def cmd_store_recover(args: argparse.Namespace, out: TextIO) -> int:
     tables: dict[str, dict[str, int]] = {}
     bad: list[dict[str, Any]] = []
     try:
-        db = _Db(dst)
+        db = StoreDb(dst)
         try:
             with db.transaction("writing the recovered rows") as c:
                 for table in TABLES:

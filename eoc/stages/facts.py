@@ -39,8 +39,14 @@ _BAD_IN_LINE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff
 _BAD_IN_TERM = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 # A percent-encoded C0 control or DEL in an IRI: iri_label would decode it into the label.
 _PCT_CONTROL = re.compile(r"%(?:[01][0-9A-Fa-f]|7[Ff])")
-_NAMES = {0x00: "NUL", 0x0D: "carriage return", 0x85: "NEL", 0x2028: "LINE SEPARATOR"}
-_NAMES[0x2029] = "PARAGRAPH SEPARATOR"
+_SPLITLINES_ENDS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_NAMES = {
+    0x00: "NUL",
+    0x0D: "carriage return",
+    0x85: "NEL",
+    0x2028: "LINE SEPARATOR",
+    0x2029: "PARAGRAPH SEPARATOR",
+}
 
 
 class Triple(NamedTuple):
@@ -56,7 +62,8 @@ def _describe(ch: str) -> str:
     name = _NAMES.get(cp)
     if 0xD800 <= cp <= 0xDFFF:
         return f"a lone surrogate (U+{cp:04X}), which is not Unicode text"
-    return f"the control character U+{cp:04X}" + (f" ({name})" if name else "")
+    kind = "separator" if cp in (0x2028, 0x2029) else "control character"
+    return f"the {kind} U+{cp:04X}" + (f" ({name})" if name else "")
 
 
 def read_fact_file(path: str | Path, *, limit: int = MAX_FACT_FILE_BYTES) -> str:
@@ -105,8 +112,10 @@ def _lines(text: str, source: str) -> Iterator[tuple[int, str]]:
             raw = raw[:-1]
         bad = _BAD_IN_LINE.search(raw)
         if bad is not None:
+            # Characters str.splitlines() would end a line at: say why they are not line ends.
+            why = " (lines end at \\n only)" if bad.group() in _SPLITLINES_ENDS else ""
             raise FactFileError(
-                f"line holds {_describe(bad.group())}: remove it (lines end at \\n only)",
+                f"line holds {_describe(bad.group())}: remove it{why}",
                 source=source,
                 line=lineno,
             )

@@ -177,6 +177,8 @@ class KVStage:
         """Fingerprint entries stored without ``put`` (a subclass loading its own rows)."""
         with self._lock:
             fps = self._fps
+            if len(fps.by_key) == len(self._entries):
+                return  # a put was halfway through when the lookup looked: nothing to add
             for key, entry in list(self._entries.items()):
                 if key not in fps.by_key:
                     fps.add(key, fingerprint(entry.prompt))
@@ -239,12 +241,12 @@ class KVStage:
     def lookup(self, query: Query) -> Answer | None:
         """The stored answer to ``query``'s prompt or to a similar one the guard allows.
 
-        The answer's cost is the work-scaled kv estimate (prompt bytes and the candidates this
-        lookup checked), unless the stage was built with a flat ``figure_uj``.
+        The answer's cost is the work-scaled kv estimate for the prompt's bytes and the stored
+        candidates checked (scored at or above the threshold, then fingerprint and guard), unless
+        the stage was built with a flat ``figure_uj``. An exact-key hit checks none.
         """
-        vec: Any = self._query_vector(
-            query
-        )  # checked first: a bad embedding is an error, hit or not
+        # checked first: a bad embedding is an error, hit or not
+        vec: Any = self._query_vector(query)
         key = normalize(query.prompt)
         entry = self._entries.get(key)
         if entry is not None:

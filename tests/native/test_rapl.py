@@ -168,3 +168,12 @@ def test_rapl_zones_under_sys_are_hardware() -> None:
     zone = RaplZone(POWERCAP / "intel-rapl:0", "package-0", 1 << 32)
     counter = RaplCounter([zone], "rapl:package", opener=lambda path, flags: 0)
     assert counter.kind is CounterKind.HARDWARE
+
+
+def test_eoc_s_own_counter_classes_keep_their_kind_through_the_entry_points() -> None:
+    from eoc.meter.trust import effective_kind, registered_counter_classes
+
+    assert "native.counters.rapl:RaplCounter" in registered_counter_classes()
+    zone = RaplZone(POWERCAP / "intel-rapl:0", "package-0", 1 << 32)
+    counter = RaplCounter([zone], "rapl:package", opener=lambda path, flags: 0)
+    assert effective_kind(counter) == (CounterKind.HARDWARE, "")
