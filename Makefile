@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PYODIDE_TEST_WHEELS := web/.cache/pyodide-test-wheels
 
-.PHONY: demo test lint unit pyodide-test web chromium bench clean
+.PHONY: demo test lint unit pyodide-test falsify web chromium bench clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,7 +41,7 @@ $(PYODIDE_TEST_WHEELS)/.ok: pyproject.toml | $(BIN)/.installed
 	touch $@
 
 lint: $(BIN)/.installed
-	$(BIN)/ruff check eoc tests bench scripts web
+	$(BIN)/ruff check eoc native tests bench scripts web
 	$(BIN)/ruff format --check eoc tests bench web
 	$(BIN)/mypy
 
@@ -51,7 +51,11 @@ unit: lint web chromium
 pyodide-test: web $(PYODIDE_TEST_WHEELS)/.ok
 	node web/test/core-suite.mjs
 
-test: unit pyodide-test
+# Break every guard once, in throwaway copies, and check that a test goes red (docs/design.md §8).
+falsify: $(BIN)/.installed
+	$(BIN)/python scripts/falsify.py --jobs 2
+
+test: unit pyodide-test falsify
 
 bench: web chromium
 	$(BIN)/python bench/core.py

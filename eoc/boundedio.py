@@ -58,9 +58,7 @@ def read_bounded(
         raise error(f"cannot read {what} {name}: {exc.strerror or exc}") from None
 
 
-def _read_limited(
-    stream: Any, limit: int, what: str, name: str, error: type[InputError]
-) -> bytes:
+def _read_limited(stream: Any, limit: int, what: str, name: str, error: type[InputError]) -> bytes:
     parts: list[bytes] = []
     size = 0
     while True:
@@ -85,7 +83,9 @@ def decode_utf8(data: bytes, *, what: str = "input", error: type[InputError] = B
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise error(f"{what} is not UTF-8 text (bad byte at line {line}): save it as UTF-8") from None
+        raise error(
+            f"{what} is not UTF-8 text (bad byte at line {line}): save it as UTF-8"
+        ) from None
 
 
 def _parse_int(text: str) -> int:
@@ -131,9 +131,7 @@ def _depth(doc: Any, max_depth: int) -> None:
         stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
 
 
-def loads_strict(
-    text: str | bytes, *, what: str = "document", max_depth: int = MAX_DEPTH
-) -> Any:
+def loads_strict(text: str | bytes, *, what: str = "document", max_depth: int = MAX_DEPTH) -> Any:
     """Parse JSON strictly (see the module docstring).
 
     Raises:

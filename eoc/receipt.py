@@ -271,7 +271,9 @@ class Receipt:
             if not isinstance(doc, Mapping):
                 raise BadReceipt("the 'receipt' field must be an object")
         if "version" not in doc:
-            raise BadReceipt("receipt has no 'version' field: pass the whole `eoc query --json` output")
+            raise BadReceipt(
+                "receipt has no 'version' field: pass the whole `eoc query --json` output"
+            )
         version = doc["version"]
         if type(version) is not int or version not in KNOWN_VERSIONS:
             raise BadReceipt(
@@ -310,12 +312,16 @@ class Receipt:
                 raise BadReceipt(
                     f"receipt field {name!r} must be {kind.__name__}, got {value!r:.40}"
                 )
-            if kind is str and len(value) > _MAX_FIELD:
+            if isinstance(value, str) and len(value) > _MAX_FIELD:
                 raise BadReceipt(f"receipt field {name!r} is longer than any receipt holds")
             fields[name] = value
         _check_forms(fields, version)
         signature = _check_signature(doc.get("signature"))
-        extra = {k: fields.pop(k) for k in ("counter", "counter_kind", "basis", "eoc_version") if k in fields}
+        extra = {
+            k: fields.pop(k)
+            for k in ("counter", "counter_kind", "basis", "eoc_version")
+            if k in fields
+        }
         return cls(**fields, version=version, signature=signature, **extra)
 
     def __eq__(self, other: object) -> bool:
@@ -340,7 +346,9 @@ def _check_forms(fields: Mapping[str, Any], version: int) -> None:
     if not _HEX64.fullmatch(fields["query_id"]):
         raise BadReceipt("receipt query_id must be 64 lowercase hex characters")
     if fields["stage"] not in _STAGES:
-        raise BadReceipt(f"receipt stage {fields['stage']!r:.40} is not one of cache, kv, graph, neural")
+        raise BadReceipt(
+            f"receipt stage {fields['stage']!r:.40} is not one of cache, kv, graph, neural"
+        )
     if fields["provenance"] not in _PROVENANCES:
         raise BadReceipt(
             f"receipt provenance {fields['provenance']!r:.40} is not measured or estimated"

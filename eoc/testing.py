@@ -156,7 +156,13 @@ def assume_live(counter: object, who: str = "test") -> ProbeResult:
     cascade then reports says its liveness came from a probe handed in by ``who``.
     """
     return ProbeResult(
-        CounterStatus.live(f"assumed live by the {who}"), 0, 0, 0, 0, str(getattr(counter, "name", "")), who
+        CounterStatus.live(f"assumed live by the {who}"),
+        0,
+        0,
+        0,
+        0,
+        str(getattr(counter, "name", "")),
+        who,
     )
 
 
@@ -338,13 +344,13 @@ class FakePynvml:
 
 __all__ = [
     "FakeClock",
-    "assume_live",
     "FakeCounter",
     "FakePerfEvents",
     "FakePynvml",
     "IOReportReplay",
     "PowercapZone",
     "ScriptedBackend",
+    "assume_live",
     "make_powercap_tree",
     "set_energy",
 ]

@@ -42,7 +42,13 @@ class HostSigner:
     @classmethod
     def from_file(cls, path: str | Path) -> HostSigner:
         """Load the key from a PEM file (read with a bound; errors say how to make one)."""
-        data = read_bounded(Path(path).expanduser(), MAX_KEY_BYTES, what="signing key", error=ConfigError, stdin_ok=False)
+        data = read_bounded(
+            Path(path).expanduser(),
+            MAX_KEY_BYTES,
+            what="signing key",
+            error=ConfigError,
+            stdin_ok=False,
+        )
         try:
             return cls(data)
         except BadReceipt as exc:

@@ -73,7 +73,16 @@ def _run_one(work: Path, brk: tuple[str, str, str, str]) -> tuple[str, str]:
     env = {**os.environ, "EOC_PROPERTY_EXAMPLES": "400", "PYTHONDONTWRITEBYTECODE": "1"}
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests_for(path)],
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-x",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                *tests_for(path),
+            ],
             cwd=work,  # the copy's eoc/ and native/ come first on sys.path
             capture_output=True,
             text=True,

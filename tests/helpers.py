@@ -12,7 +12,7 @@ IN_BROWSER = sys.platform == "emscripten"
 native_only = pytest.mark.skipif(
     IN_BROWSER,
     reason="needs a live (fake) meter or a MEASURED cost, which the browser build refuses by "
-    "design (DESIGN.md §3.1); tests/test_browser_honesty.py checks that refusal there",
+    "design (docs/design.md §3.1); tests/test_browser_honesty.py checks that refusal there",
 )
 
 

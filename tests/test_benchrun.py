@@ -66,7 +66,9 @@ def test_bad_prompts_are_recorded_not_fatal() -> None:
 
 
 def test_a_suite_whose_every_case_refused_reports_no_energy_not_zero() -> None:
-    report = run_suite(parse_suite([{"id": "a", "prompt": " ", "expected": "x"}]), Cascade(small_stages()))
+    report = run_suite(
+        parse_suite([{"id": "a", "prompt": " ", "expected": "x"}]), Cascade(small_stages())
+    )
     s = report.summary()
     assert s["total_j"] is None and s["j_per_correct"] is None
     table = "\n".join(report.table())

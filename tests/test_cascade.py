@@ -149,9 +149,7 @@ def test_neural_answer_is_measured_on_a_live_counter(
     r = cascade.resolve("why is the sky blue")
     assert r.stage is Stage.NEURAL and r.cost.provenance is MEASURED
     assert (
-        r.cost.counter == "fake-rapl"
-        and r.cost.counter_kind is CounterKind.FAKE
-        and r.cost.uj >= 1
+        r.cost.counter == "fake-rapl" and r.cost.counter_kind is CounterKind.FAKE and r.cost.uj >= 1
     )
     assert r.receipt.provenance == "measured" and r.receipt.verify()
 
@@ -363,9 +361,9 @@ def test_a_cheap_stage_claiming_measured_is_demoted(clock, live_counter) -> None
             return Answer("yes", measured(77, "kv-meter"))
 
     for meter in (live_counter, StubCounter()):
-        r = Cascade(
-            [Claims(), NeuralStage()], meter=meter, clock=clock, sleep=clock.sleep
-        ).resolve("anything")
+        r = Cascade([Claims(), NeuralStage()], meter=meter, clock=clock, sleep=clock.sleep).resolve(
+            "anything"
+        )
         assert (
             r.stage is Stage.KV
             and r.cost.provenance is ESTIMATED
@@ -379,7 +377,10 @@ def test_first_hit_calibrates_until_the_span_reads_fifty_empty_spans() -> None:
     stages = small_stages()
     stages[1] = work.wrap(stages[1])
     cascade = Cascade(
-        stages, meter=work.counter, clock=FakeClock(step_ns=1_000), liveness=assume_live(work.counter)
+        stages,
+        meter=work.counter,
+        clock=FakeClock(step_ns=1_000),
+        liveness=assume_live(work.counter),
     )
     r = cascade.resolve("what is 2+2")
     assert r.stage is Stage.KV

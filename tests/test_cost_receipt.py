@@ -99,7 +99,9 @@ def test_every_single_bit_flip_of_a_receipt_document_is_detected() -> None:
     from eoc.boundedio import loads_strict
     from eoc.errors import BadJson
 
-    text = json.dumps(Receipt.issue(QID, Stage.GRAPH, est(500, "graph estimate"), "Tokyo").to_dict())
+    text = json.dumps(
+        Receipt.issue(QID, Stage.GRAPH, est(500, "graph estimate"), "Tokyo").to_dict()
+    )
     data = text.encode()
     undetected = 0
     for i in range(len(data)):
@@ -128,7 +130,17 @@ def test_receipt_digest_is_pinned() -> None:
     import hashlib
 
     r = Receipt.issue(QID, Stage.GRAPH, est(500, "graph estimate"), "Tokyo")
-    fields = [r.eoc_version or "", QID, "graph", "500", "estimated", None, None, "graph estimate", "Tokyo"]
+    fields = [
+        r.eoc_version or "",
+        QID,
+        "graph",
+        "500",
+        "estimated",
+        None,
+        None,
+        "graph estimate",
+        "Tokyo",
+    ]
     h = hashlib.sha256(b"eoc-receipt-v2")
     for f in fields:
         h.update(b"|~" if f is None else b"|%d:" % len(f.encode()) + f.encode())
@@ -275,7 +287,9 @@ def test_in_the_browser_no_measured_cost_can_be_built(monkeypatch: pytest.Monkey
     assert JouleCost(5, Provenance.ESTIMATED, "x").uj == 5
 
 
-def test_verify_refuses_a_measured_v2_receipt_without_a_counter_even_with_a_matching_digest() -> None:
+def test_verify_refuses_a_measured_v2_receipt_without_a_counter_even_with_a_matching_digest() -> (
+    None
+):
     r = Receipt.issue(QID, Stage.KV, est(5), "4")
     r.provenance = "measured"
     r.digest = r.expected_digest()

@@ -1,4 +1,4 @@
-"""The liveness probe, exactly as DESIGN.md states it, driven by fake time."""
+"""The liveness probe, exactly as docs/design.md states it, driven by fake time."""
 
 from __future__ import annotations
 

@@ -109,7 +109,11 @@ def _setups(draw: st.DrawFn) -> dict[str, object]:
                 None,
                 JouleCost.estimated(own_uj, "backend estimate"),
                 JouleCost(
-                    own_uj, Provenance.MEASURED, "own", counter="fake", counter_kind=CounterKind.FAKE
+                    own_uj,
+                    Provenance.MEASURED,
+                    "own",
+                    counter="fake",
+                    counter_kind=CounterKind.FAKE,
                 ),
                 JouleCost(
                     own_uj,
@@ -126,11 +130,17 @@ def _setups(draw: st.DrawFn) -> dict[str, object]:
         "meter": meter,
         "own": own,
         "caller_probe": draw(st.booleans()),
-        "prompt": draw(st.sampled_from(["why is the sky blue", "what is 2+2", "capital of France"])),
+        "prompt": draw(
+            st.sampled_from(["why is the sky blue", "what is 2+2", "capital of France"])
+        ),
     }
 
 
-@settings(max_examples=int(__import__("os").environ.get("EOC_PROPERTY_EXAMPLES", "10000")), deadline=None, suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=int(__import__("os").environ.get("EOC_PROPERTY_EXAMPLES", "10000")),
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
 @given(setup=_setups())
 @native_only
 def test_no_figure_is_measured_unless_a_probed_live_counter_read_it_over_the_work(setup) -> None:

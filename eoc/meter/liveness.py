@@ -77,7 +77,9 @@ class ProbeResult:
         return self in _GENUINE
 
     def describe(self) -> str:
-        who = "probed by eoc" if self.from_eoc else f"a probe handed in by the {self.by or 'caller'}"
+        who = (
+            "probed by eoc" if self.from_eoc else f"a probe handed in by the {self.by or 'caller'}"
+        )
         return f"{who}: {self.status}"
 
 
@@ -100,7 +102,11 @@ def judge(
     intervals = max(len(samples) - 1, 0)
     for (t0, e0), (t1, e1) in pairwise(samples):
         dt = t1 - t0
-        if max_power_uw is not None and e1 > e0 and (dt <= 0 or (e1 - e0) * 1e9 > max_power_uw * dt):
+        if (
+            max_power_uw is not None
+            and e1 > e0
+            and (dt <= 0 or (e1 - e0) * 1e9 > max_power_uw * dt)
+        ):
             watts = float("inf") if dt <= 0 else (e1 - e0) / dt * 1e3
             reason = (
                 f"implausible: it advanced {e1 - e0:,} µJ in {dt / 1e6:.3f} ms ({watts:,.0f} W), "

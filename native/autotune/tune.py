@@ -5,7 +5,7 @@ idle baseline, through the core's marginal-energy functions:
 ``marginal = ΔE_busy − P_idle·Δt`` (refused under 0.5 % of the busy reading, where it is
 noise), then nJ per matmul. The joules-minimal backend wins, with
 its µJ/op and ns/op — or there is no winner, with the reason, as soon as any candidate that ran
-was not measured (DESIGN.md §3.3: one unmeasured candidate voids the comparison). A backend
+was not measured (docs/design.md §3.3: one unmeasured candidate voids the comparison). A backend
 that cannot run here or fails the correctness check is listed with its reason and never wins.
 
 A counter's own ``status()`` is a claim, not evidence: :func:`tune_shape_live` runs eoc's

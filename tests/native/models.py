@@ -1,6 +1,6 @@
 """Models of machines for the native tests: counters and backends that are models, not hardware.
 
-Every counter here has the kind ``fake``: fakes are labelled (DESIGN.md §3.8).
+Every counter here has the kind ``fake``: fakes are labelled (docs/design.md §3.8).
 """
 
 from __future__ import annotations

@@ -97,7 +97,9 @@ def test_a_gpu_counter_that_does_not_advance_is_never_constructed() -> None:
 
 
 def test_a_gpu_counter_faster_than_the_board_can_draw_is_refused() -> None:
-    with pytest.raises((CounterReadFailed, CounterFrozen), match="faster than the board|above the"):
+    with pytest.raises(
+        (CounterReadFailed, CounterFrozen), match=r"faster than the board|above the"
+    ):
         _nvml(2_000.0, limit_w=300)
 
 
