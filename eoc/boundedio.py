@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -27,6 +28,8 @@ MAX_INT_DIGITS = 40
 MAX_DEPTH = 64
 """Deepest nesting of JSON arrays and objects accepted."""
 _CHUNK = 1 << 16
+# a JSON string as one token (so brackets inside it are skipped), or one bracket
+_TOKENS = re.compile(r'"(?:[^"\\]++|\\.)*+"|[\[\]{}]')
 
 
 def read_bounded(
@@ -116,6 +119,26 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _nesting_ok(text: str, max_depth: int) -> bool:
+    """True unless brackets outside strings nest deeper than ``max_depth``.
+
+    Checked before parsing: the json module recurses per level, which ends in RecursionError
+    natively and in a fatal stack overflow of the whole runtime under Pyodide.
+    """
+    if text.count("[") + text.count("{") <= max_depth:
+        return True
+    depth = 0
+    for m in _TOKENS.finditer(text):
+        c = m.group()
+        if c in "[{":
+            depth += 1
+            if depth > max_depth:
+                return False
+        elif c in "]}":
+            depth -= 1
+    return True
+
+
 def _depth(doc: Any, max_depth: int) -> None:
     stack: list[tuple[Any, int]] = [(doc, 1)]
     while stack:
@@ -141,6 +164,10 @@ def loads_strict(text: str | bytes, *, what: str = "document", max_depth: int = 
         text = decode_utf8(text, what=what)
     elif text.startswith("\ufeff"):
         text = text[1:]
+    if not _nesting_ok(text, max_depth):
+        raise BadJson(
+            f"{what}: JSON nested deeper than {max_depth} levels is not a document eoc reads"
+        )
     try:
         doc = json.loads(
             text,

@@ -529,6 +529,7 @@ def test_concurrent_resolves_are_safe_and_the_sum_law_holds() -> None:
     assert sum(extra) == len(extra) * nj // 1000
 
 
+@native_only
 def test_a_probe_handed_in_must_be_of_the_meter() -> None:
     meter, other = FakeCounter(step_uj=1, name="mine"), FakeCounter(step_uj=1, name="other")
     with pytest.raises(ConfigError, match="not of the meter"):

@@ -20,6 +20,7 @@ from eoc.stages.guard import EntityGuard, ExactWordsGuard, entities
 from eoc.stages.index import MAX_POSTING, MAX_SCORED
 from eoc.stages.kv import MAX_GUARD_CHECKS, _Entry
 from eoc.stages.text import STOPWORDS, normalize, words
+from tests.helpers import IN_BROWSER
 
 TEMPLATE = "what is the price of item {} in the spring catalogue"
 
@@ -112,19 +113,13 @@ def old_allows(query: str, stored: str) -> bool:
 
 def _variants(p: str, rng: random.Random) -> list[str]:
     """Paraphrases, near misses and self-corrections of a stored prompt."""
-    out = [
-        "tell me " + p + " please",
-        p.replace("what is the ", "") + "?",
-        p.capitalize() + ".",
-        p.replace("what is", "what's"),
-        "No sorry, " + p,
-        p + ", I mean " + p,
+    return [
+        "tell me " + p + " please", p.replace("what is the ", "") + "?", p.capitalize() + ".",
+        p.replace("what is", "what's"), "No sorry, " + p, p + ", I mean " + p,
         re.sub(r"\d+", lambda m: str(int(m.group()) + 1), p),
-        re.sub(r"(\w+) to (\w+)", r"\2 to \1", p),
-        p.replace("what", "where"),
+        re.sub(r"(\w+) to (\w+)", r"\2 to \1", p), p.replace("what", "where"),
         p + " in " + rng.choice(["France", "NASA", "the 'Blue Book'", "2001"]),
-    ]
-    return out
+    ]  # fmt: skip
 
 
 def _pairs() -> list[tuple[str, str]]:
@@ -337,6 +332,7 @@ def test_an_entry_stored_without_put_is_fingerprinted_and_served() -> None:
     assert hit is not None and hit.payload == "$2"
 
 
+@pytest.mark.skipif(IN_BROWSER, reason="threads cannot start in Pyodide")
 def test_lookups_and_puts_from_many_threads_serve_the_right_answers() -> None:
     kv = templated(600)
     errors: list[str] = []

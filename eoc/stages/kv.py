@@ -28,7 +28,7 @@ from eoc.errors import ConfigError, FactFileError, InputError
 from eoc.query import Query, Stage, check_prompt, check_text
 from eoc.stages.base import Answer, stage_figure, work_estimate
 from eoc.stages.embed import Embedder, HashedNgramEmbedder, from_dense
-from eoc.stages.facts import read_pairs
+from eoc.stages.facts import read_fact_file, read_pairs
 from eoc.stages.guard import EntityGuard, HitGuard
 from eoc.stages.index import SparseIndex, VectorIndex
 from eoc.stages.text import normalize
@@ -226,14 +226,11 @@ class KVStage:
         file changes nothing.
         """
         p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise FactFileError(f"cannot read: {exc}", source=str(p)) from None
+        text = read_fact_file(p)  # bounded; bad UTF-8 names its line
         pairs = read_pairs(text, source=str(p))
-        for lineno, (prompt, _) in pairs:
+        for lineno, (prompt, answer) in pairs:
             try:
-                check_prompt(prompt)
+                self.checked_key(prompt, answer)
             except InputError as exc:
                 raise FactFileError(exc.reason, source=str(p), line=lineno) from None
         return self.load_pairs(pair for _, pair in pairs)
