@@ -139,21 +139,6 @@ def _nesting_ok(text: str, max_depth: int) -> bool:
     return True
 
 
-def _depth(doc: Any, max_depth: int) -> None:
-    stack: list[tuple[Any, int]] = [(doc, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            children: Any = node.values()
-        elif isinstance(node, list):
-            children = node
-        else:
-            continue
-        if depth > max_depth:
-            raise BadJson(f"JSON nested deeper than {max_depth} levels is not a document eoc reads")
-        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
-
-
 def loads_strict(text: str | bytes, *, what: str = "document", max_depth: int = MAX_DEPTH) -> Any:
     """Parse JSON strictly (see the module docstring).
 
@@ -186,10 +171,6 @@ def loads_strict(text: str | bytes, *, what: str = "document", max_depth: int = 
         ) from None
     except ValueError as exc:  # what the json module raises beyond the hooks (int digit limit)
         raise BadJson(f"{what}: {exc}") from None
-    try:
-        _depth(doc, max_depth)
-    except BadJson as exc:
-        raise BadJson(f"{what}: {exc.reason}") from None
     return doc
 
 

@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 from falsify_breaks import BREAKS, TESTS_FOR  # noqa: E402
 
-COPY = ("eoc", "native", "tests", "bench", "scripts", "pyproject.toml", "web/serve.py")
+COPY = ("eoc", "native", "tests", "bench", "scripts", "pyproject.toml", "web")
+SKIP = shutil.ignore_patterns("__pycache__", ".pytest_cache", "node_modules", "dist", ".cache")
 
 
 def check_patterns() -> list[str]:
@@ -58,9 +59,7 @@ def _copy_tree(dest: Path) -> None:
         target = dest / item
         target.parent.mkdir(parents=True, exist_ok=True)
         if src.is_dir():
-            shutil.copytree(
-                src, target, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache")
-            )
+            shutil.copytree(src, target, ignore=SKIP)
         else:
             shutil.copy2(src, target)
 
