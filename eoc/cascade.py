@@ -397,7 +397,12 @@ class Cascade:
         stage = self._neural
         if not self.live:
             answer = self._lookup_neural(stage, q)
-            cost = self._unbracketed(stage, q, answer, f"no live meter ({self.meter_status})")
+            cost = self._unbracketed(
+                stage,
+                q,
+                answer,
+                f"no live meter ({self.meter.name}: {self.meter_status.state.value})",
+            )
         else:
             with self._bracket_lock:  # one bracket at a time: a whole-work span can't be shared
                 meter, clock = self.meter, self._clock
