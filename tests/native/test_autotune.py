@@ -475,3 +475,31 @@ def test_the_global_profile_loads_from_the_environment(
         assert not loaded.measured  # model-rapl is not a counter of this host: demoted on load
     finally:
         set_global_profile(None)
+
+
+def test_eoc_verify_names_the_profile_signer_and_refuses_an_untrusted_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue: `eoc verify` said "profile signature ok" for a profile re-signed by another key."""
+    import io
+
+    from eoc.cli.main import main
+    from native.autotune.seal import public_key_hex, sign
+
+    owner, attacker = _key(), _key()
+    path = measured_profile().save(tmp_path / "p.json", sign_key=owner)
+    doc = json.loads(path.read_text())
+    doc["provenance"]["host"] = "a host it never ran on"
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps(sign(doc, attacker)))
+    out = io.StringIO()
+    assert main(["verify", str(forged)], out=out) == 0  # consistent, and it says who signed it
+    assert public_key_hex(attacker) in out.getvalue()
+    assert "not checked against a trusted key" in out.getvalue()
+    monkeypatch.setenv("EOC_TRUSTED_KEYS", public_key_hex(owner))
+    assert main(["verify", str(forged)], out=io.StringIO()) == 1
+    assert main(["verify", str(path)], out=io.StringIO()) == 0
+    assert (
+        main(["verify", "--public-key", public_key_hex(attacker), str(path)], out=io.StringIO())
+        == 1
+    )
