@@ -796,4 +796,16 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "        text = read_fact_file(p)",
         '        text = p.read_text(encoding="utf-8")',
     ),
+    (
+        "embedding cache unpacks a zip bomb",
+        "native/semantic/cache.py",
+        "            return sum(i.file_size for i in z.infolist()) <= MAX_CACHE_BYTES",
+        "            return True",
+    ),
+    (
+        "embedding cache keeps non-finite vectors",
+        "native/semantic/cache.py",
+        "            and bool(np.isfinite(vecs).all())",
+        "            and True",
+    ),
 ]

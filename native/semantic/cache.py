@@ -11,8 +11,10 @@ from __future__ import annotations
 import atexit
 import hashlib
 import os
+import stat
 import tempfile
 import threading
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,22 @@ def _key(text: str) -> str:
 
 
 MAX_ENTRIES = 200_000  # about 300 MB of vectors; past it, new texts are embedded but not kept
+
+
+MAX_CACHE_BYTES = 1 << 30
+"""The most an embedding cache may hold unpacked (about 700,000 MiniLM vectors)."""
+
+
+def _bounded_npz(path: Path) -> bool:
+    """True when ``path`` is a regular file whose zip members unpack to at most MAX_CACHE_BYTES
+    (a device, a FIFO or a zip bomb in the cache folder is ignored, never read)."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+        with zipfile.ZipFile(path) as z:
+            return sum(i.file_size for i in z.infolist()) <= MAX_CACHE_BYTES
+    except (OSError, zipfile.BadZipFile, ValueError):
+        return False
 
 
 class CachedEmbedder:
@@ -49,12 +67,19 @@ class CachedEmbedder:
 
     def _load(self) -> None:
         np = require("numpy")
+        if not _bounded_npz(self.path):
+            return  # no cache yet, or not one this process should read: start empty
         try:
-            with np.load(self.path) as data:
+            with np.load(self.path, allow_pickle=False) as data:
                 keys, vecs = data["keys"], data["vectors"]
-        except (OSError, KeyError, ValueError):
-            return  # no cache yet, or an unreadable one: start empty
-        if vecs.ndim == 2 and vecs.shape[1] == self.dim and len(keys) == len(vecs):
+        except (OSError, KeyError, ValueError, EOFError):
+            return  # an unreadable cache: start empty (it only saves time)
+        if (
+            vecs.ndim == 2
+            and vecs.shape[1] == self.dim
+            and len(keys) == len(vecs)
+            and bool(np.isfinite(vecs).all())
+        ):
             self._mem = {str(k): v for k, v in zip(keys, vecs, strict=True)}
 
     def save(self) -> None:

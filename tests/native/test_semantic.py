@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -209,3 +211,32 @@ def test_the_embedding_cache_is_written_once_after_a_bulk_load(tmp_path) -> None
     again = CachedEmbedder(MODEL, path)
     assert np.allclose(again.embed("what is item number 3"), cached.embed("what is item number 3"))
     assert len(again._mem) == 70
+
+
+def test_an_embedding_cache_that_is_not_sane_is_ignored_never_read_whole(tmp_path) -> None:
+    """A device, a zip bomb or non-finite vectors in the cache folder start an empty cache."""
+    import zipfile
+
+    from native.semantic import CachedEmbedder
+    from native.semantic.cache import MAX_CACHE_BYTES, _bounded_npz
+
+    class Tiny:
+        name, dim = "tiny", 2
+
+        def embed(self, text: str) -> object:
+            return np.array([1.0, 0.0], dtype=np.float32)
+
+    assert not _bounded_npz(Path("/dev/zero")) and CachedEmbedder(Tiny(), "/dev/zero")._mem == {}
+    bomb = tmp_path / "bomb.npz"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:
+        with z.open("vectors.npy", "w", force_zip64=True) as member:
+            chunk = b"\0" * (1 << 20)
+            for _ in range(MAX_CACHE_BYTES // len(chunk) + 1):
+                member.write(chunk)
+    assert bomb.stat().st_size < 4 << 20 and not _bounded_npz(bomb)  # never unpacked
+    nan = tmp_path / "nan.npz"
+    np.savez(nan, keys=np.array(["a"]), vectors=np.array([[np.nan, 1.0]], dtype=np.float32))
+    assert _bounded_npz(nan) and CachedEmbedder(Tiny(), nan)._mem == {}
+    good = tmp_path / "good.npz"
+    np.savez(good, keys=np.array(["a"]), vectors=np.array([[0.0, 1.0]], dtype=np.float32))
+    assert len(CachedEmbedder(Tiny(), good)._mem) == 1
