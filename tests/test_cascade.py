@@ -11,7 +11,7 @@ from eoc import Cascade, JouleCost, Provenance, Query, Stage, StubCounter
 from eoc.cost import CounterKind
 from eoc.errors import BackendError, ConfigError, EmptyPrompt, InputError, PromptTooLong
 from eoc.meter import CounterStatus
-from eoc.stages import CacheStage, KVStage, NeuralStage
+from eoc.stages import CacheStage, EchoBackend, KVStage, NeuralStage
 from eoc.stages.base import Answer, work_estimate
 from eoc.testing import FakeClock, FakeCounter, ScriptedBackend, assume_live
 from tests.helpers import native_only, small_stages
@@ -36,12 +36,35 @@ def test_each_stage_answers_in_order_and_repeats_become_cache_hits(plain: Cascad
     r = plain.resolve("why is the sky blue")
     assert r.stage is Stage.NEURAL and r.payload == "echo: why is the sky blue"
     assert plain.resolve("why is the sky blue").stage is Stage.CACHE
+    # the echo runs no model: never remembered, so a repeat asks the backend again
+    echo = Cascade(small_stages(EchoBackend()))
+    assert echo.resolve("why is the sky blue").stage is Stage.NEURAL
+    assert echo.resolve("why is the sky blue").stage is Stage.NEURAL
+    model = Cascade(small_stages(ScriptedBackend()))
+    assert model.resolve("why is the sky blue").stage is Stage.NEURAL
+    assert model.resolve("why is the sky blue").stage is Stage.CACHE
 
 
-def test_a_neural_answer_is_offered_to_kv_so_a_paraphrase_hits_there(plain: Cascade) -> None:
-    plain.resolve("why is the sky blue")
-    r = plain.resolve("Why is the sky blue?")
-    assert r.stage is Stage.KV and r.payload == "echo: why is the sky blue"
+def test_a_neural_answer_is_offered_to_kv_so_a_paraphrase_hits_there() -> None:
+    cascade = Cascade(small_stages(ScriptedBackend()))
+    cascade.resolve("why is the sky blue")
+    r = cascade.resolve("Why is the sky blue?")
+    assert r.stage is Stage.KV and r.payload == "scripted: why is the sky blue"
+
+
+@pytest.mark.parametrize(
+    "backend",
+    [
+        ScriptedBackend(runs_model=False),  # like the echo: no model ran
+        ScriptedBackend(memoize=False),  # sampled without a seed
+    ],
+)
+def test_answers_no_model_gave_or_that_were_sampled_are_never_remembered(backend) -> None:
+    cascade = Cascade(small_stages(backend))
+    for _ in range(3):
+        assert cascade.resolve("why is the sky blue").stage is Stage.NEURAL
+    assert cascade.resolve("Why is the sky blue?").stage is Stage.NEURAL
+    assert backend.calls == 4
 
 
 def test_without_a_live_counter_every_answer_keeps_its_stage_figure(plain: Cascade) -> None:

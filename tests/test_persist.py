@@ -20,7 +20,7 @@ from eoc.errors import ConfigError, InputError, StoreUnusable
 from eoc.knowledge import default_stages
 from eoc.persist import SqliteCache, SqliteKV, SqliteTripleStore
 from eoc.stages import GraphStage
-from tests.helpers import IN_BROWSER
+from tests.helpers import IN_BROWSER, ModelStandIn
 
 
 def count(db: Path, sql: str) -> object:
@@ -93,10 +93,10 @@ def test_an_unopenable_store_is_a_store_error(tmp_path: Path) -> None:
 
 def test_a_persistent_cascade_remembers_across_instances(tmp_path: Path) -> None:
     db = str(tmp_path / "s.db")
-    with Cascade(default_stages(store=db)) as first:
+    with Cascade(default_stages(ModelStandIn(), store=db)) as first:
         assert first.resolve("why is the sky blue").stage is Stage.NEURAL
         assert first.resolve("what is the capital of Japan").payload == "Tokyo"
-    with Cascade(default_stages(store=db)) as second:
+    with Cascade(default_stages(ModelStandIn(), store=db)) as second:
         assert second.resolve("why is the sky blue").stage is Stage.CACHE
         assert second.resolve("Why is the sky blue?").stage is Stage.KV
 

@@ -30,7 +30,7 @@ from eoc.knowledge import default_stages
 from eoc.persist import SqliteCache, SqliteKV, SqliteTripleStore
 from eoc.persist_schema import SCHEMA_VERSION
 from eoc.stages import CacheStage, KVStage
-from tests.helpers import IN_BROWSER
+from tests.helpers import IN_BROWSER, ModelStandIn
 
 
 def sql(db: Path, *statements: str) -> list[tuple[object, ...]]:
@@ -83,10 +83,10 @@ def test_a_flipped_byte_in_a_stored_answer_is_not_served(tmp_path: Path) -> None
 
 def test_a_damaged_answer_is_recomputed_not_served_with_a_fresh_receipt(tmp_path: Path) -> None:
     db = str(tmp_path / "s.db")
-    with Cascade(default_stages(store=db)) as first:
+    with Cascade(default_stages(ModelStandIn(), store=db)) as first:
         assert first.resolve("why is the sky blue").stage is Stage.NEURAL
     flip(Path(db), b"echo: why is the sky blue", offset=6, new=b"W")  # cache and kv rows
-    with Cascade(default_stages(store=db)) as second:
+    with Cascade(default_stages(ModelStandIn(), store=db)) as second:
         r = second.resolve("why is the sky blue")
         assert (r.stage, r.payload) == (Stage.NEURAL, "echo: why is the sky blue")
         damaged = {d[0] for s in second.stages for d in getattr(s, "damaged", [])}

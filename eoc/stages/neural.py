@@ -14,15 +14,24 @@ MAX_REPLY_BYTES = 1 << 20
 
 
 class Reply(NamedTuple):
-    """A backend's answer and, if it has one, its own cost (measured or estimated)."""
+    """A backend's answer and, if it has one, its own cost (measured or estimated).
+
+    ``memoize`` is False for an answer the same question would not get again: sampled
+    (temperature > 0) without a seed. The cascade then neither caches it nor offers it to kv.
+    """
 
     text: str
     cost: JouleCost | None = None
+    memoize: bool = True
 
 
 @runtime_checkable
 class Backend(Protocol):
-    """Generates an answer. It may report its own cost, or ``None`` when it has none."""
+    """Generates an answer. It may report its own cost, or ``None`` when it has none.
+
+    A backend that runs no model says so with ``runs_model = False``: its answers are never
+    remembered (a backend without the attribute is taken to run one).
+    """
 
     name: str
 
@@ -30,9 +39,10 @@ class Backend(Protocol):
 
 
 class EchoBackend:
-    """Answers with the prompt itself. Reports no cost: it runs no model."""
+    """Answers with the prompt itself. Reports no cost, and is never memoized: it runs no model."""
 
     name = "echo"
+    runs_model = False
 
     def generate(self, prompt: str) -> Reply:
         return Reply(f"echo: {prompt}")
@@ -80,7 +90,10 @@ class NeuralStage:
             raise BackendError(
                 f"neural backend {self.backend.name!r} returned unusable text: {exc.reason}"
             ) from None
-        return Answer(reply.text, reply.cost)
+        answer = Answer(reply.text, reply.cost)
+        # memo policy (docs/design.md §4): never remember what no model said, nor a sampled answer
+        answer.memo = bool(getattr(self.backend, "runs_model", True)) and reply.memoize is not False
+        return answer
 
     def estimate(self, query: Query, answer: Answer) -> JouleCost:
         """This stage's own ESTIMATED figure for an answer whose backend reported none."""

@@ -1,0 +1,103 @@
+"""Dequantization of each supported GGML type: hand-built blocks and quantize round trips.
+
+The hand-built blocks follow the block layouts of ggml-common.h, so they check ``gguf.quants``
+(which the runner relies on) against the format itself, not against its own quantizer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("gguf", reason="the llm extra is not installed: pip install gguf")
+
+from eoc.errors import InputError
+from native.llm.gguf import SUPPORTED_TYPES, dequantize, quantize
+
+J = np.arange(16)
+
+
+def f16(x: float) -> bytes:
+    return np.float16(x).tobytes()
+
+
+def nibbles(low: np.ndarray, high: np.ndarray) -> bytes:
+    """16 bytes whose low nibbles give elements 0..15 and high nibbles elements 16..31."""
+    return (low.astype(np.uint8) | (high.astype(np.uint8) << 4)).astype(np.uint8).tobytes()
+
+
+def block(raw: bytes) -> np.ndarray:
+    return np.frombuffer(raw, dtype=np.uint8).reshape(1, -1)
+
+
+def test_q4_0_block() -> None:
+    # x = (q - 8) * d
+    raw = f16(0.5) + nibbles(J, 15 - J)
+    expected = np.concatenate([(J - 8) * 0.5, (7 - J) * 0.5])
+    np.testing.assert_array_equal(dequantize(block(raw), "Q4_0")[0], expected)
+
+
+def test_q4_1_block() -> None:
+    # x = q * d + m
+    raw = f16(0.25) + f16(-1.0) + nibbles(J, 15 - J)
+    expected = np.concatenate([J * 0.25 - 1.0, (15 - J) * 0.25 - 1.0])
+    np.testing.assert_array_equal(dequantize(block(raw), "Q4_1")[0], expected)
+
+
+def test_q5_0_block() -> None:
+    # x = (q - 16) * d, the 5th bit of element i is bit i of the 32-bit qh
+    qh = 0xF0F0F0F0
+    high = np.array([(qh >> i) & 1 for i in range(32)])
+    raw = f16(2.0) + np.uint32(qh).tobytes() + nibbles(J, 15 - J)
+    q = np.concatenate([J, 15 - J]) | (high << 4)
+    np.testing.assert_array_equal(dequantize(block(raw), "Q5_0")[0], (q - 16) * 2.0)
+
+
+def test_q5_1_block() -> None:
+    # x = q * d + m
+    qh = 0x12345678
+    high = np.array([(qh >> i) & 1 for i in range(32)])
+    raw = f16(0.5) + f16(3.0) + np.uint32(qh).tobytes() + nibbles(J, 15 - J)
+    q = np.concatenate([J, 15 - J]) | (high << 4)
+    np.testing.assert_array_equal(dequantize(block(raw), "Q5_1")[0], q * 0.5 + 3.0)
+
+
+def test_q8_0_block() -> None:
+    # x = q * d, q signed bytes
+    q = np.arange(-16, 16, dtype=np.int8) * 4
+    raw = f16(0.125) + q.tobytes()
+    np.testing.assert_array_equal(dequantize(block(raw), "Q8_0")[0], q * 0.125)
+
+
+def test_float_types() -> None:
+    values = np.array([[1.5, -2.0, 0.0, 65504.0, 1e-3, -7.25]], dtype=np.float32)
+    np.testing.assert_array_equal(dequantize(values, "F32"), values)
+    np.testing.assert_array_equal(
+        dequantize(values.astype(np.float16), "F16"), values.astype(np.float16)
+    )
+    # bf16 is the top half of a float32; these values are exact in it except 1e-3.
+    bf16 = (values.view(np.uint32) >> 16).astype(np.uint16).view(np.uint8)
+    got = dequantize(bf16, "BF16")
+    np.testing.assert_array_equal(got[:, [0, 1, 2, 5]], values[:, [0, 1, 2, 5]])
+    assert abs(got[0, 4] - 1e-3) < 1e-5
+
+
+# Worst-case error of a round trip, as a fraction of the block's largest magnitude.
+BOUND = {"Q4_0": 1 / 8, "Q4_1": 1 / 14, "Q5_0": 1 / 16, "Q5_1": 1 / 30, "Q8_0": 1 / 127,
+         "F16": 1e-3, "BF16": 1 / 128, "F32": 0.0}  # fmt: skip
+
+
+@pytest.mark.parametrize("type_name", SUPPORTED_TYPES)
+def test_round_trip(type_name: str) -> None:
+    rng = np.random.default_rng(0)
+    values = (rng.standard_normal((8, 64)) * rng.uniform(0.01, 10, (8, 1))).astype(np.float32)
+    got = dequantize(quantize(values, type_name), type_name)
+    assert got.shape == values.shape and got.dtype == np.float32
+    blocks = np.abs(values).reshape(8, -1, 32).max(axis=-1, keepdims=True)
+    err = np.abs(got - values).reshape(8, -1, 32)
+    assert np.all(err <= blocks * BOUND[type_name] * 1.01 + 1e-7), type_name
+
+
+def test_unsupported_type_is_refused() -> None:
+    with pytest.raises(InputError, match="Q6_K is not supported"):
+        dequantize(np.zeros((1, 210), dtype=np.uint8), "Q6_K")
