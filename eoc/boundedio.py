@@ -181,20 +181,10 @@ def read_json(
     return loads_strict(read_bounded(source, limit, what=what, stdin_ok=stdin_ok), what=what)
 
 
-def is_regular_or_absent(path: str | Path) -> bool:
-    """True when ``path`` does not exist or is a regular file (not a device, FIFO or folder)."""
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return True
-    return stat.S_ISREG(mode)
-
-
 __all__ = [
     "MAX_DEPTH",
     "MAX_INT_DIGITS",
     "decode_utf8",
-    "is_regular_or_absent",
     "loads_strict",
     "read_bounded",
     "read_json",

@@ -130,7 +130,7 @@ class Cascade:
         self.liveness = self._liveness(meter, liveness, clock, sleep)
         self.meter_status: CounterStatus = self.liveness.status
         self.live = self.meter_status.is_live and not isinstance(meter, StubCounter)
-        self.meter_kind, self.kind_note = effective_kind(meter)
+        self.meter_kind = effective_kind(meter)[0]
         self.store_errors = 0
         self.last_store_error = ""
         self._clock = clock

@@ -20,7 +20,7 @@ from eoc.boundedio import read_bounded
 from eoc.errors import BadReceipt, ConfigError, ReceiptMismatch
 from eoc.receipt import SIGNATURE_PREFIX, Receipt
 from native import require
-from native.autotune.seal import _private_key, configured_trusted_keys
+from native.autotune.seal import _private_key, configured_trusted_keys, public_key_hex
 
 MAX_KEY_BYTES = 16 << 10
 SIGNING_KEY_ENV = "EOC_SIGNING_KEY"
@@ -30,14 +30,8 @@ class HostSigner:
     """Signs receipts with one Ed25519 private key (see :class:`eoc.receipt.Signer`)."""
 
     def __init__(self, pem: bytes) -> None:
-        serialization = require(
-            "cryptography.hazmat.primitives.serialization", package="cryptography"
-        )
         self._key: Any = _private_key(pem)
-        raw = self._key.public_key().public_bytes(
-            serialization.Encoding.Raw, serialization.PublicFormat.Raw
-        )
-        self.public_key: str = raw.hex()
+        self.public_key: str = public_key_hex(pem)
 
     @classmethod
     def from_file(cls, path: str | Path) -> HostSigner:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import pytest
@@ -27,6 +28,16 @@ class ModelStandIn:
         return Reply(f"echo: {prompt}")
 
 
+def cli_in_capped_process(*argv: str) -> subprocess.CompletedProcess[str]:
+    """Run ``eoc ARGV`` in a fresh process whose address space is capped at 2 GiB, so a read
+    that never ends fails there instead of eating this machine's memory."""
+    code = (
+        "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30));"
+        f"from eoc.cli.main import main; sys.exit(main({list(argv)!r}))"
+    )
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+
+
 def small_stages(backend: object | None = None) -> list:
     """Cache, a kv of two facts, a graph of two capitals, and neural over ``backend``
     (default: :class:`ModelStandIn`)."""
@@ -38,4 +49,4 @@ def small_stages(backend: object | None = None) -> list:
     return [CacheStage(), kv, graph, NeuralStage(backend)]  # type: ignore[arg-type]
 
 
-__all__ = ["IN_BROWSER", "ModelStandIn", "native_only", "small_stages"]
+__all__ = ["IN_BROWSER", "ModelStandIn", "cli_in_capped_process", "native_only", "small_stages"]

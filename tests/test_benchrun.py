@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +11,7 @@ import pytest
 from eoc import Cascade
 from eoc.benchrun import BadSuite, load_suite, nearest_rank, parse_suite, run_suite
 from eoc.cli.main import main
-from tests.helpers import IN_BROWSER, small_stages
+from tests.helpers import IN_BROWSER, cli_in_capped_process, small_stages
 
 SUITE = Path(__file__).resolve().parents[1] / "bench" / "suites" / "core.json"
 
@@ -120,10 +118,6 @@ def test_cli_bench_run_json_and_exit_codes(tmp_path: Path) -> None:
 @pytest.mark.skipif(IN_BROWSER, reason="no /dev/zero or subprocess in Pyodide")
 def test_bench_run_on_an_endless_file_is_refused_with_bounded_memory() -> None:
     """Issue: `eoc bench run /dev/zero` ate memory until the kernel killed it (stat() says 0)."""
-    code = (
-        "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30));"
-        "from eoc.cli.main import main; sys.exit(main(['bench', 'run', '/dev/zero']))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    done = cli_in_capped_process("bench", "run", "/dev/zero")
     assert done.returncode == 2 and "larger than" in done.stderr
     assert main(["bench"], out=io.StringIO()) == 2

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import unquote
 
-from eoc.boundedio import decode_utf8, read_bounded
+from eoc.boundedio import read_bounded
 from eoc.errors import FactFileError, InputError
 
 MAX_FIELD_CHARS = 4096
@@ -79,19 +79,10 @@ def read_fact_file(path: str | Path, *, limit: int = MAX_FACT_FILE_BYTES) -> str
     except InputError as exc:
         raise FactFileError(exc.reason, source=name) from None
     try:
-        return decode_utf8(data, what="fact file", error=FactFileError)
-    except FactFileError:
-        # decode_utf8 names the line in words only; find it again so the error carries it.
-        line = _bad_byte_line(data)
-    raise FactFileError("not UTF-8 text: save it as UTF-8", source=name, line=line)
-
-
-def _bad_byte_line(data: bytes) -> int:
-    try:
-        data.decode("utf-8")
+        return data.decode("utf-8-sig")  # -sig: a leading BOM is dropped
     except UnicodeDecodeError as exc:
-        return data.count(b"\n", 0, exc.start) + 1
-    return 0
+        line = data.count(b"\n", 0, exc.start) + 1
+    raise FactFileError("not UTF-8 text: save it as UTF-8", source=name, line=line)
 
 
 def _lines(text: str, source: str) -> Iterator[tuple[int, str]]:

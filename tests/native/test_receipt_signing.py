@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from eoc import Cascade, Receipt
 from eoc.cli.main import main
 from eoc.errors import ConfigError, ReceiptMismatch
 from native.receipts import HostSigner, check_receipt_signature, verify_signature
-from tests.helpers import small_stages
+from tests.helpers import cli_in_capped_process, small_stages
 
 
 def _key(tmp_path: Path, name: str) -> tuple[Path, str]:
@@ -129,9 +128,5 @@ def test_hostile_json_is_a_usage_error_not_a_traceback(tmp_path, content: str) -
 
 def test_verify_dev_zero_is_refused_with_bounded_memory() -> None:
     """Issue: `eoc verify /dev/zero` ate memory until the kernel killed it."""
-    code = (
-        "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30));"
-        "from eoc.cli.main import main; sys.exit(main(['verify', '/dev/zero']))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    done = cli_in_capped_process("verify", "/dev/zero")
     assert done.returncode == 2 and "larger than" in done.stderr
