@@ -16,7 +16,6 @@ with a figure, in every printed line, JSON field and receipt, is the *effective*
 from __future__ import annotations
 
 import threading
-from importlib import metadata
 
 from eoc.cost import CounterKind
 
@@ -32,6 +31,9 @@ def registered_counter_classes() -> frozenset[str]:
     global _registered
     with _lock:
         if _registered is None:
+            # imported here, not at `import eoc`: only a cascade over a live counter asks
+            from importlib import metadata
+
             try:
                 eps = metadata.entry_points(group=COUNTER_GROUP)
                 _registered = frozenset(ep.value.replace(" ", "") for ep in eps)
