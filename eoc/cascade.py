@@ -278,7 +278,7 @@ class Cascade:
         receipt = Receipt.issue(q.id, kind, cost, answer.payload)
         if self.signer is not None:
             receipt = receipt.signed(self.signer)
-        response = Response(kind, answer.payload, cost, receipt, q.id)
+        response = Response(kind, answer.payload, cost, receipt, q.id, answer.tokens)
         answer.memo_cost, answer.memo_qid, answer.memo_response = cost, q.id, response
         return response
 

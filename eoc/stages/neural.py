@@ -18,11 +18,15 @@ class Reply(NamedTuple):
 
     ``memoize`` is False for an answer the same question would not get again: sampled
     (temperature > 0) without a seed. The cascade then neither caches it nor offers it to kv.
+    ``tokens_in`` and ``tokens_out`` are the model's own token counts (prompt as the model saw
+    it, and generated), when the backend knows them.
     """
 
     text: str
     cost: JouleCost | None = None
     memoize: bool = True
+    tokens_in: int | None = None
+    tokens_out: int | None = None
 
 
 @runtime_checkable
@@ -91,19 +95,41 @@ class NeuralStage:
                 f"neural backend {self.backend.name!r} returned unusable text: {exc.reason}"
             ) from None
         answer = Answer(reply.text, reply.cost)
+        answer.tokens = _token_counts(self.backend.name, reply)
         # memo policy (docs/design.md §4): never remember what no model said, nor a sampled answer
         answer.memo = bool(getattr(self.backend, "runs_model", True)) and reply.memoize is not False
         return answer
 
     def estimate(self, query: Query, answer: Answer) -> JouleCost:
-        """This stage's own ESTIMATED figure for an answer whose backend reported none."""
+        """This stage's own ESTIMATED figure for an answer whose backend reported none.
+
+        Charged by the backend's own token counts when it gave them, else by an approximation.
+        """
         if self._flat:
             return self.figure
-        return work_estimate(
-            Stage.NEURAL,
-            tokens_in=approx_tokens(query.prompt),
-            tokens_out=approx_tokens(answer.payload),
+        tokens_in, tokens_out = answer.tokens or (
+            approx_tokens(query.prompt),
+            approx_tokens(answer.payload),
         )
+        return work_estimate(Stage.NEURAL, tokens_in=tokens_in, tokens_out=tokens_out)
 
 
-__all__ = ["Backend", "EchoBackend", "NeuralStage", "Reply"]
+MAX_TOKENS = 1 << 24
+"""More tokens than any context holds: a count above it is a backend's error."""
+
+
+def _token_counts(name: str, reply: Reply) -> tuple[int, int] | None:
+    """The reply's (tokens in, tokens out), checked; ``None`` when the backend gave none."""
+    if reply.tokens_in is None and reply.tokens_out is None:
+        return None
+    counts = (reply.tokens_in, reply.tokens_out)
+    for n in counts:
+        if type(n) is not int or not 0 <= n <= MAX_TOKENS:
+            raise BackendError(
+                f"neural backend {name!r} reported token counts {counts!r}: "
+                f"each must be a whole number from 0 to {MAX_TOKENS}"
+            )
+    return (int(reply.tokens_in), int(reply.tokens_out))  # type: ignore[arg-type]
+
+
+__all__ = ["MAX_TOKENS", "Backend", "EchoBackend", "NeuralStage", "Reply"]

@@ -6,11 +6,12 @@ from native.backends.base import MatmulBackend, Shape, check
 from native.backends.cpu import NumpyBackend
 from native.backends.cuda import CudaBackend
 from native.backends.mlx import MlxBackend
+from native.backends.quant import QuantCpuBackend
 
 
 def all_backends() -> list[MatmulBackend]:
     """Every backend eoc knows, whether or not it can run here (each says why not)."""
-    return [NumpyBackend(), MlxBackend(), CudaBackend()]
+    return [NumpyBackend(), QuantCpuBackend(), MlxBackend(), CudaBackend()]
 
 
 def usable_backends() -> tuple[list[MatmulBackend], dict[str, str]]:
@@ -31,6 +32,7 @@ __all__ = [
     "MatmulBackend",
     "MlxBackend",
     "NumpyBackend",
+    "QuantCpuBackend",
     "Shape",
     "all_backends",
     "check",

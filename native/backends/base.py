@@ -100,15 +100,44 @@ class MatmulBackend(Protocol):
         ...
 
 
+@runtime_checkable
+class WeightBackend(Protocol):
+    """Runs a model's ``x @ W`` with ``W`` prepared once (:class:`native.llm.weights.Weight`).
+
+    ``load_weight`` makes the backend's own copy (dense float32 on a device, or the quantized
+    blocks as they are) and raises a :class:`~eoc.errors.Refusal` for a weight it cannot take;
+    ``apply`` multiplies float32 ``x`` (m, n_in) by it and returns float32 (m, n_out) on the host.
+    """
+
+    name: str
+
+    def unavailable(self) -> str | None: ...
+
+    def takes(self, weight: Any) -> bool:
+        """Whether :meth:`load_weight` accepts this weight."""
+        ...
+
+    def load_weight(self, weight: Any) -> Any: ...
+
+    def apply(self, x: Any, prepared: Any) -> Any: ...
+
+
 def check(backend: MatmulBackend) -> str | None:
-    """Run a small shape and compare with a float64 reference: ``None`` if right, else why not."""
+    """Run a small shape and compare with a float64 reference: ``None`` if right, else why not.
+
+    The reference multiplies by the backend's own rounding of the weights when it declares one
+    (``reference_weights``: a quantizing backend is checked against the matrix it was given,
+    quantized, so a wrong kernel still fails and a 4-bit rounding does not).
+    """
     np = require("numpy")
     why = backend.unavailable()
     if why:
         return why
     shape = Shape(*CHECK_SHAPE)
     x, w_bits = operands(shape, seed=1)
-    want = x.astype(np.float64) @ from_bf16_bits(w_bits).astype(np.float64)
+    reference = getattr(backend, "reference_weights", None)
+    w = reference(w_bits) if reference is not None else from_bf16_bits(w_bits)
+    want = x.astype(np.float64) @ np.asarray(w, dtype=np.float64)
     try:
         prepared = backend.prepare(shape, seed=1)
         backend.run(prepared)
@@ -127,6 +156,7 @@ __all__ = [
     "CHECK_SHAPE",
     "MatmulBackend",
     "Shape",
+    "WeightBackend",
     "check",
     "from_bf16_bits",
     "operands",

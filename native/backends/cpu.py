@@ -65,5 +65,16 @@ class NumpyBackend:
         np = require("numpy")
         return np.matmul(np.asarray(x, dtype=np.float32), from_bf16_bits(w_bits))
 
+    # model weights: a dense float32 copy, multiplied by BLAS
+    def takes(self, weight: Any) -> bool:
+        return True
+
+    def load_weight(self, weight: Any) -> Any:
+        return weight.dense()
+
+    def apply(self, x: Any, prepared: Any) -> Any:
+        np = require("numpy")
+        return np.matmul(np.asarray(x, dtype=np.float32), prepared)
+
 
 __all__ = ["NumpyBackend", "blas_name"]

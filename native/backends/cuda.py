@@ -97,6 +97,33 @@ class CudaBackend:
         self.run(p)
         return self.result(p)
 
+    # model weights: a float32 copy on the GPU (no TF32: the same arithmetic as the CPU)
+    def takes(self, weight: Any) -> bool:
+        return True
+
+    def load_weight(self, weight: Any) -> Any:
+        if self._lib is None and self.unavailable():
+            raise RuntimeError(self.unavailable())
+        if self._lib == "torch":
+            torch = _torch()
+            assert torch is not None
+            torch.backends.cuda.matmul.allow_tf32 = False
+            return torch.from_numpy(weight.dense()).to("cuda")
+        cupy = _cupy()
+        assert cupy is not None
+        return cupy.asarray(weight.dense())
+
+    def apply(self, x: Any, prepared: Any) -> Any:
+        np = require("numpy")
+        x = np.ascontiguousarray(x, dtype=np.float32)
+        if self._lib == "torch":
+            torch = _torch()
+            assert torch is not None
+            return (torch.from_numpy(x).to("cuda") @ prepared).cpu().numpy()
+        cupy = _cupy()
+        assert cupy is not None
+        return np.asarray((cupy.asarray(x) @ prepared).get(), dtype=np.float32)
+
     def result(self, prepared: _Prepared) -> Any:
         np = require("numpy")
         if self._lib == "torch":

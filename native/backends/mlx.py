@@ -60,6 +60,23 @@ class MlxBackend:
         mx = self._mx()
         return np.array(prepared.y.astype(mx.float32))
 
+    # model weights: a float32 copy on the device
+    def takes(self, weight: Any) -> bool:
+        return True
+
+    def load_weight(self, weight: Any) -> Any:
+        mx = self._mx()
+        w = mx.array(weight.dense())
+        mx.eval(w)
+        return w
+
+    def apply(self, x: Any, prepared: Any) -> Any:
+        np = require("numpy")
+        mx = self._mx()
+        y = mx.matmul(mx.array(np.asarray(x, dtype=np.float32)), prepared)
+        mx.eval(y)
+        return np.array(y)
+
     def compute(self, x: Any, w_bits: Any) -> Any:
         mx = self._mx()
         p = _Prepared(mx.array(x), mx.array(from_bf16_bits(w_bits)).astype(mx.bfloat16))

@@ -9,24 +9,35 @@ from __future__ import annotations
 
 import codecs
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from eoc.errors import InputError
+from native.autotune.dispatch import Dispatcher
 from native.llm.gguf import GGUFFile
 from native.llm.llama import Llama, ModelArgs
 from native.llm.tokenizer import GGUFTokenizer
 
 
-def load(path: str | os.PathLike[str], *, n_ctx: int = 512) -> tuple[Llama, GGUFTokenizer]:
-    """Open a GGUF file and return its model (with an ``n_ctx`` KV cache) and tokenizer."""
+def load(
+    path: str | os.PathLike[str],
+    *,
+    n_ctx: int = 512,
+    dispatcher: Dispatcher | None = None,
+    progress: Callable[[str, float], None] | None = None,
+) -> tuple[Llama, GGUFTokenizer]:
+    """Open a GGUF file and return its model (with an ``n_ctx`` KV cache) and tokenizer.
+
+    ``progress(what, fraction)`` is told as the layers are read.
+    """
     gf = GGUFFile(path)
     ModelArgs.from_metadata(gf.metadata)  # refuse an unsupported architecture first
     tokenizer = GGUFTokenizer(gf.metadata)  # and a tokenizer, before the slow weight load
-    return Llama.from_gguf(gf, n_ctx=n_ctx), tokenizer
+    model = Llama.from_gguf(gf, n_ctx=n_ctx, dispatcher=dispatcher, progress=progress)
+    return model, tokenizer
 
 
 @dataclass(frozen=True)
@@ -121,13 +132,23 @@ def generate(
         ids = tokenizer.encode(prompt)
     else:
         ids = tokenizer.encode(tokenizer.apply_chat_template(prompt), special=True)
-    stops = [s for s in stop if s]
-    # A token may end in the middle of a UTF-8 character; the decoder keeps those bytes.
-    utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    held = ""  # text that might be the start of a stop string, not yielded yet
     tokens = generate_ids(
         model, ids, eos_id=tokenizer.eos_id, max_tokens=max_tokens, sampler=sampler
     )
+    return text_pieces(tokenizer, tokens, stop)
+
+
+def text_pieces(
+    tokenizer: GGUFTokenizer, tokens: Iterable[int], stop: Sequence[str] = ()
+) -> Iterator[str]:
+    """The text of ``tokens`` piece by piece, ending before the first stop string.
+
+    A token may end in the middle of a UTF-8 character (the decoder keeps those bytes), and text
+    that might be the start of a stop string is held back until it is known not to be.
+    """
+    stops = [s for s in stop if s]
+    utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    held = ""  # text that might be the start of a stop string, not yielded yet
     for token in tokens:
         held += utf8.decode(tokenizer.token_bytes(token))
         cut = _first_stop(held, stops)

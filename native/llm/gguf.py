@@ -95,6 +95,12 @@ class GGUFFile:
         shape = tuple(int(d) for d in reversed(t.shape.tolist()))
         return out.reshape(shape)
 
+    def raw(self, name: str) -> tuple[npt.NDArray[Any], str, tuple[int, ...]]:
+        """Tensor ``name`` as stored: its bytes (memory-mapped), GGML type name, numpy shape."""
+        t = self._get(name)
+        shape = tuple(int(d) for d in reversed(t.shape.tolist()))
+        return np.asarray(t.data), str(t.tensor_type.name), shape
+
     def _get(self, name: str) -> Any:
         try:
             return self._tensors[name]

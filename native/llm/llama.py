@@ -4,15 +4,16 @@ Read top to bottom, :meth:`Llama.forward` is the whole model: token embedding, t
 RMSNorm -> grouped-query attention with rotary position embeddings and a KV cache -> residual,
 RMSNorm -> SwiGLU MLP -> residual, then a final RMSNorm and the output projection.
 
-Every matrix product goes through :func:`matmul`, so one place decides how (and on what
-hardware) the arithmetic is done. Weights are dequantized to float32 and laid out for
-``x @ w`` once, at load.
+Every matrix product goes through the model's :class:`~native.autotune.dispatch.Dispatcher`:
+the products with a weight (:meth:`Dispatcher.apply`, each weight prepared once per backend,
+kept quantized as the file stores it until a backend wants another form) and the attention's
+products of activations (:meth:`Llama._product`, counted as numpy's).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,20 +21,13 @@ import numpy as np
 import numpy.typing as npt
 
 from eoc.errors import InputError, PromptTooLong
-from native.llm.gguf import GGUFFile
+from native.autotune.dispatch import DispatchedWeight, Dispatcher
+from native.llm.gguf import GGUFFile, dequantize
+from native.llm.weights import read_weight
 
 Array = npt.NDArray[np.float32]
 
 SUPPORTED_ARCHITECTURES = ("llama",)
-
-
-def matmul(x: Array, w: Array) -> Array:
-    """``x @ w`` in float32; the single entry point for every matrix product of the model.
-
-    ``x`` may carry leading batch axes (attention multiplies per head), as ``np.matmul`` allows.
-    """
-    out: Array = np.matmul(x, w)
-    return out
 
 
 @dataclass(frozen=True)
@@ -94,14 +88,30 @@ class ModelArgs:
 
 @dataclass(frozen=True)
 class Layer:
-    """One transformer block's weights, float32, each laid out as ``(in, out)`` for ``x @ w``."""
+    """One transformer block's weights: norms as float32 vectors, matrices for ``x @ W``."""
 
     attn_norm: Array
-    wqkv: Array  # q, k and v side by side: one product instead of three
-    wo: Array
+    wqkv: DispatchedWeight  # q, k and v side by side: one product instead of three
+    wo: DispatchedWeight
     ffn_norm: Array
-    w_gate_up: Array  # gate and up side by side, for the same reason
-    w_down: Array
+    w_gate_up: DispatchedWeight  # gate and up side by side, for the same reason
+    w_down: DispatchedWeight
+
+
+class Embedding:
+    """Token embedding rows, dequantized on lookup (the table stays as the file stores it)."""
+
+    def __init__(self, gf: GGUFFile, name: str = "token_embd.weight") -> None:
+        self.raw, self.type_name, shape = gf.raw(name)
+        if len(shape) != 2:
+            raise InputError(f"{gf.path}: {name} is not a matrix (shape {shape})")
+        self.vocab, self.dim = shape
+        if self.raw.shape[0] != self.vocab:  # plain float types come back flat
+            self.raw = self.raw.reshape(self.vocab, -1)
+
+    def __getitem__(self, ids: npt.NDArray[np.int64]) -> Array:
+        rows = dequantize(np.asarray(self.raw[ids]), self.type_name)
+        return rows.reshape(len(ids), self.dim)
 
 
 class Llama:
@@ -110,10 +120,11 @@ class Llama:
     def __init__(
         self,
         args: ModelArgs,
-        token_embd: Array,
+        token_embd: Embedding,
         layers: Sequence[Layer],
         output_norm: Array,
-        output: Array,
+        output: DispatchedWeight,
+        dispatcher: Dispatcher,
         *,
         n_ctx: int = 512,
         rope_freq_factors: Array | None = None,
@@ -121,10 +132,11 @@ class Llama:
         """Wrap prepared weights; ``n_ctx`` bounds the KV cache (and so the sequence length)."""
         self.args = args
         self.n_ctx = min(n_ctx, args.context_length)
-        self.token_embd = token_embd  # (vocab, dim): one row per token
+        self.token_embd = token_embd  # rows by token id
         self.layers = list(layers)
         self.output_norm = output_norm
         self.output = output  # (dim, vocab)
+        self.dispatcher = dispatcher
         cache = (args.n_layers, self.n_ctx, args.n_kv_heads, args.head_dim)
         self.cache_k = np.zeros(cache, dtype=np.float32)
         self.cache_v = np.zeros(cache, dtype=np.float32)
@@ -132,16 +144,26 @@ class Llama:
         self.cos, self.sin = rope_tables(args, self.n_ctx, rope_freq_factors)
 
     @classmethod
-    def from_gguf(cls, gf: GGUFFile, *, n_ctx: int = 512) -> Llama:
-        """Load and prepare the weights of a ``llama`` GGUF file."""
+    def from_gguf(
+        cls,
+        gf: GGUFFile,
+        *,
+        n_ctx: int = 512,
+        dispatcher: Dispatcher | None = None,
+        progress: Callable[[str, float], None] | None = None,
+    ) -> Llama:
+        """Read the weights of a ``llama`` GGUF file (quantized ones stay quantized).
+
+        ``progress(what, fraction)`` is told after each layer.
+        """
         args = ModelArgs.from_metadata(gf.metadata)
+        dispatcher = dispatcher or Dispatcher()
 
         def t(name: str) -> Array:
             return gf.tensor(name)
 
-        def x_at_w(*names: str) -> Array:
-            # GGUF stores a linear layer as (out, in); x @ w wants (in, out).
-            return np.ascontiguousarray(np.concatenate([t(n) for n in names], axis=0).T)
+        def w(*names: str) -> DispatchedWeight:
+            return dispatcher.weight(read_weight(gf, *names))
 
         layers = []
         for i in range(args.n_layers):
@@ -149,31 +171,46 @@ class Llama:
             layers.append(
                 Layer(
                     attn_norm=t(b + "attn_norm.weight"),
-                    wqkv=x_at_w(b + "attn_q.weight", b + "attn_k.weight", b + "attn_v.weight"),
-                    wo=x_at_w(b + "attn_output.weight"),
+                    wqkv=w(b + "attn_q.weight", b + "attn_k.weight", b + "attn_v.weight"),
+                    wo=w(b + "attn_output.weight"),
                     ffn_norm=t(b + "ffn_norm.weight"),
-                    w_gate_up=x_at_w(b + "ffn_gate.weight", b + "ffn_up.weight"),
-                    w_down=x_at_w(b + "ffn_down.weight"),
+                    w_gate_up=w(b + "ffn_gate.weight", b + "ffn_up.weight"),
+                    w_down=w(b + "ffn_down.weight"),
                 )
             )
-        token_embd = t("token_embd.weight")
-        if gf.has_tensor("output.weight"):
-            output = x_at_w("output.weight")
-        else:
-            # Tied embeddings. A contiguous (dim, vocab) copy costs vocab * dim * 4 bytes (113 MB
-            # for SmolLM2), but OpenBLAS's gemv reads it faster than the transposed view
-            # (5.4 against 7.7 ms a token for SmolLM2 on the 2-core development machine).
-            output = np.ascontiguousarray(token_embd.T)
+            if progress is not None:
+                progress(
+                    f"loading {gf.path.name}: layer {i + 1}/{args.n_layers}",
+                    (i + 1) / args.n_layers,
+                )
+        # Tied embeddings (no output.weight): the output projection is the embedding table.
+        output = w("output.weight" if gf.has_tensor("output.weight") else "token_embd.weight")
         freq_factors = t("rope_freqs.weight") if gf.has_tensor("rope_freqs.weight") else None
         return cls(
             args,
-            token_embd,
+            Embedding(gf),
             layers,
             t("output_norm.weight"),
             output,
+            dispatcher,
             n_ctx=n_ctx,
             rope_freq_factors=freq_factors,
         )
+
+    def weights(self) -> list[DispatchedWeight]:
+        """Every weight the dispatcher runs, in order of use."""
+        out = []
+        for layer in self.layers:
+            out += [layer.wqkv, layer.wo, layer.w_gate_up, layer.w_down]
+        return [*out, self.output]
+
+    def _product(self, a: Array, b: Array) -> Array:
+        """An attention product of activations (batched over heads), counted by the dispatcher."""
+        out: Array = np.matmul(a, b)
+        self.dispatcher.calls[("numpy", f"{a.shape[-2]}x{a.shape[-1]}x{b.shape[-1]}")] += int(
+            np.prod(a.shape[:-2], dtype=np.int64)
+        )
+        return out
 
     def reset(self) -> None:
         """Forget the sequence so far (the cache is overwritten, not cleared)."""
@@ -207,14 +244,18 @@ class Llama:
         self.pos += n
         if not all_logits:
             x = x[-1:]
-        return matmul(rms_norm(x, self.output_norm, self.args.norm_eps), self.output)
+        out: Array = self.dispatcher.apply(
+            rms_norm(x, self.output_norm, self.args.norm_eps), self.output
+        )
+        return out
 
     def _attention(self, i: int, layer: Layer, x: Array) -> Array:
         a = self.args
         n, p = x.shape[0], self.pos
         group = a.n_heads // a.n_kv_heads  # query heads sharing one key/value head
         q_size, kv_size = a.n_heads * a.head_dim, a.n_kv_heads * a.head_dim
-        qkv = matmul(x, layer.wqkv)
+        mm = self.dispatcher.apply
+        qkv = mm(x, layer.wqkv)
         q = qkv[:, :q_size].reshape(n, a.n_heads, a.head_dim)
         k = qkv[:, q_size : q_size + kv_size].reshape(n, a.n_kv_heads, a.head_dim)
         v = qkv[:, q_size + kv_size :].reshape(n, a.n_kv_heads, a.head_dim)
@@ -226,19 +267,21 @@ class Llama:
         values = self.cache_v[i, :s].transpose(1, 0, 2)  # (kv_heads, s, head_dim)
         # Query head h reads key/value head h // group (llama.cpp and HF's repeat_kv agree).
         grouped = q.reshape(n, a.n_kv_heads, group, a.head_dim).transpose(1, 2, 0, 3)
-        scores = matmul(grouped.reshape(a.n_kv_heads, group * n, a.head_dim), keys)
+        scores = self._product(grouped.reshape(a.n_kv_heads, group * n, a.head_dim), keys)
         scores = scores.reshape(a.n_kv_heads, group, n, s) * np.float32(1 / math.sqrt(a.head_dim))
         # Causal mask: new token t (at position p + t) sees keys 0..p + t.
         future = np.arange(s)[None, :] > (p + np.arange(n))[:, None]
         scores = np.where(future, np.float32(-np.inf), scores)
         probs = softmax(scores).reshape(a.n_kv_heads, group * n, s)
-        heads = matmul(probs, values).reshape(a.n_kv_heads, group, n, a.head_dim)
-        return matmul(heads.transpose(2, 0, 1, 3).reshape(n, q_size), layer.wo)
+        heads = self._product(probs, values).reshape(a.n_kv_heads, group, n, a.head_dim)
+        out: Array = mm(heads.transpose(2, 0, 1, 3).reshape(n, q_size), layer.wo)
+        return out
 
     def _mlp(self, layer: Layer, x: Array) -> Array:
-        gate_up = matmul(x, layer.w_gate_up)
+        gate_up = self.dispatcher.apply(x, layer.w_gate_up)
         gate, up = np.split(gate_up, 2, axis=-1)
-        return matmul(silu(gate) * up, layer.w_down)
+        out: Array = self.dispatcher.apply(silu(gate) * up, layer.w_down)
+        return out
 
 
 def rope_tables(args: ModelArgs, n_ctx: int, freq_factors: Array | None) -> tuple[Array, Array]:

@@ -1,0 +1,707 @@
+"""A neural-stage backend for any OpenAI-compatible server, over ``httpx``.
+
+:class:`OpenAIBackend` asks ``POST {base_url}/chat/completions`` of llama.cpp's server, vLLM,
+Ollama or a hosted API, and answers with a :class:`~eoc.stages.neural.Reply`.
+
+Honesty (docs/design.md §3): a remote model's work is seen by no counter on this host, so every
+figure it gets is ESTIMATED, from :func:`~eoc.stages.base.work_estimate` over the tokens the
+server says it read and wrote (its ``usage``), or one per four characters when it says nothing.
+The basis says so. An energy figure the server sends (``usage.energy_j`` or any field whose
+name mentions energy or joules) is quoted in the basis as the server's claim and never
+becomes the figure, let alone a MEASURED one.
+
+Everything the server sends is hostile until checked: bodies are read up to
+:data:`MAX_BODY_BYTES` (streams up to the same total), JSON is parsed by
+:func:`eoc.boundedio.loads_strict`, and a reply of the wrong shape is a
+:class:`~eoc.errors.BackendError`. The API key never appears in an error message.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import os
+import re
+import time
+from collections.abc import Callable, Iterator, Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from eoc.boundedio import loads_strict
+from eoc.cost import JouleCost
+from eoc.errors import BackendError, BadJson, ConfigError
+from eoc.query import Stage
+from eoc.stages.base import WORK_RATES, approx_tokens, work_estimate
+from eoc.stages.neural import MAX_TOKENS, Reply
+from native import require
+
+if TYPE_CHECKING:
+    import httpx
+
+MAX_BODY_BYTES = 2 << 20
+"""The most bytes read of one reply (and of one streamed reply, all events together)."""
+MAX_RETRIES = 10
+"""The most retries ``max_retries`` may ask for."""
+BACKOFF_S = 0.5
+"""The first retry waits this long; each later one twice the one before, up to :data:`BACKOFF_CAP_S`."""
+BACKOFF_CAP_S = 8.0
+MAX_RETRY_AFTER_S = 30.0
+"""The longest ``Retry-After`` honoured by default; a server asking for more gets a BackendError."""
+EXCERPT_CHARS = 200
+"""The most characters of a server's body quoted in an error."""
+MAX_TOKENS_LIMIT = 1 << 20
+_ENERGY_KEY = re.compile(r"energy|joule", re.IGNORECASE)
+_SPACES = re.compile(r"\s+")
+
+
+def _printable(text: str, limit: int) -> str:
+    """``text`` on one line, without control characters, at most ``limit`` characters."""
+    flat = _SPACES.sub(" ", text).strip()
+    flat = "".join(c for c in flat if c.isprintable())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _count(value: object, what: str) -> int | None:
+    """A token count from ``usage``: a whole number, or ``None`` when absent."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
+        raise BackendError(f"the server's usage.{what} is not a token count: {value!r:.40}")
+    return value
+
+
+def _positive(value: object, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{what} must be a number of seconds, not {type(value).__name__}")
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{what} must be a positive, finite number of seconds; got {value!r}")
+    return float(value)
+
+
+class _Usage:
+    """What the server said of its own work: token counts and any energy claims."""
+
+    __slots__ = ("claims", "tokens_in", "tokens_out")
+
+    def __init__(self) -> None:
+        self.tokens_in: int | None = None
+        self.tokens_out: int | None = None
+        self.claims: dict[str, str] = {}
+
+    def read(self, doc: Mapping[str, Any]) -> None:
+        """Take the counts from ``doc["usage"]`` and energy claims from ``doc`` and its usage."""
+        usage = doc.get("usage")
+        if usage is not None and not isinstance(usage, dict):
+            raise BackendError(f"the server's usage is {type(usage).__name__}, not an object")
+        if usage:
+            n_in = _count(usage.get("prompt_tokens"), "prompt_tokens")
+            n_out = _count(usage.get("completion_tokens"), "completion_tokens")
+            self.tokens_in = n_in if n_in is not None else self.tokens_in
+            self.tokens_out = n_out if n_out is not None else self.tokens_out
+        for where, block in (("", doc), ("usage.", usage or {})):
+            for key, value in block.items():
+                if len(self.claims) >= 3 or not _ENERGY_KEY.search(key):
+                    continue
+                if isinstance(value, bool):
+                    continue
+                if isinstance(value, int | float) and math.isfinite(value):
+                    shown = f"{value:g}"
+                elif isinstance(value, str) and value.strip():
+                    shown = _printable(value, 40)
+                else:
+                    continue
+                self.claims[_printable(where + key, 60)] = shown
+
+
+class ReplyStream:
+    """The pieces of one streamed answer; after the last, :attr:`reply` is the whole Reply.
+
+    Iterate it once (``for piece in stream``); ``reply`` stays ``None`` until the server has
+    finished and the answer passed every check. Use it as a context manager, or call
+    :meth:`close`, to drop the connection of a stream left unfinished.
+    """
+
+    def __init__(self, start: Callable[[ReplyStream], Iterator[str]]) -> None:
+        self.reply: Reply | None = None
+        self._pieces = start(self)
+
+    def __iter__(self) -> Iterator[str]:
+        return self._pieces
+
+    def close(self) -> None:
+        close = getattr(self._pieces, "close", None)
+        if callable(close):
+            close()
+
+    def __enter__(self) -> ReplyStream:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class OpenAIBackend:
+    """Answers through an OpenAI-compatible ``/chat/completions`` endpoint.
+
+    Args:
+        base_url: the API root, e.g. ``http://127.0.0.1:8080/v1``; else ``$EOC_OPENAI_BASE_URL``,
+            else ``$OPENAI_BASE_URL``.
+        api_key: sent as a bearer token; else ``$EOC_OPENAI_API_KEY``, else ``$OPENAI_API_KEY``;
+            optional (local servers need none).
+        model: the model to ask for; else ``$EOC_OPENAI_MODEL``, else the first that
+            ``GET {base_url}/models`` lists (asked once, here).
+        max_tokens: the most tokens one answer may have.
+        temperature: 0 (the default) is greedy; above 0 samples, and without a ``seed`` such an
+            answer is never memoized (``Reply.memoize`` False).
+        seed: the sampling seed sent to the server.
+        timeout: seconds to wait for the server: one number for connecting and for each read,
+            or ``(connect, read)``.
+        total_timeout: the most seconds one request may take, body included.
+        max_retries: retries (0 to 10) after a 429, a 5xx or a failed connection, waiting
+            0.5 s, 1 s, 2 s ... (at most 8 s) or what ``Retry-After`` asks, up to
+            ``max_retry_after`` (a server asking for longer gets a BackendError at once).
+        system: an optional system prompt sent before each question.
+        sleep: the wait between retries (tests inject their own).
+        env: where the defaults are read (``os.environ`` unless given).
+
+    Raises:
+        ConfigError: an argument it cannot use (the message says what to pass instead).
+        BackendError: no model given and the server did not list one.
+        MissingExtra: ``httpx`` is not installed.
+    """
+
+    runs_model = True
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        *,
+        api_key: str | None = None,
+        model: str | None = None,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        seed: int | None = None,
+        timeout: float | tuple[float, float] = (10.0, 120.0),
+        total_timeout: float = 600.0,
+        max_retries: int = 2,
+        max_retry_after: float = MAX_RETRY_AFTER_S,
+        system: str | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        env = os.environ if env is None else env
+        url = base_url or env.get("EOC_OPENAI_BASE_URL") or env.get("OPENAI_BASE_URL")
+        self.base_url, self.host = self._check_url(url)
+        key = (
+            api_key
+            if api_key is not None
+            else (env.get("EOC_OPENAI_API_KEY") or env.get("OPENAI_API_KEY"))
+        )
+        if key is not None and not isinstance(key, str):
+            raise ConfigError(f"api_key must be a string, not {type(key).__name__}")
+        if key is not None and (
+            not key.strip() or any(not c.isprintable() or c.isspace() for c in key)
+        ):
+            raise ConfigError(
+                "api_key is empty or holds spaces or control characters: pass the key alone"
+            )
+        self._key = key or None
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
+            raise ConfigError(f"max_tokens must be a whole number, not {type(max_tokens).__name__}")
+        if not 1 <= max_tokens <= MAX_TOKENS_LIMIT:
+            raise ConfigError(f"max_tokens must be 1 to {MAX_TOKENS_LIMIT:,}; got {max_tokens}")
+        if isinstance(temperature, bool) or not isinstance(temperature, int | float):
+            raise ConfigError(f"temperature must be a number, not {type(temperature).__name__}")
+        if not math.isfinite(temperature) or not 0 <= temperature <= 2:
+            raise ConfigError(f"temperature must be 0 (greedy) to 2; got {temperature!r}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise ConfigError(f"seed must be a whole number or None, not {type(seed).__name__}")
+        if seed is not None and not -(2**63) <= seed < 2**64:
+            raise ConfigError("seed must fit in 64 bits")
+        if isinstance(timeout, tuple):
+            if len(timeout) != 2:
+                raise ConfigError("timeout must be seconds, or a pair (connect, read)")
+            connect, read = (_positive(t, "timeout") for t in timeout)
+        else:
+            connect = read = _positive(timeout, "timeout")
+        self.total_timeout = _positive(total_timeout, "total_timeout")
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int):
+            raise ConfigError(
+                f"max_retries must be a whole number, not {type(max_retries).__name__}"
+            )
+        if not 0 <= max_retries <= MAX_RETRIES:
+            raise ConfigError(f"max_retries must be 0 to {MAX_RETRIES}; got {max_retries}")
+        self.max_retry_after = _positive(max_retry_after, "max_retry_after")
+        if system is not None and (not isinstance(system, str) or not system.strip()):
+            raise ConfigError("system must be a non-empty string, or None for no system prompt")
+        if not callable(sleep):
+            raise ConfigError("sleep must be a function of seconds")
+        self.max_tokens = max_tokens
+        self.temperature = float(temperature)
+        self.seed = seed
+        self.max_retries = max_retries
+        self.system = system
+        self._sleep = sleep
+        self._hx: Any = require("httpx", why="the OpenAI-compatible backend")
+        headers = {"Accept-Encoding": "identity", "User-Agent": "eoc-openai-backend"}
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key}"
+        self._client: httpx.Client = self._hx.Client(
+            timeout=self._hx.Timeout(read, connect=connect),
+            headers=headers,
+            follow_redirects=False,
+            trust_env=False,  # no proxies or .netrc credentials from the environment
+        )
+        self.name = f"openai:?@{self.host}"
+        given = model if model is not None else env.get("EOC_OPENAI_MODEL")
+        if given is not None:
+            if not isinstance(given, str) or not given.strip() or len(given) > 256:
+                raise ConfigError("model must be a model name (1 to 256 characters)")
+            self.model = given
+        else:
+            self.model = self._first_model()
+        self.name = f"openai:{self.model}@{self.host}"
+
+    # -- configuration ----------------------------------------------------------------
+
+    @staticmethod
+    def _check_url(url: object) -> tuple[str, str]:
+        if url is None or url == "":
+            raise ConfigError(
+                "no server given: pass base_url= or set EOC_OPENAI_BASE_URL "
+                "(e.g. http://127.0.0.1:8080/v1)"
+            )
+        if not isinstance(url, str):
+            raise ConfigError(f"base_url must be a string, not {type(url).__name__}")
+        if len(url) > 2048 or any(not c.isprintable() or c.isspace() for c in url):
+            raise ConfigError("base_url holds spaces or control characters: pass a plain URL")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            raise ConfigError(
+                f"base_url must start with http:// or https://, not {parts.scheme or 'nothing'}:// "
+                "(e.g. http://127.0.0.1:8080/v1)"
+            )
+        if parts.username is not None or parts.password is not None:
+            raise ConfigError(
+                "base_url must not hold credentials: pass the key as api_key= or EOC_OPENAI_API_KEY"
+            )
+        if parts.query or parts.fragment:
+            raise ConfigError("base_url must have no ?query or #fragment: pass the API root only")
+        try:
+            parts.port  # noqa: B018 (checks the port)
+        except ValueError:
+            raise ConfigError("base_url has a port that is not a number from 0 to 65535") from None
+        if not parts.hostname:
+            raise ConfigError("base_url names no host (e.g. http://127.0.0.1:8080/v1)")
+        return url.rstrip("/"), parts.netloc
+
+    # -- the Backend protocol -----------------------------------------------------------
+
+    @property
+    def memoize(self) -> bool:
+        """False when answers are sampled without a seed: the same question gets another one."""
+        return not (self.temperature > 0 and self.seed is None)
+
+    def generate(self, prompt: str) -> Reply:
+        """One answer to ``prompt``.
+
+        Raises:
+            BackendError: the server failed, refused, or sent something that is not an answer.
+        """
+        with self._open("POST", "/chat/completions", self._body(prompt, stream=False)) as resp:
+            body = self._read_body(resp)
+        doc = self._json(body, "reply")
+        usage = _Usage()
+        usage.read(doc)
+        return self._reply(prompt, self._message_text(doc), usage)
+
+    def stream(self, prompt: str) -> ReplyStream:
+        """The answer to ``prompt`` in pieces as the server writes them (server-sent events).
+
+        The returned :class:`ReplyStream` yields text pieces; once it is exhausted its
+        ``reply`` is the same :class:`Reply` :meth:`generate` would return for that text.
+        Nothing is sent until the first piece is asked for. A failure midway raises
+        :class:`BackendError` from the iteration.
+        """
+        return ReplyStream(lambda holder: self._stream_pieces(prompt, holder))
+
+    def close(self) -> None:
+        """Close the connections held to the server."""
+        self._client.close()
+
+    def __enter__(self) -> OpenAIBackend:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"OpenAIBackend({self.name!r})"
+
+    # -- requests -------------------------------------------------------------------------
+
+    def _messages(self, prompt: str) -> list[dict[str, str]]:
+        if not isinstance(prompt, str) or not prompt:
+            raise BackendError("the prompt must be non-empty text")
+        messages = [{"role": "system", "content": self.system}] if self.system else []
+        messages.append({"role": "user", "content": prompt})
+        return messages
+
+    def _body(self, prompt: str, *, stream: bool) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": self._messages(prompt),
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "stream": stream,
+        }
+        if self.seed is not None:
+            body["seed"] = self.seed
+        if stream:
+            body["stream_options"] = {"include_usage": True}
+        return body
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._key, "[api key]") if self._key else text
+
+    def _fail(self, message: str) -> BackendError:
+        return BackendError(self._redact(f"{self.name}: {message}"))
+
+    def _open(self, method: str, path: str, body: dict[str, Any] | None) -> _Response:
+        """Send the request, retrying as configured; the response is open and its status 2xx."""
+        url = self.base_url + path
+        deadline = time.monotonic() + self.total_timeout
+        for attempt in range(self.max_retries + 1):
+            last = attempt == self.max_retries
+            try:
+                request = self._client.build_request(method, url, json=body)
+                resp = self._client.send(request, stream=True)
+            except (
+                self._hx.ConnectError,
+                self._hx.ConnectTimeout,
+                self._hx.RemoteProtocolError,
+            ) as exc:
+                if last:
+                    raise self._fail(
+                        f"cannot reach {self.host} ({type(exc).__name__}: "
+                        f"{_printable(str(exc), 120)}) after {attempt + 1} attempts: "
+                        "is the server running, and is base_url right?"
+                    ) from None
+                self._wait(self._backoff(attempt), deadline)
+                continue
+            except self._hx.TimeoutException as exc:
+                raise self._fail(
+                    f"{url} timed out ({type(exc).__name__}): "
+                    "raise timeout=, or ask for fewer max_tokens"
+                ) from None
+            except self._hx.HTTPError as exc:
+                raise self._fail(
+                    f"request to {url} failed: {type(exc).__name__}: {_printable(str(exc), 120)}"
+                ) from None
+            status = resp.status_code
+            if 200 <= status < 300:
+                return _Response(resp, deadline)
+            try:
+                excerpt = self._excerpt(resp, deadline)
+                retry_after = resp.headers.get("retry-after")
+            finally:
+                resp.close()
+            if (status == 429 or status >= 500) and not last:
+                wait = self._backoff(attempt)
+                if retry_after is not None:
+                    asked = _retry_after_s(retry_after)
+                    if asked is not None and asked > self.max_retry_after:
+                        raise self._fail(
+                            f"HTTP {status} from {url}, and the server "
+                            f"asks to retry after {asked:g} s, longer than the "
+                            f"{self.max_retry_after:g} s eoc waits: try again later "
+                            f"(body: {excerpt})"
+                        )
+                    if asked is not None:
+                        wait = asked
+                self._wait(wait, deadline)
+                continue
+            raise self._fail(f"HTTP {status} from {url}{_hint(status)}: {excerpt}")
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @staticmethod
+    def _backoff(attempt: int) -> float:
+        return float(min(BACKOFF_CAP_S, BACKOFF_S * 2**attempt))
+
+    def _wait(self, seconds: float, deadline: float) -> None:
+        if time.monotonic() + seconds > deadline:
+            raise self._fail(
+                f"gave up retrying: waiting {seconds:g} s more would pass total_timeout "
+                f"({self.total_timeout:g} s)"
+            )
+        self._sleep(seconds)
+
+    def _excerpt(self, resp: httpx.Response, deadline: float) -> str:
+        """At most :data:`EXCERPT_CHARS` characters of an error body, on one line."""
+        data = b""
+        try:
+            for chunk in resp.iter_bytes():
+                data += chunk
+                if len(data) >= 4 * EXCERPT_CHARS or time.monotonic() > deadline:
+                    break
+        except self._hx.HTTPError:
+            pass
+        text = _printable(self._redact(data.decode("utf-8", "replace")), EXCERPT_CHARS)
+        return text or "(empty body)"
+
+    def _read_body(self, resp: _Response) -> bytes:
+        parts: list[bytes] = []
+        size = 0
+        for chunk in resp.chunks(self):
+            parts.append(chunk)
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise self._fail(
+                    f"the reply is larger than {MAX_BODY_BYTES:,} bytes, more than eoc reads: "
+                    "ask for fewer max_tokens"
+                )
+        return b"".join(parts)
+
+    def _json(self, data: bytes | str, what: str) -> dict[str, Any]:
+        try:
+            doc = loads_strict(data, what=f"the server's {what}")
+        except BadJson as exc:
+            raise self._fail(exc.reason) from None
+        if not isinstance(doc, dict):
+            raise self._fail(f"the server's {what} is a JSON {type(doc).__name__}, not an object")
+        if "error" in doc and doc["error"] is not None:
+            err = doc["error"]
+            msg = err.get("message") if isinstance(err, dict) else err
+            raise self._fail(f"the server reports an error: {_printable(str(msg), EXCERPT_CHARS)}")
+        return doc
+
+    def _choice(self, doc: Mapping[str, Any], *, allow_none: bool) -> dict[str, Any] | None:
+        choices = doc.get("choices")
+        if not isinstance(choices, list):
+            raise self._fail("the reply has no list of choices: not an OpenAI chat completion")
+        if not choices:
+            if allow_none:
+                return None
+            raise self._fail("the reply has no choices")
+        first = choices[0]
+        if not isinstance(first, dict):
+            raise self._fail(f"the reply's first choice is {type(first).__name__}, not an object")
+        return first
+
+    def _message_text(self, doc: Mapping[str, Any]) -> str:
+        choice = self._choice(doc, allow_none=False)
+        assert choice is not None
+        message = choice.get("message")
+        if not isinstance(message, dict):
+            raise self._fail("the reply's choice has no message object")
+        content = message.get("content")
+        if not isinstance(content, str):
+            raise self._fail(
+                f"the reply's message content is {type(content).__name__}, not text"
+                + (" (the model answered with a tool call or a refusal)" if content is None else "")
+            )
+        return content
+
+    def _models_list(self) -> list[str]:
+        with self._open("GET", "/models", None) as resp:
+            body = self._read_body(resp)
+        doc = self._json(body, "model list")
+        data = doc.get("data")
+        if not isinstance(data, list):
+            raise self._fail('GET /models sent no list of models ("data")')
+        names = []
+        for item in data:
+            name = item.get("id") if isinstance(item, dict) else None
+            if not isinstance(name, str) or not name.strip() or len(name) > 256:
+                raise self._fail("GET /models listed a model without a usable id")
+            names.append(name)
+        return names
+
+    def _first_model(self) -> str:
+        names = self._models_list()
+        if not names:
+            raise self._fail("the server lists no models: pass model= or set EOC_OPENAI_MODEL")
+        return names[0]
+
+    # -- streaming -----------------------------------------------------------------------
+
+    def _stream_pieces(self, prompt: str, holder: ReplyStream) -> Iterator[str]:
+        usage = _Usage()
+        text: list[str] = []
+        done = finished = False
+        with self._open("POST", "/chat/completions", self._body(prompt, stream=True)) as resp:
+            ctype = resp.response.headers.get("content-type", "")
+            if ctype.startswith("application/json"):  # a server that does not stream
+                doc = self._json(self._read_body(resp), "reply")
+                usage.read(doc)
+                whole = self._message_text(doc)
+                holder.reply = self._reply(prompt, whole, usage)
+                yield whole
+                return
+            for data in self._events(resp):
+                if data == "[DONE]":
+                    done = True
+                    break
+                doc = self._json(data, "stream event")
+                usage.read(doc)
+                choice = self._choice(doc, allow_none=True)
+                if choice is None:
+                    continue
+                if choice.get("finish_reason") is not None:
+                    finished = True
+                delta = choice.get("delta")
+                if delta is None:
+                    continue
+                if not isinstance(delta, dict):
+                    raise self._fail("a stream event's delta is not an object")
+                piece = delta.get("content")
+                if piece is None:
+                    continue
+                if not isinstance(piece, str):
+                    raise self._fail(
+                        f"a stream event's content is {type(piece).__name__}, not text"
+                    )
+                if piece:
+                    text.append(piece)
+                    yield piece
+        if not (done or finished):
+            raise self._fail("the stream ended before the answer did (no [DONE], no finish_reason)")
+        holder.reply = self._reply(prompt, "".join(text), usage)
+
+    def _events(self, resp: _Response) -> Iterator[str]:
+        """The ``data`` of each server-sent event, the whole stream at most MAX_BODY_BYTES."""
+        buffer = b""
+        size = 0
+        data: list[str] = []
+        for chunk in resp.chunks(self):
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise self._fail(
+                    f"the streamed reply is larger than {MAX_BODY_BYTES:,} bytes, more than "
+                    "eoc reads: ask for fewer max_tokens"
+                )
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for raw in lines:
+                line = raw.rstrip(b"\r")
+                if not line:
+                    if data:
+                        yield "\n".join(data)
+                        data = []
+                    continue
+                try:
+                    decoded = line.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise self._fail("the stream is not UTF-8 text") from None
+                if decoded.startswith(":"):
+                    continue  # an SSE comment (keep-alive)
+                field, _, value = decoded.partition(":")
+                if field == "data":
+                    data.append(value[1:] if value.startswith(" ") else value)
+        tail = buffer.rstrip(b"\r")
+        if tail.startswith(b"data:"):
+            data.append(tail[5:].decode("utf-8", "replace").lstrip(" "))
+        if data:
+            yield "\n".join(data)
+
+    # -- the reply and its cost -------------------------------------------------------------
+
+    def _reply(self, prompt: str, text: str, usage: _Usage) -> Reply:
+        if not text.strip():
+            raise self._fail("the server's answer is empty")
+        counted = usage.tokens_in is not None and usage.tokens_out is not None
+        sent = prompt if not self.system else f"{self.system}\n{prompt}"
+        n_in = usage.tokens_in if usage.tokens_in is not None else approx_tokens(sent)
+        n_out = usage.tokens_out if usage.tokens_out is not None else approx_tokens(text)
+        est = work_estimate(Stage.NEURAL, tokens_in=n_in, tokens_out=n_out)
+        rates = WORK_RATES[Stage.NEURAL]
+        basis = (
+            f"remote model at {self.host}: no local counter sees its work; estimated from "
+            f"{n_in} tokens in, {n_out} out "
+            f"({'counted by the server' if counted else 'approximated at 4 characters a token'}) "
+            f"at {rates.per_token_in_uj:g} µJ a token in, {rates.per_token_out_uj:g} µJ out"
+        )
+        if usage.claims:
+            said = ", ".join(f"{k}={v}" for k, v in usage.claims.items())
+            basis += f"; the server claims {said} (a claim, not measured here)"
+        cost = JouleCost.estimated(est.uj, self._redact(basis))
+        # the model's own counts go to the stage only when the server gave both
+        return Reply(
+            text,
+            cost,
+            self.memoize,
+            tokens_in=n_in if counted else None,
+            tokens_out=n_out if counted else None,
+        )
+
+
+class _Response:
+    """An open streaming response and the deadline its body must arrive by."""
+
+    def __init__(self, response: httpx.Response, deadline: float) -> None:
+        self.response = response
+        self.deadline = deadline
+
+    def chunks(self, backend: OpenAIBackend) -> Iterator[bytes]:
+        try:
+            for chunk in self.response.iter_bytes():
+                yield chunk
+                if time.monotonic() > self.deadline:
+                    raise backend._fail(
+                        f"the reply took longer than total_timeout ({backend.total_timeout:g} s)"
+                    )
+        except backend._hx.HTTPError as exc:
+            raise backend._fail(
+                f"reading the reply failed: {type(exc).__name__}: {_printable(str(exc), 120)}"
+            ) from None
+
+    def __enter__(self) -> _Response:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.response.close()
+
+
+def _hint(status: int) -> str:
+    if status in (401, 403):
+        return " (check the API key: api_key= or EOC_OPENAI_API_KEY)"
+    if status == 404:
+        return " (check base_url, which usually ends in /v1, and the model name)"
+    return ""
+
+
+def _retry_after_s(value: str) -> float | None:
+    """Seconds a ``Retry-After`` header asks for (a number or an HTTP date); None if unreadable."""
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            return None
+        seconds = when.timestamp() - time.time()
+    if not math.isfinite(seconds):
+        return None
+    return max(0.0, seconds)
+
+
+__all__ = ["MAX_BODY_BYTES", "OpenAIBackend", "ReplyStream"]
