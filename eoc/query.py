@@ -22,6 +22,8 @@ MAX_PROMPT_BYTES = 16_384
 
 # C0 controls other than tab, newline and carriage return, DEL, and C1 controls.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+CONTROL_CHARS = _CONTROL
+"""The characters eoc takes in no text (a backend cleaning a model's output strips these)."""
 _sha256 = hashlib.sha256
 _NO_METADATA: Mapping[str, Any] = MappingProxyType({})
 
@@ -174,6 +176,7 @@ def query_id(prompt: str) -> str:
 
 
 __all__ = [
+    "CONTROL_CHARS",
     "MAX_PROMPT_BYTES",
     "Query",
     "Stage",

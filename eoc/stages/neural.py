@@ -52,6 +52,28 @@ class EchoBackend:
         return Reply(f"echo: {prompt}")
 
 
+NO_MODEL_NOTICE = "No language model is connected, so this question has no answer here."
+
+
+class NoModelBackend:
+    """Says plainly that no language model is connected: the default where none is.
+
+    It runs no model, so its notice is never remembered (``runs_model = False``), and it charges
+    only the 1 µJ floor a figure may carry, ESTIMATED, with a basis saying no model ran. ``hint``
+    is added to the notice: how to connect one where this backend is used.
+    """
+
+    runs_model = False
+
+    def __init__(self, hint: str = "", *, name: str = "no-model") -> None:
+        self.name = name
+        self.hint = hint
+
+    def generate(self, prompt: str) -> Reply:
+        text = f"{NO_MODEL_NOTICE} {self.hint}".strip()
+        return Reply(text, JouleCost.estimated(1, "no language model ran: only this notice"))
+
+
 class NeuralStage:
     """Asks a backend; never passes.
 
@@ -132,4 +154,12 @@ def _token_counts(name: str, reply: Reply) -> tuple[int, int] | None:
     return (int(reply.tokens_in), int(reply.tokens_out))  # type: ignore[arg-type]
 
 
-__all__ = ["MAX_TOKENS", "Backend", "EchoBackend", "NeuralStage", "Reply"]
+__all__ = [
+    "MAX_TOKENS",
+    "NO_MODEL_NOTICE",
+    "Backend",
+    "EchoBackend",
+    "NeuralStage",
+    "NoModelBackend",
+    "Reply",
+]

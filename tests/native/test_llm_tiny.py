@@ -29,7 +29,31 @@ TEMPLATE = (
 )
 
 
-def write_tiny_model(path: Path, *, arch: str = "llama", seed: int = 0) -> Path:
+#: Per-layer tensor types: a mix (every type the reader dequantizes), or blocks the quantized
+#: kernels run as stored (one type per group of matrices the runner joins side by side).
+MIXED = {
+    "q": "Q4_0",
+    "k": "Q4_1",
+    "v": "Q5_0",
+    "o": "Q5_1",
+    "gate": "F16",
+    "up": "BF16",
+    "down": "F32",
+}
+BLOCKS = {
+    "q": "Q4_1",
+    "k": "Q4_1",
+    "v": "Q4_1",
+    "o": "Q8_0",
+    "gate": "Q4_0",
+    "up": "Q4_0",
+    "down": "Q4_1",
+}
+
+
+def write_tiny_model(
+    path: Path, *, arch: str = "llama", seed: int = 0, tensor_types: dict[str, str] = MIXED
+) -> Path:
     """Write a 2-layer random Llama GGUF with a byte-level vocabulary to ``path``."""
     import gguf
 
@@ -72,13 +96,13 @@ def write_tiny_model(path: Path, *, arch: str = "llama", seed: int = 0) -> Path:
         b = f"blk.{i}."
         w.add_tensor(b + "attn_norm.weight", np.ones(DIM, dtype=np.float32))
         w.add_tensor(b + "ffn_norm.weight", np.ones(DIM, dtype=np.float32))
-        add(b + "attn_q.weight", (DIM, DIM), "Q4_0")
-        add(b + "attn_k.weight", (KV_HEADS * head_dim, DIM), "Q4_1")
-        add(b + "attn_v.weight", (KV_HEADS * head_dim, DIM), "Q5_0")
-        add(b + "attn_output.weight", (DIM, DIM), "Q5_1")
-        add(b + "ffn_gate.weight", (HIDDEN, DIM), "F16")
-        add(b + "ffn_up.weight", (HIDDEN, DIM), "BF16")
-        add(b + "ffn_down.weight", (DIM, HIDDEN), "F32")
+        add(b + "attn_q.weight", (DIM, DIM), tensor_types["q"])
+        add(b + "attn_k.weight", (KV_HEADS * head_dim, DIM), tensor_types["k"])
+        add(b + "attn_v.weight", (KV_HEADS * head_dim, DIM), tensor_types["v"])
+        add(b + "attn_output.weight", (DIM, DIM), tensor_types["o"])
+        add(b + "ffn_gate.weight", (HIDDEN, DIM), tensor_types["gate"])
+        add(b + "ffn_up.weight", (HIDDEN, DIM), tensor_types["up"])
+        add(b + "ffn_down.weight", (DIM, HIDDEN), tensor_types["down"])
     w.add_tensor("output_norm.weight", np.ones(DIM, dtype=np.float32))
     w.write_header_to_file()
     w.write_kv_data_to_file()

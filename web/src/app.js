@@ -14,9 +14,37 @@ import json
 import eoc
 from eoc import Cascade
 from eoc.errors import EocError
+from eoc.knowledge import default_stages
 from eoc.meter import detect_all
+from eoc.stages.browser_remote import BrowserOpenAIBackend
 
-_cascade = Cascade()
+_cascade = None
+_neural = {}
+
+def eoc_connect(url):
+    """(Re)build the cascade: with no URL the default one, whose neural stage says that no model
+    is connected; with one, its neural stage asks that OpenAI-compatible server. A URL eoc cannot
+    use leaves the cascade as it was."""
+    global _cascade
+    url = (url or "").strip()
+    if not url:
+        _cascade = Cascade()
+        _neural.clear()
+        _neural.update(backend=_cascade.stages[-1].backend.name, model=False, url=None, error=None)
+        return json.dumps(_neural)
+    try:
+        backend = BrowserOpenAIBackend(url)
+    except EocError as exc:
+        return json.dumps({"refused": type(exc).__name__, "reason": exc.reason})
+    error = None
+    try:
+        backend.connect()  # asks the server which model it serves
+    except EocError as exc:
+        error = exc.reason  # kept: its questions fail clearly, the cheap tiers still answer
+    _cascade = Cascade(default_stages(backend))
+    _neural.clear()
+    _neural.update(backend=backend.name, model=True, url=backend.base_url, error=error)
+    return json.dumps(_neural)
 
 def eoc_ask(prompt):
     try:
@@ -33,6 +61,7 @@ def eoc_info():
         "reason": found.reason,
         "live": _cascade.live,
         "figures": {s.stage.value: s.figure.uj for s in _cascade.stages},
+        "neural": _neural,
     })
 `;
 
@@ -42,7 +71,41 @@ function setStatus(text, state) {
 }
 
 function setEnabled(on) {
-  for (const node of document.querySelectorAll("#prompt, #ask-button, .chip")) node.disabled = !on;
+  for (const node of document.querySelectorAll("#prompt, #ask-button, .chip, #llm-url, #llm-button"))
+    node.disabled = !on;
+}
+
+// Which neural backend answers: none (the default), or the OpenAI-compatible server asked for.
+function connect(url) {
+  const doc = JSON.parse(window.eoc.connect(url));
+  const line = $("neural-backend");
+  if (doc.refused) {
+    line.textContent = `Not connected — ${doc.refused}: ${doc.reason}`;
+    line.dataset.state = "error";
+    return doc;
+  }
+  window.eoc.info = info = JSON.parse(window.eoc.infoFn());
+  if (!doc.model) {
+    line.textContent =
+      "Neural stage: no language model is connected, so questions the cheap tiers cannot answer " +
+      "get a notice saying so (never remembered). Connect an OpenAI-compatible server on your machine above.";
+    line.dataset.state = "none";
+  } else if (doc.error) {
+    line.textContent = `Neural stage: ${doc.backend} — but the server did not answer: ${doc.error}`;
+    line.dataset.state = "error";
+  } else {
+    line.textContent =
+      `Neural stage: ${doc.backend} — its answers are estimated: no counter in the browser sees the ` +
+      "remote model's work.";
+    line.dataset.state = "model";
+  }
+  $("llm-url").value = doc.url || "";
+  const params = new URLSearchParams(location.search);
+  if (doc.url) params.set("llm", doc.url);
+  else params.delete("llm");
+  const query = params.toString();
+  history.replaceState(null, "", location.pathname + (query ? `?${query}` : "") + location.hash);
+  return doc;
 }
 
 async function boot() {
@@ -62,10 +125,23 @@ async function boot() {
   timings.eoc = performance.now();
 
   const ask = pyodide.globals.get("eoc_ask");
-  info = JSON.parse(pyodide.globals.get("eoc_info")());
+  const infoFn = pyodide.globals.get("eoc_info");
+  const connectFn = pyodide.globals.get("eoc_connect");
+  const params = new URLSearchParams(location.search);
+  window.eoc = { pyodide, ask: (prompt) => JSON.parse(ask(prompt)), connect: connectFn, infoFn, info: null };
+  if (params.get("llm")) setStatus("Connecting to the model endpoint…");
+  const wanted = params.get("llm") || "";
+  window.eoc.neural = connect(wanted);
+  if (window.eoc.neural.refused) {
+    // a ?llm= eoc cannot use: say why, and serve with no model (there is no cascade yet)
+    const why = $("neural-backend").textContent;
+    window.eoc.neural = connect("");
+    $("neural-backend").textContent = `${why} Neural stage: no language model is connected.`;
+    $("neural-backend").dataset.state = "error";
+    $("llm-url").value = wanted;
+  }
   $("versions").textContent = `eoc ${info.version} · Pyodide ${manifest.pyodide}`;
   $("meter-reason").textContent = `Meter in use: ${info.meter} — ${info.reason}`;
-  window.eoc = { pyodide, ask: (prompt) => JSON.parse(ask(prompt)), info };
   renderChart($("chart"), stats);
   updateTotals();
   setEnabled(true);
@@ -128,8 +204,13 @@ function renderAnswer(prompt, doc) {
   $("answers").prepend(node);
 }
 
-function submit(text) {
+async function submit(text) {
   if (!window.eoc) return;
+  if (info && info.neural && info.neural.model) {
+    // the request to the model blocks this thread: let the status paint first
+    setStatus("Asking… (a question the cheap tiers miss goes to the model, which can take a while)");
+    await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+  }
   const t0 = performance.now();
   const doc = window.eoc.ask(text);
   if (!doc.error) {
@@ -141,6 +222,7 @@ function submit(text) {
   renderAnswer(text, doc);
   renderChart($("chart"), stats);
   updateTotals();
+  if (info && info.neural && info.neural.model) setStatus("Ready — every figure here is estimated.");
 }
 
 $("ask-form").addEventListener("submit", (event) => {
@@ -148,6 +230,19 @@ $("ask-form").addEventListener("submit", (event) => {
   const input = $("prompt");
   submit(input.value);
   input.select();
+});
+$("llm-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  if (!window.eoc) return;
+  setStatus("Connecting to the model endpoint…");
+  // let the status paint: connecting asks the server for its model, which blocks this thread
+  requestAnimationFrame(() =>
+    setTimeout(() => {
+      const doc = connect($("llm-url").value);
+      if (!doc.refused) window.eoc.neural = doc;
+      setStatus("Ready — every figure here is estimated.");
+    }, 0),
+  );
 });
 for (const chip of document.querySelectorAll(".chip")) {
   chip.addEventListener("click", () => {

