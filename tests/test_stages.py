@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
 from eoc import Query
 from eoc.errors import BackendError, ConfigError, FactFileError, InputError
+from eoc.query import Stage
 from eoc.stages import (
     CacheStage,
     EchoBackend,
@@ -413,3 +415,71 @@ def test_the_two_tier_search_returns_the_same_best_hit_as_brute_force() -> None:
                 assert got and got[0][0] == pytest.approx(best[0])
             else:
                 assert got == []
+
+
+# -- the neural stage's replies: no model, token counts ------------------------------------------
+
+
+def test_no_model_says_so_charges_the_floor_and_is_never_remembered() -> None:
+    from eoc import Cascade
+    from eoc.stages.neural import NO_MODEL_NOTICE, NeuralStage, NoModelBackend
+    from tests.helpers import small_stages
+
+    with Cascade([*small_stages()[:-1], NeuralStage(NoModelBackend("connect one"))]) as c:
+        first = c.resolve("what is the airspeed of an unladen swallow")
+        again = c.resolve("what is the airspeed of an unladen swallow")
+    assert first.payload.startswith(NO_MODEL_NOTICE) and "connect one" in first.payload
+    assert first.cost.uj == 1 and "no language model ran" in first.cost.basis
+    assert again.stage is Stage.NEURAL and first.tokens is None
+
+
+@pytest.mark.parametrize(
+    ("tokens_in", "tokens_out"), [(-1, 3), (3, None), (2.5, 1), (True, 1), (1, 1 << 30)]
+)
+def test_a_backends_token_counts_are_checked(tokens_in: object, tokens_out: object) -> None:
+    from eoc.errors import BackendError
+    from eoc.stages.neural import NeuralStage, Reply
+
+    class Counts:
+        name = "counts"
+
+        def generate(self, prompt: str) -> Reply:
+            return Reply("an answer", tokens_in=tokens_in, tokens_out=tokens_out)  # type: ignore[arg-type]
+
+    with pytest.raises(BackendError, match="token counts"):
+        NeuralStage(Counts()).lookup(Query("q"))
+
+
+def test_token_counts_reach_the_response_with_the_figure_per_token() -> None:
+    from eoc import Cascade
+    from eoc.stages.neural import NeuralStage, Reply
+    from tests.helpers import small_stages
+
+    class Counted:
+        name = "counted"
+
+        def generate(self, prompt: str) -> Reply:
+            return Reply("forty-two", tokens_in=12, tokens_out=4)
+
+    with Cascade([*small_stages()[:-1], NeuralStage(Counted())]) as c:
+        r = c.resolve("the answer to everything")
+    assert r.tokens == (12, 4)
+    assert r.uj_per_token == round(r.cost.uj / 4)
+    assert (
+        r.cost.uj
+        == NeuralStage(Counted()).estimate(Query("the answer to everything"), _answer(12, 4)).uj
+    )
+    assert r.to_dict()["tokens"] == {
+        "in": 12,
+        "out": 4,
+        "uj_per_token": r.uj_per_token,
+        "provenance": "estimated",
+    }
+
+
+def _answer(tokens_in: int, tokens_out: int) -> Any:
+    from eoc.stages.base import Answer
+
+    a = Answer("forty-two")
+    a.tokens = (tokens_in, tokens_out)
+    return a

@@ -70,23 +70,24 @@ class QuantCpuBackend:
         np = require("numpy")
         k = _kernels()
         x = np.ascontiguousarray(x, dtype=np.float32)
-        m = x.shape[0]
-        out = np.empty((m, prepared.n_out), np.float32)
-        if m <= FEW_ROWS:
-            for i in range(m):
+        rows = x.shape[0]
+        n = prepared.n_out
+        out = np.empty((rows, prepared.padded_out), np.float32)  # a last tile's padding too
+        if rows <= FEW_ROWS:
+            for i in range(rows):
                 if prepared.bits == 4:
                     k.q4_matvec(prepared.qs, prepared.d, prepared.m, x[i], out[i])
                 else:
                     k.q8_matvec(prepared.qs, prepared.d, x[i], out[i])
-            return out
-        np.matmul(x, self._dense(prepared), out=out)
-        return out
+        else:
+            np.matmul(x, self._dense(prepared), out=out)
+        return out if n == prepared.padded_out else np.ascontiguousarray(out[:, :n])
 
     @staticmethod
     def _dense(blocks: Any) -> Any:
         np = require("numpy")
         k = _kernels()
-        w = np.empty((blocks.n_in, blocks.n_out), np.float32)
+        w = np.empty((blocks.n_in, blocks.padded_out), np.float32)
         if blocks.bits == 4:
             k.q4_dequant(blocks.qs, blocks.d, blocks.m, w)
         else:

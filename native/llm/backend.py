@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from eoc.cost import JouleCost
-from eoc.query import CONTROL_CHARS
 from eoc.errors import ConfigError, InputError, MissingExtra
+from eoc.query import CONTROL_CHARS
 from eoc.stages.neural import Reply
 from native.autotune.dispatch import Dispatcher
 from native.llm.energy import estimate

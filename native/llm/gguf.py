@@ -7,6 +7,7 @@ reader's failures into :class:`eoc.errors.InputError` with a reason a person can
 
 from __future__ import annotations
 
+import mmap
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -100,6 +101,20 @@ class GGUFFile:
         t = self._get(name)
         shape = tuple(int(d) for d in reversed(t.shape.tolist()))
         return np.asarray(t.data), str(t.tensor_type.name), shape
+
+    def drop_pages(self) -> None:
+        """Let go of the file's pages this process has touched (they are read again if needed).
+
+        The tensors are copied out as a model is built; without this the whole file, read once,
+        would stay counted in the process's memory next to the copies.
+        """
+        mm = getattr(self._reader.data, "_mmap", None)
+        advice = getattr(mmap, "MADV_DONTNEED", None)
+        if mm is not None and advice is not None:
+            try:
+                mm.madvise(advice)
+            except (OSError, ValueError):  # not supported here: the pages stay, nothing breaks
+                pass
 
     def _get(self, name: str) -> Any:
         try:

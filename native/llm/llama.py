@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from eoc.errors import InputError, PromptTooLong
+from eoc.errors import EocError, InputError, PromptTooLong
 from native.autotune.dispatch import DispatchedWeight, Dispatcher
 from native.llm.gguf import GGUFFile, dequantize
 from native.llm.weights import read_weight
@@ -142,6 +142,7 @@ class Llama:
         self.cache_v = np.zeros(cache, dtype=np.float32)
         self.pos = 0  # how many positions the cache holds
         self.cos, self.sin = rope_tables(args, self.n_ctx, rope_freq_factors)
+        self._fused = _fused_attention(args)
 
     @classmethod
     def from_gguf(
@@ -178,6 +179,7 @@ class Llama:
                     w_down=w(b + "ffn_down.weight"),
                 )
             )
+            gf.drop_pages()  # this layer's bytes are copied out
             if progress is not None:
                 progress(
                     f"loading {gf.path.name}: layer {i + 1}/{args.n_layers}",
@@ -256,6 +258,22 @@ class Llama:
         q_size, kv_size = a.n_heads * a.head_dim, a.n_kv_heads * a.head_dim
         mm = self.dispatcher.apply
         qkv = mm(x, layer.wqkv)
+        if n == 1 and self._fused is not None:  # one new token: one compiled call, no BLAS
+            heads1 = np.empty(q_size, np.float32)
+            self._fused(
+                qkv[0],
+                self.cache_k[i],
+                self.cache_v[i],
+                p,
+                self.cos[p],
+                self.sin[p],
+                a.n_heads,
+                np.float32(1 / math.sqrt(a.head_dim)),
+                heads1,
+            )
+            self.dispatcher.calls[(FUSED, f"{a.n_heads}x{a.head_dim}x{p + 1}")] += 2
+            fused_out: Array = mm(heads1[None, :], layer.wo)
+            return fused_out
         q = qkv[:, :q_size].reshape(n, a.n_heads, a.head_dim)
         k = qkv[:, q_size : q_size + kv_size].reshape(n, a.n_kv_heads, a.head_dim)
         v = qkv[:, q_size + kv_size :].reshape(n, a.n_kv_heads, a.head_dim)
@@ -282,6 +300,23 @@ class Llama:
         gate, up = np.split(gate_up, 2, axis=-1)
         out: Array = self.dispatcher.apply(silu(gate) * up, layer.w_down)
         return out
+
+
+FUSED = "cpu-quant"
+"""The dispatcher's name for the fused decode attention (it is one of cpu-quant's kernels)."""
+
+
+def _fused_attention(args: ModelArgs) -> Any:
+    """The compiled one-token attention, or ``None`` (numba missing, or rotary dims it does not
+    cover: it rotates all of a head's dims, in adjacent pairs)."""
+    if args.rope_dim != args.head_dim or args.head_dim % 2:
+        return None
+    try:
+        from native.backends.quant import _kernels
+
+        return _kernels().decode_attention
+    except EocError:
+        return None
 
 
 def rope_tables(args: ModelArgs, n_ctx: int, freq_factors: Array | None) -> tuple[Array, Array]:

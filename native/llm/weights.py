@@ -38,27 +38,74 @@ BLOCK_BYTES = {"Q4_0": 18, "Q4_1": 20, "Q8_0": 34}
 """Bytes per 32-weight block of each type the quantized kernels run on as stored."""
 
 
+TILES = (512, 256, 128, 64, 32)
+"""Output columns per tile, largest first: the first that divides a matrix's width is used."""
+
+
+def tile_width(n_out: int) -> int:
+    """Columns per tile for a matrix ``n_out`` wide (padded to a whole tile if none divides it)."""
+    return next((t for t in TILES if n_out % t == 0), 64)
+
+
 @dataclass(frozen=True)
 class QuantBlocks:
-    """A matrix of 4-bit (``bits == 4``) or 8-bit quantized blocks, transposed for the kernels.
+    """A matrix of 4-bit (``bits == 4``) or 8-bit quantized blocks, tiled for the kernels.
 
-    ``qs`` is ``(n_blocks, 16, n_out)`` uint8 nibble pairs (4-bit) or ``(n_blocks, 32, n_out)``
-    int8 (8-bit); ``d`` and ``m`` are ``(n_blocks, n_out)`` float32 (``m`` is ``None`` for 8-bit).
-    Output columns are contiguous, so a kernel runs down them in vector registers.
+    The output columns are cut into tiles of ``T`` columns, and each tile's bytes are one
+    contiguous run, so a kernel (one task per tile) streams through memory in order:
+    ``qs`` is ``(n_tiles, n_blocks, 16, T)`` uint8 nibble pairs (4-bit) or
+    ``(n_tiles, n_blocks, 32, T)`` int8 (8-bit); ``d`` and ``m`` are ``(n_tiles, n_blocks, T)``
+    float32 (``m`` is ``None`` for 8-bit). Columns past ``n_out`` (a last tile's padding) are
+    zero. Build one with :meth:`from_columns`.
     """
 
     bits: int
     qs: npt.NDArray[Any]
     d: Array
     m: Array | None
+    n_out: int
+
+    @classmethod
+    def from_columns(
+        cls, bits: int, qs: npt.NDArray[Any], d: Array, m: Array | None
+    ) -> QuantBlocks:
+        """Tile blocks laid out by column: ``qs`` (n_blocks, 16 or 32, n_out), ``d``/``m``
+        (n_blocks, n_out)."""
+        n = int(qs.shape[-1])
+        t = tile_width(n)
+        nt = -(-n // t)
+        pad = nt * t - n
+
+        def tiled(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
+            if pad:
+                a = np.concatenate([a, np.zeros((*a.shape[:-1], pad), a.dtype)], axis=-1)
+            lead = a.shape[:-1]
+            moved = a.reshape(*lead, nt, t)
+            return np.ascontiguousarray(np.moveaxis(moved, -2, 0))
+
+        return cls(bits, tiled(qs), tiled(d), None if m is None else tiled(m), n)
+
+    def columns(self) -> tuple[npt.NDArray[Any], Array, Array | None]:
+        """``qs``, ``d``, ``m`` laid out by column again (the inverse of :meth:`from_columns`)."""
+
+        def untiled(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
+            nt, *lead, t = a.shape
+            out = np.moveaxis(a, 0, -2).reshape(*lead, nt * t)
+            return np.ascontiguousarray(out[..., : self.n_out])
+
+        return untiled(self.qs), untiled(self.d), None if self.m is None else untiled(self.m)
 
     @property
     def n_in(self) -> int:
-        return int(self.d.shape[0]) * BLOCK
+        return int(self.d.shape[1]) * BLOCK
 
     @property
-    def n_out(self) -> int:
-        return int(self.d.shape[1])
+    def tile(self) -> int:
+        return int(self.d.shape[2])
+
+    @property
+    def padded_out(self) -> int:
+        return int(self.d.shape[0] * self.d.shape[2])
 
     @property
     def nbytes(self) -> int:
@@ -66,13 +113,14 @@ class QuantBlocks:
 
     def dense(self) -> Array:
         """The dequantized matrix, ``(n_in, n_out)`` float32 (numpy; the kernels do it faster)."""
-        nb, n = self.d.shape
+        qs, d, m = self.columns()
+        nb, n = d.shape
         if self.bits == 4:
-            q = np.concatenate([self.qs & 15, self.qs >> 4], axis=1).astype(np.float32)
-            assert self.m is not None
-            w = q * self.d[:, None, :] + self.m[:, None, :]
+            q = np.concatenate([qs & 15, qs >> 4], axis=1).astype(np.float32)
+            assert m is not None
+            w = q * d[:, None, :] + m[:, None, :]
         else:
-            w = self.qs.astype(np.float32) * self.d[:, None, :]
+            w = qs.astype(np.float32) * d[:, None, :]
         return np.ascontiguousarray(w.reshape(nb * BLOCK, n), dtype=np.float32)
 
 
@@ -102,14 +150,14 @@ def blocks_from_raw(raw: npt.NDArray[Any], type_name: str, n_out: int, n_in: int
     d = np.ascontiguousarray(f16(0))
     if type_name == "Q8_0":
         qs = np.ascontiguousarray(b[:, :, 2:].view(np.int8).transpose(1, 2, 0))
-        return QuantBlocks(8, qs, d, None)
+        return QuantBlocks.from_columns(8, qs, d, None)
     if type_name == "Q4_1":
         m = np.ascontiguousarray(f16(2))
         qs = np.ascontiguousarray(b[:, :, 4:].transpose(1, 2, 0))
     else:  # Q4_0
         m = np.ascontiguousarray(d * np.float32(-8))
         qs = np.ascontiguousarray(b[:, :, 2:].transpose(1, 2, 0))
-    return QuantBlocks(4, qs, d, m)
+    return QuantBlocks.from_columns(4, qs, d, m)
 
 
 def concat_blocks(parts: Sequence[QuantBlocks]) -> QuantBlocks:
@@ -117,11 +165,12 @@ def concat_blocks(parts: Sequence[QuantBlocks]) -> QuantBlocks:
     first = parts[0]
     if any(p.bits != first.bits or p.n_in != first.n_in for p in parts):
         raise InputError("only blocks of one type and input size can be joined")
-    m = None if first.m is None else np.concatenate([p.m for p in parts if p.m is not None], 1)
-    return QuantBlocks(
+    cols = [p.columns() for p in parts]
+    m = None if first.m is None else np.concatenate([c[2] for c in cols if c[2] is not None], 1)
+    return QuantBlocks.from_columns(
         first.bits,
-        np.concatenate([p.qs for p in parts], axis=-1),
-        np.concatenate([p.d for p in parts], axis=1),
+        np.concatenate([c[0] for c in cols], axis=-1),
+        np.concatenate([c[1] for c in cols], axis=1),
         m,
     )
 
