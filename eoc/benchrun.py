@@ -50,6 +50,7 @@ class CaseResult:
     latency_ns: int
     correct: bool | None  # None: no expected answer
     error: str = ""
+    tokens_out: int | None = None  # a model's generated tokens, when it counted them
 
 
 def load_suite(path: str | Path) -> list[Case]:
@@ -114,6 +115,18 @@ class SuiteReport:
         provs = [Provenance(r.provenance) for r in done if r.provenance]
         stages = {s.value: sum(1 for r in done if r.stage == s.value) for s in Stage}
         n = len(self.results)
+        counted = [r for r in done if r.tokens_out is not None]
+        tokens = sum(r.tokens_out or 0 for r in counted)
+        model_uj = sum(r.cost_uj for r in counted)
+        model = {
+            "answers": len(counted),
+            "tokens_out": tokens,
+            "j": model_uj / 1e6 if counted else None,
+            "uj_per_token": round(model_uj / tokens) if tokens else None,
+            "worst": worst_of([Provenance(r.provenance) for r in counted if r.provenance]).value
+            if counted
+            else None,
+        }
         return {
             "cases": n,
             "answered": len(done),
@@ -125,6 +138,7 @@ class SuiteReport:
             "judged": len(judged),
             "latency_us": {f"p{p}": nearest_rank(lat_us, p) for p in (50, 95, 99)},
             "stage_share": {k: v / n for k, v in stages.items()},
+            "model": model,
             "provenance": {
                 "measured": sum(1 for p in provs if p is Provenance.MEASURED),
                 "estimated": sum(1 for p in provs if p is Provenance.ESTIMATED),
@@ -138,7 +152,7 @@ class SuiteReport:
         jpc = (
             "n/a (nothing correct)" if s["j_per_correct"] is None else f"{s['j_per_correct']:.6f} J"
         )
-        lat = s["latency_us"]
+        lat = {k: _duration(v) for k, v in s["latency_us"].items()}
         prov = s["provenance"]
         energy = (
             "no figure: every case was refused"
@@ -151,10 +165,28 @@ class SuiteReport:
             f"total energy : {energy}",
             f"per correct  : {jpc}",
             f"accuracy     : {acc}",
-            f"latency      : p50 {lat['p50'] or 0:.1f} µs  p95 {lat['p95'] or 0:.1f} µs  p99 {lat['p99'] or 0:.1f} µs",
+            f"latency      : p50 {lat['p50']}  p95 {lat['p95']}  p99 {lat['p99']}",
             "stages       : " + "  ".join(f"{k} {v:.0%}" for k, v in s["stage_share"].items()),
         ]
+        m = s["model"]
+        if m["answers"]:
+            per = "n/a" if m["uj_per_token"] is None else f"{m['uj_per_token']:,} µJ per token"
+            lines.append(
+                f"model        : {m['answers']} answers, {m['tokens_out']} tokens generated, "
+                f"{m['j']:.3f} J, {per} ({m['worst']})"
+            )
         return lines
+
+
+def _duration(us: float | None) -> str:
+    """A latency in the unit that reads best: µs, ms or s."""
+    if us is None:
+        return "n/a"
+    if us < 1_000:
+        return f"{us:.1f} µs"
+    if us < 1_000_000:
+        return f"{us / 1000:.1f} ms"
+    return f"{us / 1e6:.2f} s"
 
 
 def run_suite(cases: Sequence[Case], cascade: Cascade | None = None) -> SuiteReport:
@@ -185,7 +217,14 @@ def run_suite(cases: Sequence[Case], cascade: Cascade | None = None) -> SuiteRep
         )
         report.results.append(
             CaseResult(
-                case, r.stage.value, r.payload, r.cost.uj, r.cost.provenance.value, ns, correct
+                case,
+                r.stage.value,
+                r.payload,
+                r.cost.uj,
+                r.cost.provenance.value,
+                ns,
+                correct,
+                tokens_out=None if r.tokens is None else r.tokens[1],
             )
         )
     return report

@@ -121,3 +121,29 @@ def test_bench_run_on_an_endless_file_is_refused_with_bounded_memory() -> None:
     done = cli_in_capped_process("bench", "run", "/dev/zero")
     assert done.returncode == 2 and "larger than" in done.stderr
     assert main(["bench"], out=io.StringIO()) == 2
+
+
+def test_a_models_tokens_and_figure_per_token_are_reported() -> None:
+    from eoc.stages.neural import NeuralStage, Reply
+
+    class Counted:
+        name = "counted"
+
+        def generate(self, prompt: str) -> Reply:
+            return Reply(f"an answer about {prompt}", tokens_in=10, tokens_out=5)
+
+    cases = parse_suite(
+        [
+            {"id": 1, "prompt": "tell me about owls", "expected": "owls"},
+            {"id": 2, "prompt": "tell me about owls", "expected": "owls"},  # a cache hit
+            {"id": 3, "prompt": "tell me about newts", "expected": "frogs"},
+        ]
+    )
+    report = run_suite(cases, Cascade([*small_stages()[:-1], NeuralStage(Counted())]))
+    model = report.summary()["model"]
+    neural = [r for r in report.results if r.tokens_out is not None]
+    assert model["answers"] == 2 == len(neural) and model["tokens_out"] == 10
+    assert model["uj_per_token"] == round(sum(r.cost_uj for r in neural) / 10)
+    assert model["worst"] == "estimated"
+    assert any(line.startswith("model        : 2 answers, 10 tokens") for line in report.table())
+    assert report.summary()["accuracy"] == 2 / 3

