@@ -55,6 +55,9 @@ class GGUFFile:
                 continue  # the reader's own bookkeeping (version, counts), not model metadata
             self.metadata[name] = _field_value(field)
         self._tensors = {t.name: t for t in reader.tensors}
+        # The reader keeps a small array per token string (100+ MB of objects for a 49k
+        # vocabulary); the metadata is copied out above, so let them go.
+        reader.fields.clear()
         for t in reader.tensors:
             # np.memmap slicing past the end silently yields a short array, so check the size.
             if t.data.nbytes != t.n_bytes:

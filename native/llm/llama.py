@@ -187,6 +187,7 @@ class Llama:
                 )
         # Tied embeddings (no output.weight): the output projection is the embedding table.
         output = w("output.weight" if gf.has_tensor("output.weight") else "token_embd.weight")
+        gf.drop_pages()
         freq_factors = t("rope_freqs.weight") if gf.has_tensor("rope_freqs.weight") else None
         return cls(
             args,

@@ -139,6 +139,30 @@ def blocks_from_raw(raw: npt.NDArray[Any], type_name: str, n_out: int, n_in: int
             f"the file has {data.size}"
         )
     b = data.reshape(n_out, nb, size)
+    t = tile_width(n_out)
+    if n_out % t:  # a padded last tile: by way of the column layout
+        return _from_columns_raw(b, type_name)
+    nt = n_out // t
+
+    def tiled(lo: int, hi: int) -> npt.NDArray[Any]:
+        # bytes [lo, hi) of every block, as (n_tiles, n_blocks, hi - lo, T): one copy
+        part = b.reshape(nt, t, nb, size)[:, :, :, lo:hi]  # a view: b is contiguous
+        return np.ascontiguousarray(part.transpose(0, 2, 3, 1))
+
+    def f16(lo: int) -> Array:
+        values = np.ascontiguousarray(b[:, :, lo : lo + 2]).view(np.float16)[:, :, 0]  # (n, nb)
+        return np.ascontiguousarray(values.reshape(nt, t, nb).transpose(0, 2, 1), np.float32)
+
+    d = f16(0)
+    if type_name == "Q8_0":
+        return QuantBlocks(8, tiled(2, size).view(np.int8), d, None, n_out)
+    if type_name == "Q4_1":
+        return QuantBlocks(4, tiled(4, size), d, f16(2), n_out)
+    return QuantBlocks(4, tiled(2, size), d, d * np.float32(-8), n_out)  # Q4_0
+
+
+def _from_columns_raw(b: npt.NDArray[Any], type_name: str) -> QuantBlocks:
+    """:func:`blocks_from_raw` for a width no tile divides (the last tile is padded)."""
 
     def f16(lo: int) -> Array:
         return (
