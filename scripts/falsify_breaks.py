@@ -941,7 +941,19 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "fused decode attention skips the newest key",
         "native/backends/quant_kernels.py",
-        "    scores = np.empty(pos + 1, np.float32)",
-        "    scores = np.empty(pos + 1, np.float32)\n    pos = pos - 1",
+        "            for j in range(hd):\n                acc += q[h, j] * cache_k[t, g, j]",
+        "            for j in range(hd):\n                acc += q[h, j] * cache_k[t, g, j] * (t < pos)",
+    ),
+    (
+        "one-token RMSNorm forgets the mean",
+        "native/backends/quant_kernels.py",
+        "    scale = np.float32(1.0 / np.sqrt(ss / n + eps))",
+        "    scale = np.float32(1.0 / np.sqrt(ss + eps))",
+    ),
+    (
+        "one-token SwiGLU multiplies by the gate, not up",
+        "native/backends/quant_kernels.py",
+        "        out[i] = g / (np.float32(1) + np.exp(-g)) * gate_up[h + i]",
+        "        out[i] = g / (np.float32(1) + np.exp(-g)) * gate_up[i]",
     ),
 ]

@@ -170,4 +170,33 @@ def decode_attention(  # pragma: no cover - compiled
                 o[j] += w * cache_v[t, g, j]
 
 
-__all__ = ["decode_attention", "q4_dequant", "q4_matvec", "q8_dequant", "q8_matvec"]
+@_serial
+def rms_norm_row(x: Any, weight: Any, eps: float, out: Any) -> None:  # pragma: no cover
+    """RMSNorm of one row (the sum of squares in float64), times ``weight``, into ``out``."""
+    n = x.shape[0]
+    ss = 0.0
+    for i in range(n):
+        ss += np.float64(x[i]) * np.float64(x[i])
+    scale = np.float32(1.0 / np.sqrt(ss / n + eps))
+    for i in range(n):
+        out[i] = x[i] * scale * weight[i]
+
+
+@_serial
+def silu_mul(gate_up: Any, out: Any) -> None:  # pragma: no cover - compiled
+    """``out = silu(gate) * up`` for one row holding gate and up side by side."""
+    h = out.shape[0]
+    for i in range(h):
+        g = gate_up[i]
+        out[i] = g / (np.float32(1) + np.exp(-g)) * gate_up[h + i]
+
+
+__all__ = [
+    "decode_attention",
+    "q4_dequant",
+    "q4_matvec",
+    "q8_dequant",
+    "q8_matvec",
+    "rms_norm_row",
+    "silu_mul",
+]

@@ -142,7 +142,8 @@ class Llama:
         self.cache_v = np.zeros(cache, dtype=np.float32)
         self.pos = 0  # how many positions the cache holds
         self.cos, self.sin = rope_tables(args, self.n_ctx, rope_freq_factors)
-        self._fused = _fused_attention(args)
+        self._k = _kernels_or_none()
+        self._fused = self._k.decode_attention if self._k is not None and _fusable(args) else None
 
     @classmethod
     def from_gguf(
@@ -241,15 +242,14 @@ class Llama:
         if ids.min() < 0 or ids.max() >= self.args.vocab_size:
             raise InputError(f"token id out of range 0..{self.args.vocab_size - 1}")
         x = self.token_embd[ids]  # (n, dim)
+        norm = self._norm
         for i, layer in enumerate(self.layers):
-            x = x + self._attention(i, layer, rms_norm(x, layer.attn_norm, self.args.norm_eps))
-            x = x + self._mlp(layer, rms_norm(x, layer.ffn_norm, self.args.norm_eps))
+            x = x + self._attention(i, layer, norm(x, layer.attn_norm))
+            x = x + self._mlp(layer, norm(x, layer.ffn_norm))
         self.pos += n
         if not all_logits:
             x = x[-1:]
-        out: Array = self.dispatcher.apply(
-            rms_norm(x, self.output_norm, self.args.norm_eps), self.output
-        )
+        out: Array = self.dispatcher.apply(norm(x, self.output_norm), self.output)
         return out
 
     def _attention(self, i: int, layer: Layer, x: Array) -> Array:
@@ -298,24 +298,40 @@ class Llama:
 
     def _mlp(self, layer: Layer, x: Array) -> Array:
         gate_up = self.dispatcher.apply(x, layer.w_gate_up)
-        gate, up = np.split(gate_up, 2, axis=-1)
-        out: Array = self.dispatcher.apply(silu(gate) * up, layer.w_down)
+        if gate_up.shape[0] == 1 and self._k is not None:  # one token: one compiled call
+            hidden = np.empty((1, gate_up.shape[1] // 2), np.float32)
+            self._k.silu_mul(gate_up[0], hidden[0])
+        else:
+            gate, up = np.split(gate_up, 2, axis=-1)
+            hidden = silu(gate) * up
+        out: Array = self.dispatcher.apply(hidden, layer.w_down)
         return out
+
+    def _norm(self, x: Array, weight: Array) -> Array:
+        """RMSNorm; one compiled call for one token."""
+        if x.shape[0] == 1 and self._k is not None:
+            out = np.empty_like(x)
+            self._k.rms_norm_row(x[0], weight, self.args.norm_eps, out[0])
+            return out
+        return rms_norm(x, weight, self.args.norm_eps)
 
 
 FUSED = "cpu-quant"
 """The dispatcher's name for the fused decode attention (it is one of cpu-quant's kernels)."""
 
 
-def _fused_attention(args: ModelArgs) -> Any:
-    """The compiled one-token attention, or ``None`` (numba missing, or rotary dims it does not
-    cover: it rotates all of a head's dims, in adjacent pairs)."""
-    if args.rope_dim != args.head_dim or args.head_dim % 2:
-        return None
+def _fusable(args: ModelArgs) -> bool:
+    """Whether the compiled one-token attention covers this model: it rotates all of a head's
+    dims, in adjacent pairs."""
+    return args.rope_dim == args.head_dim and args.head_dim % 2 == 0
+
+
+def _kernels_or_none() -> Any:
+    """The compiled kernels (:mod:`native.backends.quant_kernels`), or ``None`` without numba."""
     try:
         from native.backends.quant import _kernels
 
-        return _kernels().decode_attention
+        return _kernels()
     except EocError:
         return None
 
