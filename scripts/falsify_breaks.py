@@ -956,4 +956,16 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "        out[i] = g / (np.float32(1) + np.exp(-g)) * gate_up[h + i]",
         "        out[i] = g / (np.float32(1) + np.exp(-g)) * gate_up[i]",
     ),
+    (
+        "a local model's estimate stands in for a measured span",
+        "native/llm/backend.py",
+        "            None,  # the work ran here: a live counter's span measures it",
+        "            cost,  # the work ran here: a live counter's span measures it",
+    ),
+    (
+        "a backend's estimate may claim MEASURED",
+        "eoc/stages/neural.py",
+        "not isinstance(reply.estimate, JouleCost) or reply.estimate.measured",
+        "not isinstance(reply.estimate, JouleCost)",
+    ),
 ]

@@ -26,6 +26,7 @@ from eoc.stages import (
 from eoc.stages.embed import cosine
 from eoc.stages.text import normalize, signature
 from eoc.testing import ScriptedBackend
+from tests.helpers import IN_BROWSER
 
 # -- cache --------------------------------------------------------------------------
 
@@ -483,3 +484,21 @@ def _answer(tokens_in: int, tokens_out: int) -> Any:
     a = Answer("forty-two")
     a.tokens = (tokens_in, tokens_out)
     return a
+
+
+@pytest.mark.skipif(IN_BROWSER, reason="no MEASURED cost can be built in the browser")
+def test_a_backends_estimate_claiming_to_be_measured_is_refused() -> None:
+    from eoc.cost import CounterKind, JouleCost, Provenance
+    from eoc.stages.neural import NeuralStage, Reply
+
+    class Claims:
+        name = "claims"
+
+        def generate(self, prompt: str) -> Reply:
+            measured = JouleCost(
+                5, Provenance.MEASURED, "trust me", counter="x", counter_kind=CounterKind.HARDWARE
+            )
+            return Reply("an answer", estimate=measured)
+
+    with pytest.raises(BackendError, match="estimate"):
+        NeuralStage(Claims()).lookup(Query("q"))

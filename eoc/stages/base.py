@@ -21,13 +21,23 @@ class Answer:
     again (a cache entry), so a repeat hit with the same charge reuses it.
     """
 
-    __slots__ = ("cost", "memo", "memo_cost", "memo_qid", "memo_response", "payload", "tokens")
+    __slots__ = (
+        "cost",
+        "memo",
+        "memo_cost",
+        "memo_qid",
+        "memo_response",
+        "own_estimate",
+        "payload",
+        "tokens",
+    )
 
     def __init__(self, payload: str, cost: JouleCost | None = None) -> None:
         self.payload = payload
         self.cost = cost
         self.memo = True  # False: the cascade must not remember it (see eoc.stages.neural)
         self.tokens: tuple[int, int] | None = None  # a model's (tokens in, tokens out)
+        self.own_estimate: JouleCost | None = None  # a local backend's fallback (Reply.estimate)
         self.memo_cost: JouleCost | None = None
         self.memo_qid: str | None = None
         self.memo_response: Response | None = None

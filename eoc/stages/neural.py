@@ -20,6 +20,11 @@ class Reply(NamedTuple):
     (temperature > 0) without a seed. The cascade then neither caches it nor offers it to kv.
     ``tokens_in`` and ``tokens_out`` are the model's own token counts (prompt as the model saw
     it, and generated), when the backend knows them.
+
+    ``cost`` is work the cascade's meter may not see (a remote model's): it is combined with the
+    bracketed span. ``estimate`` is a local backend's own ESTIMATED figure for work the meter
+    does see (a model run in this process): it is charged only when no live counter brackets
+    the answer, and a measured span replaces it.
     """
 
     text: str
@@ -27,6 +32,7 @@ class Reply(NamedTuple):
     memoize: bool = True
     tokens_in: int | None = None
     tokens_out: int | None = None
+    estimate: JouleCost | None = None
 
 
 @runtime_checkable
@@ -116,8 +122,16 @@ class NeuralStage:
             raise BackendError(
                 f"neural backend {self.backend.name!r} returned unusable text: {exc.reason}"
             ) from None
+        if reply.estimate is not None and (
+            not isinstance(reply.estimate, JouleCost) or reply.estimate.measured
+        ):
+            raise BackendError(
+                f"neural backend {self.backend.name!r} reported an estimate that is not an "
+                "ESTIMATED JouleCost"
+            )
         answer = Answer(reply.text, reply.cost)
         answer.tokens = _token_counts(self.backend.name, reply)
+        answer.own_estimate = reply.estimate
         # memo policy (docs/design.md §4): never remember what no model said, nor a sampled answer
         answer.memo = bool(getattr(self.backend, "runs_model", True)) and reply.memoize is not False
         return answer
@@ -125,8 +139,11 @@ class NeuralStage:
     def estimate(self, query: Query, answer: Answer) -> JouleCost:
         """This stage's own ESTIMATED figure for an answer whose backend reported none.
 
-        Charged by the backend's own token counts when it gave them, else by an approximation.
+        The backend's own estimate (``Reply.estimate``) when it gave one; else charged by the
+        backend's token counts when it gave them, else by an approximation.
         """
+        if answer.own_estimate is not None:
+            return answer.own_estimate
         if self._flat:
             return self.figure
         tokens_in, tokens_out = answer.tokens or (

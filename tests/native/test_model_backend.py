@@ -125,3 +125,16 @@ def test_eoc_query_model_flag_and_meter_name_the_model(
     neural = json.loads(out.getvalue())["neural"]
     assert "SmolLM2-135M-Instruct" in neural["neural model"]
     assert "cpu-quant" in neural["neural dispatch"] and "numpy" in neural["neural backends"]
+
+
+def test_with_a_live_counter_the_generation_is_measured(tiny: Path) -> None:
+    from eoc.testing import FakeCounter, assume_live
+
+    counter = FakeCounter(step_uj=50_000, name="fake-rapl")
+    stages = [*small_stages()[:-1], NeuralStage(LocalModel(tiny, max_tokens=4))]
+    with Cascade(stages, counter, liveness=assume_live(counter)) as c:
+        r = c.resolve("say hi")
+    assert r.cost.provenance is Provenance.MEASURED and r.cost.counter == "fake-rapl"
+    assert "multiply-adds" not in r.cost.basis  # the span, not the model's own estimate
+    assert r.tokens is not None and r.uj_per_token == round(r.cost.uj / r.tokens[1])
+    assert r.to_dict()["tokens"]["provenance"] == "measured"
