@@ -26,13 +26,13 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from eoc.boundedio import loads_strict
 from eoc.cost import JouleCost
 from eoc.errors import BackendError, BadJson, ConfigError
 from eoc.query import Stage
 from eoc.stages.base import WORK_RATES, approx_tokens, work_estimate
+from eoc.stages.browser_remote import check_base_url, check_sampling, printable
 from eoc.stages.neural import MAX_TOKENS, Reply
 from native import require
 
@@ -50,16 +50,7 @@ MAX_RETRY_AFTER_S = 30.0
 """The longest ``Retry-After`` honoured by default; a server asking for more gets a BackendError."""
 EXCERPT_CHARS = 200
 """The most characters of a server's body quoted in an error."""
-MAX_TOKENS_LIMIT = 1 << 20
 _ENERGY_KEY = re.compile(r"energy|joule", re.IGNORECASE)
-_SPACES = re.compile(r"\s+")
-
-
-def _printable(text: str, limit: int) -> str:
-    """``text`` on one line, without control characters, at most ``limit`` characters."""
-    flat = _SPACES.sub(" ", text).strip()
-    flat = "".join(c for c in flat if c.isprintable())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _count(value: object, what: str) -> int | None:
@@ -108,10 +99,10 @@ class _Usage:
                 if isinstance(value, int | float) and math.isfinite(value):
                     shown = f"{value:g}"
                 elif isinstance(value, str) and value.strip():
-                    shown = _printable(value, 40)
+                    shown = printable(value, 40)
                 else:
                     continue
-                self.claims[_printable(where + key, 60)] = shown
+                self.claims[printable(where + key, 60)] = shown
 
 
 class ReplyStream:
@@ -212,18 +203,7 @@ class OpenAIBackend:
                 "api_key is empty or holds spaces or control characters: pass the key alone"
             )
         self._key = key or None
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
-            raise ConfigError(f"max_tokens must be a whole number, not {type(max_tokens).__name__}")
-        if not 1 <= max_tokens <= MAX_TOKENS_LIMIT:
-            raise ConfigError(f"max_tokens must be 1 to {MAX_TOKENS_LIMIT:,}; got {max_tokens}")
-        if isinstance(temperature, bool) or not isinstance(temperature, int | float):
-            raise ConfigError(f"temperature must be a number, not {type(temperature).__name__}")
-        if not math.isfinite(temperature) or not 0 <= temperature <= 2:
-            raise ConfigError(f"temperature must be 0 (greedy) to 2; got {temperature!r}")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise ConfigError(f"seed must be a whole number or None, not {type(seed).__name__}")
-        if seed is not None and not -(2**63) <= seed < 2**64:
-            raise ConfigError("seed must fit in 64 bits")
+        check_sampling(max_tokens, temperature, seed)
         if isinstance(timeout, tuple):
             if len(timeout) != 2:
                 raise ConfigError("timeout must be seconds, or a pair (connect, read)")
@@ -272,34 +252,13 @@ class OpenAIBackend:
 
     @staticmethod
     def _check_url(url: object) -> tuple[str, str]:
-        if url is None or url == "":
-            raise ConfigError(
-                "no server given: pass base_url= or set EOC_OPENAI_BASE_URL "
-                "(e.g. http://127.0.0.1:8080/v1)"
-            )
-        if not isinstance(url, str):
-            raise ConfigError(f"base_url must be a string, not {type(url).__name__}")
-        if len(url) > 2048 or any(not c.isprintable() or c.isspace() for c in url):
-            raise ConfigError("base_url holds spaces or control characters: pass a plain URL")
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https"):
-            raise ConfigError(
-                f"base_url must start with http:// or https://, not {parts.scheme or 'nothing'}:// "
-                "(e.g. http://127.0.0.1:8080/v1)"
-            )
-        if parts.username is not None or parts.password is not None:
-            raise ConfigError(
-                "base_url must not hold credentials: pass the key as api_key= or EOC_OPENAI_API_KEY"
-            )
-        if parts.query or parts.fragment:
-            raise ConfigError("base_url must have no ?query or #fragment: pass the API root only")
-        try:
-            parts.port  # noqa: B018 (checks the port)
-        except ValueError:
-            raise ConfigError("base_url has a port that is not a number from 0 to 65535") from None
-        if not parts.hostname:
-            raise ConfigError("base_url names no host (e.g. http://127.0.0.1:8080/v1)")
-        return url.rstrip("/"), parts.netloc
+        return check_base_url(
+            url,
+            missing="no server given: pass base_url= or set EOC_OPENAI_BASE_URL "
+            "(e.g. http://127.0.0.1:8080/v1)",
+            credentials="base_url must not hold credentials: pass the key as api_key= or "
+            "EOC_OPENAI_API_KEY",
+        )
 
     # -- the Backend protocol -----------------------------------------------------------
 
@@ -395,7 +354,7 @@ class OpenAIBackend:
                 if last:
                     raise self._fail(
                         f"cannot reach {self.host} ({type(exc).__name__}: "
-                        f"{_printable(str(exc), 120)}) after {attempt + 1} attempts: "
+                        f"{printable(str(exc), 120)}) after {attempt + 1} attempts: "
                         "is the server running, and is base_url right?"
                     ) from None
                 self._wait(self._backoff(attempt), deadline)
@@ -407,7 +366,7 @@ class OpenAIBackend:
                 ) from None
             except self._hx.HTTPError as exc:
                 raise self._fail(
-                    f"request to {url} failed: {type(exc).__name__}: {_printable(str(exc), 120)}"
+                    f"request to {url} failed: {type(exc).__name__}: {printable(str(exc), 120)}"
                 ) from None
             status = resp.status_code
             if 200 <= status < 300:
@@ -457,7 +416,7 @@ class OpenAIBackend:
                     break
         except self._hx.HTTPError:
             pass
-        text = _printable(self._redact(data.decode("utf-8", "replace")), EXCERPT_CHARS)
+        text = printable(self._redact(data.decode("utf-8", "replace")), EXCERPT_CHARS)
         return text or "(empty body)"
 
     def _read_body(self, resp: _Response) -> bytes:
@@ -483,7 +442,7 @@ class OpenAIBackend:
         if "error" in doc and doc["error"] is not None:
             err = doc["error"]
             msg = err.get("message") if isinstance(err, dict) else err
-            raise self._fail(f"the server reports an error: {_printable(str(msg), EXCERPT_CHARS)}")
+            raise self._fail(f"the server reports an error: {printable(str(msg), EXCERPT_CHARS)}")
         return doc
 
     def _choice(self, doc: Mapping[str, Any], *, allow_none: bool) -> dict[str, Any] | None:
@@ -663,7 +622,7 @@ class _Response:
                     )
         except backend._hx.HTTPError as exc:
             raise backend._fail(
-                f"reading the reply failed: {type(exc).__name__}: {_printable(str(exc), 120)}"
+                f"reading the reply failed: {type(exc).__name__}: {printable(str(exc), 120)}"
             ) from None
 
     def __enter__(self) -> _Response:

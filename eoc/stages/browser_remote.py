@@ -60,11 +60,29 @@ _ENERGY_KEY = re.compile(r"energy|joule", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
 
 
-def _printable(text: str, limit: int) -> str:
+def printable(text: str, limit: int) -> str:
     """``text`` on one line, without control characters, at most ``limit`` characters."""
     flat = _SPACES.sub(" ", text).strip()
     flat = "".join(c for c in flat if c.isprintable())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def check_sampling(max_tokens: object, temperature: object, seed: object) -> None:
+    """Refuse, with a :class:`ConfigError`, sampling options an OpenAI-compatible server takes
+    badly: ``max_tokens`` 1 to :data:`MAX_TOKENS_LIMIT`, ``temperature`` 0 (greedy) to 2,
+    ``seed`` a 64-bit whole number or ``None``."""
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
+        raise ConfigError(f"max_tokens must be a whole number, not {type(max_tokens).__name__}")
+    if not 1 <= max_tokens <= MAX_TOKENS_LIMIT:
+        raise ConfigError(f"max_tokens must be 1 to {MAX_TOKENS_LIMIT:,}; got {max_tokens}")
+    if isinstance(temperature, bool) or not isinstance(temperature, int | float):
+        raise ConfigError(f"temperature must be a number, not {type(temperature).__name__}")
+    if not math.isfinite(temperature) or not 0 <= temperature <= 2:
+        raise ConfigError(f"temperature must be 0 (greedy) to 2; got {temperature!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise ConfigError(f"seed must be a whole number or None, not {type(seed).__name__}")
+    if seed is not None and not -(2**63) <= seed < 2**64:
+        raise ConfigError("seed must fit in 64 bits")
 
 
 def xhr_transport(
@@ -156,18 +174,7 @@ class BrowserOpenAIBackend:
             not isinstance(model, str) or not model.strip() or len(model) > 256
         ):
             raise ConfigError("model must be a model name (1 to 256 characters), or None")
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
-            raise ConfigError(f"max_tokens must be a whole number, not {type(max_tokens).__name__}")
-        if not 1 <= max_tokens <= MAX_TOKENS_LIMIT:
-            raise ConfigError(f"max_tokens must be 1 to {MAX_TOKENS_LIMIT:,}; got {max_tokens}")
-        if isinstance(temperature, bool) or not isinstance(temperature, int | float):
-            raise ConfigError(f"temperature must be a number, not {type(temperature).__name__}")
-        if not math.isfinite(temperature) or not 0 <= temperature <= 2:
-            raise ConfigError(f"temperature must be 0 (greedy) to 2; got {temperature!r}")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise ConfigError(f"seed must be a whole number or None, not {type(seed).__name__}")
-        if seed is not None and not -(2**63) <= seed < 2**64:
-            raise ConfigError("seed must fit in 64 bits")
+        check_sampling(max_tokens, temperature, seed)
         if transport is not None and not callable(transport):
             raise ConfigError("transport must be a function (method, url, body, headers)")
         self.model = model
@@ -249,7 +256,7 @@ class BrowserOpenAIBackend:
             status, payload = self._transport(method, url, data, headers)
         except Exception as exc:  # no response came back: say what to check
             raise self._fail(
-                f"cannot reach {self.host} ({type(exc).__name__}: {_printable(str(exc), 120)}): "
+                f"cannot reach {self.host} ({type(exc).__name__}: {printable(str(exc), 120)}): "
                 "is the server running, is the URL right (it usually ends in /v1), "
                 "and does the server allow this page's origin (CORS)?"
             ) from None
@@ -258,7 +265,7 @@ class BrowserOpenAIBackend:
         if not isinstance(payload, bytes | bytearray):
             raise self._fail(f"the transport returned a body of {type(payload).__name__}")
         if not 200 <= status < 300:
-            excerpt = _printable(
+            excerpt = printable(
                 bytes(payload[: 4 * EXCERPT_CHARS]).decode("utf-8", "replace"), EXCERPT_CHARS
             )
             hint = (
@@ -280,14 +287,14 @@ class BrowserOpenAIBackend:
         try:
             doc = loads_strict(data, what=f"the server's {what}")
         except BadJson as exc:
-            excerpt = _printable(data[: 4 * EXCERPT_CHARS].decode("utf-8", "replace"), 80)
+            excerpt = printable(data[: 4 * EXCERPT_CHARS].decode("utf-8", "replace"), 80)
             raise self._fail(f"{exc.reason} (it begins: {excerpt or '(empty)'})") from None
         if not isinstance(doc, dict):
             raise self._fail(f"the server's {what} is a JSON {type(doc).__name__}, not an object")
         if "error" in doc and doc["error"] is not None:
             err = doc["error"]
             msg = err.get("message") if isinstance(err, dict) else err
-            raise self._fail(f"the server reports an error: {_printable(str(msg), EXCERPT_CHARS)}")
+            raise self._fail(f"the server reports an error: {printable(str(msg), EXCERPT_CHARS)}")
         return doc
 
     def _message_text(self, doc: Mapping[str, Any]) -> str:
@@ -336,10 +343,10 @@ class BrowserOpenAIBackend:
                 if isinstance(value, int | float) and math.isfinite(value):
                     shown = f"{value:g}"
                 elif isinstance(value, str) and value.strip():
-                    shown = _printable(value, 40)
+                    shown = printable(value, 40)
                 else:
                     continue
-                claims[_printable(where + key, 60)] = shown
+                claims[printable(where + key, 60)] = shown
         return counts[0], counts[1], claims
 
     def _reply(
@@ -374,10 +381,18 @@ class BrowserOpenAIBackend:
         )
 
 
-def check_base_url(url: object) -> tuple[str, str]:
-    """``(url without a trailing slash, host[:port])`` for an API root, or a ConfigError."""
+def check_base_url(
+    url: object,
+    *,
+    missing: str = "no server given: pass an API root such as http://127.0.0.1:8080/v1",
+    credentials: str = "base_url must not hold credentials",
+) -> tuple[str, str]:
+    """``(url without a trailing slash, host[:port])`` for an API root, or a ConfigError.
+
+    ``missing`` and ``credentials`` are the messages for no URL and a URL with a user or password.
+    """
     if url is None or url == "":
-        raise ConfigError("no server given: pass an API root such as http://127.0.0.1:8080/v1")
+        raise ConfigError(missing)
     if not isinstance(url, str):
         raise ConfigError(f"base_url must be a string, not {type(url).__name__}")
     if len(url) > 2048 or any(not c.isprintable() or c.isspace() for c in url):
@@ -389,7 +404,7 @@ def check_base_url(url: object) -> tuple[str, str]:
             "(e.g. http://127.0.0.1:8080/v1)"
         )
     if parts.username is not None or parts.password is not None:
-        raise ConfigError("base_url must not hold credentials")
+        raise ConfigError(credentials)
     if parts.query or parts.fragment:
         raise ConfigError("base_url must have no ?query or #fragment: pass the API root only")
     try:
