@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PYODIDE_TEST_WHEELS := web/.cache/pyodide-test-wheels
+VOCABS := tests/native/.vocab
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
   -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
@@ -54,7 +55,18 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff format --check eoc tests bench web
 	$(BIN)/mypy
 
-unit: lint web chromium
+# llama.cpp's tokenizer test vocabularies (Llama 3, Qwen2: the file and the token ids its
+# reference tokenizer gives for a set of hard strings), from the llama-cpp-python source package.
+$(VOCABS)/.ok: | $(BIN)/.installed
+	rm -rf $(VOCABS) && mkdir -p $(VOCABS)/sdist
+	$(BIN)/python -m pip download -q --no-deps --no-binary :all: "llama-cpp-python==0.3.36" -d $(VOCABS)/sdist
+	tar xzf $(VOCABS)/sdist/llama_cpp_python-0.3.36.tar.gz -C $(VOCABS) --strip-components=4 \
+	  --wildcards '*/vendor/llama.cpp/models/ggml-vocab-llama-bpe.gguf*' \
+	  '*/vendor/llama.cpp/models/ggml-vocab-qwen2.gguf*'
+	rm -rf $(VOCABS)/sdist
+	touch $@
+
+unit: lint web chromium $(VOCABS)/.ok
 	$(BIN)/python -m pytest
 
 pyodide-test: web $(PYODIDE_TEST_WHEELS)/.ok

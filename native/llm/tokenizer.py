@@ -25,6 +25,18 @@ TOKEN_USER_DEFINED = 4
 # regex" (llama-vocab.cpp groups these together), and those that use the GPT-2 regex alone.
 _DIGITS_THEN_GPT2 = frozenset({"smollm", "starcoder", "refact", "command-r", "codeshell"})
 _GPT2_ONLY = frozenset({"gpt-2", "default"})
+#: Pre-tokenizers that split by their own regex before the byte-level BPE (llama.cpp's
+#: llama-vocab.cpp has the same patterns): Llama 3's and Qwen2's (digits one at a time).
+_REGEX_SPLITS = {
+    "llama-bpe": (
+        r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+"
+        r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+    ),
+    "qwen2": (
+        r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+"
+        r"|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+    ),
+}
 
 
 @lru_cache(maxsize=1)
@@ -60,8 +72,11 @@ class GGUFTokenizer:
                 f"tokenizer model {model!r} is not supported (only 'gpt2' byte-level BPE is)"
             )
         pre = str(metadata.get("tokenizer.ggml.pre", "default"))
-        if pre not in _DIGITS_THEN_GPT2 | _GPT2_ONLY:
-            raise InputError(f"pre-tokenizer {pre!r} is not supported")
+        if pre not in _DIGITS_THEN_GPT2 | _GPT2_ONLY | set(_REGEX_SPLITS):
+            supported = sorted(_DIGITS_THEN_GPT2 | _GPT2_ONLY | set(_REGEX_SPLITS))
+            raise InputError(
+                f"pre-tokenizer {pre!r} is not supported (supported: {', '.join(supported)})"
+            )
         self.tokens: list[str] = list(metadata["tokenizer.ggml.tokens"])
         self.token_types: list[int] = list(
             metadata.get("tokenizer.ggml.token_type", [TOKEN_NORMAL] * len(self.tokens))
@@ -74,16 +89,34 @@ class GGUFTokenizer:
         self.eos_id: int = eos
         self.add_bos = bool(metadata.get("tokenizer.ggml.add_bos_token", False))
         self.chat_template: str | None = metadata.get("tokenizer.chat_template")
-        self._hf = self._build(merges, digits=pre in _DIGITS_THEN_GPT2)
+        self._hf = self._build(
+            merges,
+            digits=pre in _DIGITS_THEN_GPT2,
+            regex=_REGEX_SPLITS.get(pre),
+            # Llama 3 takes a whole pre-token that is in the vocabulary as it is, before any
+            # merge (its tokenizer.json says ignore_merges; llama.cpp does the same)
+            ignore_merges=pre == "llama-bpe",
+        )
 
-    def _build(self, merges: Sequence[str], *, digits: bool) -> Any:
+    def _build(
+        self,
+        merges: Sequence[str],
+        *,
+        digits: bool,
+        regex: str | None = None,
+        ignore_merges: bool = False,
+    ) -> Any:
         tk = require("tokenizers", package="tokenizers", why="the GGUF tokenizer")
         vocab = {tok: i for i, tok in enumerate(self.tokens)}
         pairs = [tuple(m.split(" ", 1)) for m in merges]
         # Byte-level BPE covers every byte, so there is no unknown token and no byte fallback.
-        hf = tk.Tokenizer(tk.models.BPE(vocab=vocab, merges=pairs, fuse_unk=False))
+        hf = tk.Tokenizer(
+            tk.models.BPE(vocab=vocab, merges=pairs, fuse_unk=False, ignore_merges=ignore_merges)
+        )
         splits: list[Any] = [tk.pre_tokenizers.Digits(individual_digits=True)] if digits else []
-        splits.append(tk.pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True))
+        if regex is not None:  # the model's own split, then bytes without GPT-2's regex
+            splits.append(tk.pre_tokenizers.Split(tk.Regex(regex), behavior="isolated"))
+        splits.append(tk.pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=regex is None))
         hf.pre_tokenizer = tk.pre_tokenizers.Sequence(splits)
         hf.decoder = tk.decoders.ByteLevel()
         # Control tokens (<|im_start|>, ...) are only recognised when the caller asks for
