@@ -55,14 +55,15 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff format --check eoc tests bench web
 	$(BIN)/mypy
 
-# llama.cpp's tokenizer test vocabularies (Llama 3, Qwen2: the file and the token ids its
+# llama.cpp's tokenizer test vocabularies (Llama 3, Qwen2, Llama 2's SentencePiece: the file and the token ids its
 # reference tokenizer gives for a set of hard strings), from the llama-cpp-python source package.
 $(VOCABS)/.ok: | $(BIN)/.installed
 	rm -rf $(VOCABS) && mkdir -p $(VOCABS)/sdist
 	$(BIN)/python -m pip download -q --no-deps --no-binary :all: "llama-cpp-python==0.3.36" -d $(VOCABS)/sdist
 	tar xzf $(VOCABS)/sdist/llama_cpp_python-0.3.36.tar.gz -C $(VOCABS) --strip-components=4 \
 	  --wildcards '*/vendor/llama.cpp/models/ggml-vocab-llama-bpe.gguf*' \
-	  '*/vendor/llama.cpp/models/ggml-vocab-qwen2.gguf*'
+	  '*/vendor/llama.cpp/models/ggml-vocab-qwen2.gguf*' \
+	  '*/vendor/llama.cpp/models/ggml-vocab-llama-spm.gguf*'
 	rm -rf $(VOCABS)/sdist
 	touch $@
 

@@ -978,4 +978,10 @@ BREAKS: list[tuple[str, str, str, str]] = [
         '            ignore_merges=pre == "llama-bpe",',
         "            ignore_merges=False,",
     ),
+    (
+        "SentencePiece merges ranked against their scores",
+        "native/llm/tokenizer.py",
+        "                    ranked.append((-float(scores[i]), i, left, right))",
+        "                    ranked.append((float(scores[i]), i, left, right))",
+    ),
 ]

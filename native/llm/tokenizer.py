@@ -1,8 +1,10 @@
 """The tokenizer and chat template stored in a GGUF file's metadata.
 
-For ``tokenizer.ggml.model == "gpt2"`` (byte-level BPE: GPT-2, SmolLM2, StarCoder, ...) the
-vocabulary and merges are loaded into a HuggingFace ``tokenizers`` BPE model with the byte-level
-pre-tokenizer and decoder, so encoding matches llama.cpp's. The chat template
+For ``tokenizer.ggml.model == "gpt2"`` (byte-level BPE: GPT-2, SmolLM2, StarCoder, Llama 3,
+Qwen2, ...) the vocabulary and merges are loaded into a HuggingFace ``tokenizers`` BPE model with
+the model's pre-tokenizer and the byte-level decoder; for ``"llama"`` (SentencePiece BPE: Llama 2,
+TinyLlama) merges are ranked by the scores and bytes fall back to ``<0xNN>`` tokens. Encoding
+matches llama.cpp's reference ids (tests/native/test_llm_vocab.py). The chat template
 (``tokenizer.chat_template``) is rendered with jinja2's sandbox, as transformers and
 llama-cpp-python do, because it is text from the model file, not trusted code.
 """
@@ -20,6 +22,8 @@ from native import require
 TOKEN_NORMAL = 1
 TOKEN_CONTROL = 3
 TOKEN_USER_DEFINED = 4
+TOKEN_BYTE = 6
+SPM_SPACE = "\u2581"  # SentencePiece's "▁", which stands for a space
 
 # tokenizer.ggml.pre values whose split llama.cpp does as "each digit alone, then the GPT-2
 # regex" (llama-vocab.cpp groups these together), and those that use the GPT-2 regex alone.
@@ -67,10 +71,12 @@ class GGUFTokenizer:
     def __init__(self, metadata: Mapping[str, Any]) -> None:
         """Build the tokenizer from GGUF metadata; raise :class:`InputError` if unsupported."""
         model = metadata.get("tokenizer.ggml.model")
-        if model != "gpt2":
+        if model not in ("gpt2", "llama"):
             raise InputError(
-                f"tokenizer model {model!r} is not supported (only 'gpt2' byte-level BPE is)"
+                f"tokenizer model {model!r} is not supported (only 'gpt2', byte-level BPE, and "
+                "'llama', SentencePiece BPE, are)"
             )
+        self.spm = model == "llama"
         pre = str(metadata.get("tokenizer.ggml.pre", "default"))
         if pre not in _DIGITS_THEN_GPT2 | _GPT2_ONLY | set(_REGEX_SPLITS):
             supported = sorted(_DIGITS_THEN_GPT2 | _GPT2_ONLY | set(_REGEX_SPLITS))
@@ -89,6 +95,13 @@ class GGUFTokenizer:
         self.eos_id: int = eos
         self.add_bos = bool(metadata.get("tokenizer.ggml.add_bos_token", False))
         self.chat_template: str | None = metadata.get("tokenizer.chat_template")
+        if self.spm:
+            scores = list(metadata.get("tokenizer.ggml.scores", []))
+            if len(scores) != len(self.tokens) or len(self.token_types) != len(self.tokens):
+                raise InputError("a SentencePiece vocabulary needs a score and type per token")
+            unk = _opt_int(metadata.get("tokenizer.ggml.unknown_token_id")) or 0
+            self._hf = self._build_spm(scores, unk)
+            return
         self._hf = self._build(
             merges,
             digits=pre in _DIGITS_THEN_GPT2,
@@ -97,6 +110,42 @@ class GGUFTokenizer:
             # merge (its tokenizer.json says ignore_merges; llama.cpp does the same)
             ignore_merges=pre == "llama-bpe",
         )
+
+    def _build_spm(self, scores: Sequence[float], unk: int) -> Any:
+        """SentencePiece BPE (Llama 2, TinyLlama): merges ranked by the merged piece's score,
+        bytes for what the vocabulary lacks, a space before the text and "▁" for spaces (as
+        llama.cpp and Hugging Face's Llama tokenizer do)."""
+        tk = require("tokenizers", package="tokenizers", why="the GGUF tokenizer")
+        vocab = {tok: i for i, tok in enumerate(self.tokens)}
+        normal = {t for t, kind in zip(self.tokens, self.token_types, strict=True) if kind == 1}
+        ranked = []
+        for i, piece in enumerate(self.tokens):
+            if self.token_types[i] != TOKEN_NORMAL:
+                continue
+            for cut in range(1, len(piece)):
+                left, right = piece[:cut], piece[cut:]
+                if left in normal and right in normal:
+                    ranked.append((-float(scores[i]), i, left, right))
+        ranked.sort()
+        model = tk.models.BPE(
+            vocab=vocab,
+            merges=[(a, b) for _, _, a, b in ranked],
+            unk_token=self.tokens[unk],
+            fuse_unk=True,
+            byte_fallback=True,
+        )
+        hf = tk.Tokenizer(model)
+        hf.normalizer = tk.normalizers.Sequence(
+            [tk.normalizers.Prepend(SPM_SPACE), tk.normalizers.Replace(" ", SPM_SPACE)]
+        )
+        hf.add_tokens(
+            [
+                tk.AddedToken(tok, special=(kind == TOKEN_CONTROL), normalized=False)
+                for tok, kind in zip(self.tokens, self.token_types, strict=True)
+                if kind in (TOKEN_CONTROL, TOKEN_USER_DEFINED)
+            ]
+        )
+        return hf
 
     def _build(
         self,
@@ -158,12 +207,17 @@ class GGUFTokenizer:
             return b""
         if kind == TOKEN_USER_DEFINED:
             return text.encode("utf-8")
+        if self.spm:
+            if kind == TOKEN_BYTE:  # "<0x0A>"
+                return bytes([int(text[3:-1], 16)])
+            return text.replace(SPM_SPACE, " ").encode("utf-8")
         table = _byte_decoder()
         return bytes(table[c] for c in text)
 
     def decode(self, ids: Sequence[int]) -> str:
         """Text of ``ids`` (control tokens dropped, invalid UTF-8 replaced)."""
-        return b"".join(self.token_bytes(i) for i in ids).decode("utf-8", errors="replace")
+        text = b"".join(self.token_bytes(i) for i in ids).decode("utf-8", errors="replace")
+        return text[1:] if self.spm and text.startswith(" ") else text  # the prepended space
 
     def apply_chat_template(
         self, messages: Sequence[Mapping[str, str]], *, add_generation_prompt: bool = True

@@ -3,7 +3,8 @@
 llama.cpp ships, for each pre-tokenizer it supports, a vocabulary-only GGUF and the token ids
 the model's reference (Hugging Face) tokenizer gives for a set of hard strings (accents,
 emoji, runs of spaces and newlines, digits, code). ``make test`` extracts Llama 3's
-(``llama-bpe``) and Qwen2's from the llama-cpp-python source package into tests/native/.vocab.
+(``llama-bpe``), Qwen2's and Llama 2's SentencePiece one (``llama-spm``, as TinyLlama's) from
+the llama-cpp-python source package into tests/native/.vocab.
 """
 
 from __future__ import annotations
@@ -23,13 +24,16 @@ VOCABS = Path(__file__).parent / ".vocab"
 SEPARATOR = "\n__ggml_vocab_test__\n"
 
 
-@pytest.mark.parametrize("name", ["llama-bpe", "qwen2"])
+@pytest.mark.parametrize("name", ["llama-bpe", "qwen2", "llama-spm"])
 def test_the_tokenizer_gives_the_reference_ids(name: str) -> None:
     path = VOCABS / f"ggml-vocab-{name}.gguf"
     if not path.is_file():
         pytest.skip(f"{path} is missing: make {VOCABS.relative_to(Path.cwd())}/.ok")
     metadata = GGUFFile(path).metadata
-    assert metadata["tokenizer.ggml.pre"] == name
+    if name == "llama-spm":  # SentencePiece: the model says so, not the pre-tokenizer
+        assert metadata["tokenizer.ggml.model"] == "llama"
+    else:
+        assert metadata["tokenizer.ggml.pre"] == name
     tok = GGUFTokenizer(metadata)
     texts = path.with_suffix(".gguf.inp").read_text(encoding="utf-8").split(SEPARATOR)
     expected = path.with_suffix(".gguf.out").read_text(encoding="utf-8").split("\n")
