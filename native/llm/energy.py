@@ -11,10 +11,10 @@ Two ways, and the basis of the figure says which:
 
 The constants are orientation figures, not measurements, and are stated as such in every basis:
 
-* CPU (``numpy``, ``cpu-quant``): 1.0 nJ per multiply-add. A decode step of SmolLM2-135M is
-  about 1.35e8 multiply-adds; on a 2-core slice of a server CPU drawing ~15 W while it runs at
-  ~100 tokens/s-equivalent of arithmetic, that is ~0.1 J/s / 1e8 MAC/s ≈ 1 nJ/MAC (package
-  power, memory traffic included, no idle share).
+* CPU (``numpy``, ``cpu-quant``): 1.0 nJ per multiply-add. Two cores of a server CPU draw
+  about 15 W while they run a model; at ~1.4e10 multiply-adds a second (about 100 decode steps a
+  second of SmolLM2-135M, 1.35e8 multiply-adds each, llama.cpp's pace here) that is ~1.1 nJ per
+  multiply-add, memory traffic included, no idle share.
 * ``mlx`` on Apple Silicon's GPU: 0.1 nJ; on its CPU device: 1.0 nJ (the CPU figure).
 * ``cuda``: 0.05 nJ (a data-centre GPU at ~300 W sustaining ~6e12 MAC/s in float32 GEMM).
 """
