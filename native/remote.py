@@ -21,7 +21,6 @@ from __future__ import annotations
 import email.utils
 import math
 import os
-import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
@@ -32,7 +31,15 @@ from eoc.cost import JouleCost
 from eoc.errors import BackendError, BadJson, ConfigError
 from eoc.query import Stage
 from eoc.stages.base import WORK_RATES, approx_tokens, work_estimate
-from eoc.stages.browser_remote import check_base_url, check_sampling, printable
+from eoc.stages.browser_remote import (
+    check_base_url,
+    check_sampling,
+    energy_claims,
+    first_choice,
+    message_text,
+    printable,
+    reply_object,
+)
 from eoc.stages.neural import MAX_TOKENS, Reply
 from native import require
 
@@ -50,7 +57,6 @@ MAX_RETRY_AFTER_S = 30.0
 """The longest ``Retry-After`` honoured by default; a server asking for more gets a BackendError."""
 EXCERPT_CHARS = 200
 """The most characters of a server's body quoted in an error."""
-_ENERGY_KEY = re.compile(r"energy|joule", re.IGNORECASE)
 
 
 def _count(value: object, what: str) -> int | None:
@@ -90,19 +96,7 @@ class _Usage:
             n_out = _count(usage.get("completion_tokens"), "completion_tokens")
             self.tokens_in = n_in if n_in is not None else self.tokens_in
             self.tokens_out = n_out if n_out is not None else self.tokens_out
-        for where, block in (("", doc), ("usage.", usage or {})):
-            for key, value in block.items():
-                if len(self.claims) >= 3 or not _ENERGY_KEY.search(key):
-                    continue
-                if isinstance(value, bool):
-                    continue
-                if isinstance(value, int | float) and math.isfinite(value):
-                    shown = f"{value:g}"
-                elif isinstance(value, str) and value.strip():
-                    shown = printable(value, 40)
-                else:
-                    continue
-                self.claims[printable(where + key, 60)] = shown
+        energy_claims(doc, usage or {}, self.claims)
 
 
 class ReplyStream:
@@ -278,7 +272,7 @@ class OpenAIBackend:
         doc = self._json(body, "reply")
         usage = _Usage()
         usage.read(doc)
-        return self._reply(prompt, self._message_text(doc), usage)
+        return self._reply(prompt, message_text(doc, self._fail), usage)
 
     def stream(self, prompt: str) -> ReplyStream:
         """The answer to ``prompt`` in pieces as the server writes them (server-sent events).
@@ -437,40 +431,7 @@ class OpenAIBackend:
             doc = loads_strict(data, what=f"the server's {what}")
         except BadJson as exc:
             raise self._fail(exc.reason) from None
-        if not isinstance(doc, dict):
-            raise self._fail(f"the server's {what} is a JSON {type(doc).__name__}, not an object")
-        if "error" in doc and doc["error"] is not None:
-            err = doc["error"]
-            msg = err.get("message") if isinstance(err, dict) else err
-            raise self._fail(f"the server reports an error: {printable(str(msg), EXCERPT_CHARS)}")
-        return doc
-
-    def _choice(self, doc: Mapping[str, Any], *, allow_none: bool) -> dict[str, Any] | None:
-        choices = doc.get("choices")
-        if not isinstance(choices, list):
-            raise self._fail("the reply has no list of choices: not an OpenAI chat completion")
-        if not choices:
-            if allow_none:
-                return None
-            raise self._fail("the reply has no choices")
-        first = choices[0]
-        if not isinstance(first, dict):
-            raise self._fail(f"the reply's first choice is {type(first).__name__}, not an object")
-        return first
-
-    def _message_text(self, doc: Mapping[str, Any]) -> str:
-        choice = self._choice(doc, allow_none=False)
-        assert choice is not None
-        message = choice.get("message")
-        if not isinstance(message, dict):
-            raise self._fail("the reply's choice has no message object")
-        content = message.get("content")
-        if not isinstance(content, str):
-            raise self._fail(
-                f"the reply's message content is {type(content).__name__}, not text"
-                + (" (the model answered with a tool call or a refusal)" if content is None else "")
-            )
-        return content
+        return reply_object(doc, what, self._fail)
 
     def _models_list(self) -> list[str]:
         with self._open("GET", "/models", None) as resp:
@@ -504,7 +465,7 @@ class OpenAIBackend:
             if ctype.startswith("application/json"):  # a server that does not stream
                 doc = self._json(self._read_body(resp), "reply")
                 usage.read(doc)
-                whole = self._message_text(doc)
+                whole = message_text(doc, self._fail)
                 holder.reply = self._reply(prompt, whole, usage)
                 yield whole
                 return
@@ -514,7 +475,7 @@ class OpenAIBackend:
                     break
                 doc = self._json(data, "stream event")
                 usage.read(doc)
-                choice = self._choice(doc, allow_none=True)
+                choice = first_choice(doc, self._fail, allow_none=True)
                 if choice is None:
                     continue
                 if choice.get("finish_reason") is not None:

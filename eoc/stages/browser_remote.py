@@ -67,6 +67,74 @@ def printable(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+Fail = Callable[[str], BackendError]
+"""How a backend turns a message into its error (it names itself, and may redact)."""
+
+
+def reply_object(doc: object, what: str, fail: Fail) -> dict[str, Any]:
+    """``doc`` as a JSON object that reports no error, else ``fail(why)`` is raised."""
+    if not isinstance(doc, dict):
+        raise fail(f"the server's {what} is a JSON {type(doc).__name__}, not an object")
+    if "error" in doc and doc["error"] is not None:
+        err = doc["error"]
+        msg = err.get("message") if isinstance(err, dict) else err
+        raise fail(f"the server reports an error: {printable(str(msg), EXCERPT_CHARS)}")
+    return doc
+
+
+def first_choice(
+    doc: Mapping[str, Any], fail: Fail, *, allow_none: bool = False
+) -> dict[str, Any] | None:
+    """The reply's first choice (``None`` for none, when ``allow_none``: a stream's last event)."""
+    choices = doc.get("choices")
+    if not isinstance(choices, list):
+        raise fail("the reply has no list of choices: not an OpenAI chat completion")
+    if not choices:
+        if allow_none:
+            return None
+        raise fail("the reply has no choices")
+    first = choices[0]
+    if not isinstance(first, dict):
+        raise fail(f"the reply's first choice is {type(first).__name__}, not an object")
+    return first
+
+
+def message_text(doc: Mapping[str, Any], fail: Fail) -> str:
+    """The text of a (non-streamed) chat completion's first choice."""
+    choice = first_choice(doc, fail)
+    assert choice is not None
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise fail("the reply's choice has no message object")
+    content = message.get("content")
+    if not isinstance(content, str):
+        raise fail(
+            f"the reply's message content is {type(content).__name__}, not text"
+            + (" (the model answered with a tool call or a refusal)" if content is None else "")
+        )
+    return content
+
+
+MAX_CLAIMS = 3
+"""The most energy claims of a server quoted in one basis."""
+
+
+def energy_claims(doc: Mapping[str, Any], usage: Mapping[str, Any], into: dict[str, str]) -> None:
+    """Add to ``into`` (up to :data:`MAX_CLAIMS`) what ``doc`` and its ``usage`` say of energy
+    (keys naming energy or joules, with a finite number or some text), quoted as claims."""
+    for where, block in (("", doc), ("usage.", usage)):
+        for key, value in block.items():
+            if len(into) >= MAX_CLAIMS or not _ENERGY_KEY.search(key) or isinstance(value, bool):
+                continue
+            if isinstance(value, int | float) and math.isfinite(value):
+                shown = f"{value:g}"
+            elif isinstance(value, str) and value.strip():
+                shown = printable(value, 40)
+            else:
+                continue
+            into[printable(where + key, 60)] = shown
+
+
 def check_sampling(max_tokens: object, temperature: object, seed: object) -> None:
     """Refuse, with a :class:`ConfigError`, sampling options an OpenAI-compatible server takes
     badly: ``max_tokens`` 1 to :data:`MAX_TOKENS_LIMIT`, ``temperature`` 0 (greedy) to 2,
@@ -289,32 +357,10 @@ class BrowserOpenAIBackend:
         except BadJson as exc:
             excerpt = printable(data[: 4 * EXCERPT_CHARS].decode("utf-8", "replace"), 80)
             raise self._fail(f"{exc.reason} (it begins: {excerpt or '(empty)'})") from None
-        if not isinstance(doc, dict):
-            raise self._fail(f"the server's {what} is a JSON {type(doc).__name__}, not an object")
-        if "error" in doc and doc["error"] is not None:
-            err = doc["error"]
-            msg = err.get("message") if isinstance(err, dict) else err
-            raise self._fail(f"the server reports an error: {printable(str(msg), EXCERPT_CHARS)}")
-        return doc
+        return reply_object(doc, what, self._fail)
 
     def _message_text(self, doc: Mapping[str, Any]) -> str:
-        choices = doc.get("choices")
-        if not isinstance(choices, list):
-            raise self._fail("the reply has no list of choices: not an OpenAI chat completion")
-        if not choices:
-            raise self._fail("the reply has no choices")
-        first = choices[0]
-        if not isinstance(first, dict):
-            raise self._fail(f"the reply's first choice is {type(first).__name__}, not an object")
-        message = first.get("message")
-        if not isinstance(message, dict):
-            raise self._fail("the reply's choice has no message object")
-        content = message.get("content")
-        if not isinstance(content, str):
-            raise self._fail(
-                f"the reply's message content is {type(content).__name__}, not text"
-                + (" (the model answered with a tool call or a refusal)" if content is None else "")
-            )
+        content = message_text(doc, self._fail)
         if not content.strip():
             raise self._fail("the server's answer is empty")
         return content
@@ -336,17 +382,7 @@ class BrowserOpenAIBackend:
                 raise self._fail(f"the server's usage.{key} is not a token count: {value!r:.40}")
             counts.append(value)
         claims: dict[str, str] = {}
-        for where, block in (("", doc), ("usage.", usage)):
-            for key, value in block.items():
-                if len(claims) >= 3 or not _ENERGY_KEY.search(key) or isinstance(value, bool):
-                    continue
-                if isinstance(value, int | float) and math.isfinite(value):
-                    shown = f"{value:g}"
-                elif isinstance(value, str) and value.strip():
-                    shown = printable(value, 40)
-                else:
-                    continue
-                claims[printable(where + key, 60)] = shown
+        energy_claims(doc, usage, claims)
         return counts[0], counts[1], claims
 
     def _reply(

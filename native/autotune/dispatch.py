@@ -68,7 +68,7 @@ class Dispatcher:
         self.default = default
         self.calls: Counter[tuple[str, str]] = Counter()  # (backend, shape key) -> calls
         self._usable: dict[str, Any] = {}
-        self._choice: dict[tuple[str, bool], Any] = {}
+        self._choice: dict[str, Any] = {}
         self._lock = threading.Lock()
         if default is not None and self._by_name(default) is None:
             names = ", ".join(b.name for b in self.backends)
@@ -127,13 +127,10 @@ class Dispatcher:
         key = f"{m}x{k}x{n}"
         if self.autotuning:
             backend = self.choose(Shape(m, k, n), dw.weight)
-        else:  # the default depends only on the weight's kind: remember it
-            quantized = getattr(dw.weight, "quant", None) is not None
-            backend = self._choice.get((dw.weight.kind, quantized))
+        else:  # the default depends only on the weight's kind (q4, q8, f32): remember it
+            backend = self._choice.get(dw.weight.kind)
             if backend is None:
-                backend = self._choice.setdefault(
-                    (dw.weight.kind, quantized), self._default_for(dw.weight)
-                )
+                backend = self._choice.setdefault(dw.weight.kind, self._default_for(dw.weight))
         copy = dw.copies.get(backend.name)
         if copy is None:
             with self._lock:
