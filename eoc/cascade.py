@@ -56,6 +56,7 @@ _ORDER = (Stage.CACHE, Stage.KV, Stage.GRAPH, Stage.NEURAL)
 _MEASURED = Provenance.MEASURED
 _ESTIMATED = Provenance.ESTIMATED
 _CACHE = Stage.CACHE
+_MEMOS = (Stage.CACHE, Stage.KV)
 
 
 class Cascade:
@@ -242,23 +243,54 @@ class Cascade:
             BackendError: the neural backend failed.
         """
         q = Query(query) if type(query) is str else self._as_query(query)
-        live = self.live
-        for stage, kind, plain in self._plan:
+        plan = self._plan if q.context is None and q.cacheable else self._plan_for(q)
+        for stage, kind, plain in plan:
             answer = stage.lookup(q)
             if answer is not None:
-                own = answer.cost
-                if live:
-                    cost = self._hit_cost(stage, q, answer)
-                elif own is None:
-                    cost = plain
-                elif own.provenance is _ESTIMATED:
-                    cost = own  # the stage's own work-scaled estimate: the same object each hit
-                else:
-                    cost = self._demote(own, "")
+                cost = self._cheap_cost(stage, q, answer, plain)
                 if kind is not _CACHE:
                     self._memoize(kind, q, answer.payload)
                 return self._respond(kind, q, answer, cost)
         return self._resolve_neural(q)
+
+    def cached(self, query: Query | str) -> Response | None:
+        """The cache stage's answer to ``query``, charged as :meth:`resolve` would; else ``None``.
+
+        Only the cache is asked (no kv, graph or model work), so a server can answer repeats
+        without leaving its event loop and hand the rest to :meth:`resolve`.
+        """
+        q = Query(query) if type(query) is str else self._as_query(query)
+        if not q.cacheable or not self._plan or self._plan[0][1] is not _CACHE:
+            return None
+        stage, kind, plain = self._plan[0]
+        answer = stage.lookup(q)
+        if answer is None:
+            return None
+        return self._respond(kind, q, answer, self._cheap_cost(stage, q, answer, plain))
+
+    def _plan_for(self, q: Query) -> tuple[tuple[StageLike, Stage, JouleCost], ...]:
+        """The cheap stages that may answer ``q`` (see :class:`eoc.query.Query`).
+
+        A query with a context is answered by the cache alone (kv and graph match a question
+        without its conversation); an uncacheable one by none of the memoizing stages.
+        """
+        return tuple(
+            step
+            for step in self._plan
+            if (q.context is None or step[1] is _CACHE) and (q.cacheable or step[1] not in _MEMOS)
+        )
+
+    def _cheap_cost(
+        self, stage: StageLike, q: Query, answer: Answer, plain: JouleCost
+    ) -> JouleCost:
+        own = answer.cost
+        if self.live:
+            return self._hit_cost(stage, q, answer)
+        if own is None:
+            return plain
+        if own.provenance is _ESTIMATED:
+            return own  # the stage's own work-scaled estimate: the same object each hit
+        return self._demote(own, "")
 
     @staticmethod
     def _as_query(query: object) -> Query:
@@ -283,10 +315,17 @@ class Cascade:
         return response
 
     def _memoize(self, kind: Stage, q: Query, payload: str) -> None:
+        if not q.cacheable:
+            return
         try:
             if self._cache is not None:
                 self._cache.remember(q, payload)
-            if kind is Stage.NEURAL and self._kv is not None and payload.strip():
+            if (
+                kind is Stage.NEURAL
+                and self._kv is not None
+                and q.context is None
+                and payload.strip()
+            ):
                 self._kv.remember(q, payload)
         except InputError:
             pass  # an answer kv cannot key (a prompt with no words) is still served

@@ -24,6 +24,8 @@ MAX_PROMPT_BYTES = 16_384
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 CONTROL_CHARS = _CONTROL
 """The characters eoc takes in no text (a backend cleaning a model's output strips these)."""
+MAX_CONTEXT_BYTES = 1 << 20
+"""Largest context (see :class:`Query`) accepted, in UTF-8 bytes (1 MiB)."""
 _sha256 = hashlib.sha256
 _NO_METADATA: Mapping[str, Any] = MappingProxyType({})
 
@@ -126,15 +128,24 @@ class Query:
         prompt: the question text (1 to :data:`MAX_PROMPT_BYTES` UTF-8 bytes).
         embedding: optional dense vector to use instead of the kv stage's embedder.
         metadata: optional free-form mapping carried along, never hashed.
+        context: everything besides the prompt that changes the answer (earlier messages, a
+            system prompt, the model, sampling parameters: :meth:`eoc.chat.ChatRequest.canonical`).
+            It is hashed into the id, so the cache answers only the same prompt in the same
+            context; kv and graph, which match a question alone, never answer a query with a
+            context. ``None``: a plain question, whose id is the SHA-256 of its text.
+        cacheable: ``False`` for a query whose answer would differ each time (sampled without a
+            seed): the cache and kv neither answer it nor remember its answer.
     """
 
-    __slots__ = ("embedding", "id", "metadata", "prompt", "size")
+    __slots__ = ("cacheable", "context", "embedding", "id", "metadata", "prompt", "size")
 
     prompt: str
     id: str
     size: int
     embedding: tuple[float, ...] | None
     metadata: Mapping[str, Any]
+    context: str | None
+    cacheable: bool
 
     def __init__(
         self,
@@ -142,6 +153,8 @@ class Query:
         *,
         embedding: Sequence[float] | None = None,
         metadata: Mapping[str, Any] | None = None,
+        context: str | None = None,
+        cacheable: bool = True,
     ) -> None:
         # Fast path for ordinary text; anything unusual gets the full check (and its error).
         if type(prompt) is str and prompt.isprintable() and not prompt.isspace():
@@ -152,7 +165,17 @@ class Query:
             data = check_prompt(prompt)
         self.prompt = prompt
         self.size = len(data)  # UTF-8 bytes: what hashing and matching it costs scales with this
-        self.id = _sha256(data).hexdigest()
+        if context is None:
+            self.id = _sha256(data).hexdigest()
+        else:
+            # NUL cannot occur in a prompt (it is a control character), so no plain prompt's
+            # id can equal a contextual one
+            ctx = check_text(context, "context", max_bytes=MAX_CONTEXT_BYTES).encode("utf-8")
+            self.id = _sha256(b"\x00" + ctx + b"\x00" + data).hexdigest()
+        self.context = context
+        if not isinstance(cacheable, bool):
+            raise InvalidText("cacheable must be True or False")
+        self.cacheable = cacheable
         self.embedding = None if embedding is None else check_embedding(embedding)
         if metadata is not None and not isinstance(metadata, Mapping):
             raise InvalidText("metadata must be a mapping (dict) or None")
@@ -163,7 +186,10 @@ class Query:
 
     def __eq__(self, other: object) -> bool:
         return (
-            isinstance(other, Query) and other.id == self.id and other.embedding == self.embedding
+            isinstance(other, Query)
+            and other.id == self.id
+            and other.embedding == self.embedding
+            and other.cacheable == self.cacheable
         )
 
     def __hash__(self) -> int:
@@ -177,6 +203,7 @@ def query_id(prompt: str) -> str:
 
 __all__ = [
     "CONTROL_CHARS",
+    "MAX_CONTEXT_BYTES",
     "MAX_PROMPT_BYTES",
     "Query",
     "Stage",

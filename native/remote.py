@@ -27,6 +27,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from eoc.boundedio import loads_strict
+from eoc.chat import ChatRequest
 from eoc.cost import JouleCost
 from eoc.errors import BackendError, BadJson, ConfigError
 from eoc.query import Stage
@@ -272,7 +273,77 @@ class OpenAIBackend:
         doc = self._json(body, "reply")
         usage = _Usage()
         usage.read(doc)
-        return self._reply(prompt, message_text(doc, self._fail), usage)
+        sent = prompt if not self.system else f"{self.system}\n{prompt}"
+        return self._reply(sent, message_text(doc, self._fail), usage, self.memoize)
+
+    def chat(self, request: ChatRequest, on_piece: Callable[[str], None] | None = None) -> Reply:
+        """Answer a whole conversation with its own parameters (what ``eoc serve`` forwards).
+
+        The conversation, ``max_tokens``, ``temperature``, ``top_p``, ``stop``, ``seed`` and the
+        penalties go to the server as sent; the model is this backend's. A ``completion``
+        request goes to ``POST /completions``. With ``on_piece`` the answer is streamed from the
+        server and each piece handed on as it arrives.
+
+        Raises:
+            BackendError: the server failed, refused, or sent something that is not an answer.
+        """
+        body = self._request_body(request, stream=on_piece is not None)
+        path = "/chat/completions" if request.kind == "chat" else "/completions"
+        memo = request.repeatable
+        if on_piece is None:
+            with self._open("POST", path, body) as resp:
+                raw = self._read_body(resp)
+            doc = self._json(raw, "reply")
+            usage = _Usage()
+            usage.read(doc)
+            text = message_text(doc, self._fail) if request.kind == "chat" else self._text(doc)
+            return self._reply(request.texts(), text, usage, memo)
+        stream = ReplyStream(
+            lambda holder: self._stream_pieces(
+                request.texts(), holder, body, path, memo, raw_text=request.kind != "chat"
+            )
+        )
+        with stream:
+            for piece in stream:
+                on_piece(piece)
+        assert stream.reply is not None
+        return stream.reply
+
+    def _request_body(self, request: ChatRequest, *, stream: bool) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "stream": stream,
+        }
+        if request.kind == "chat":
+            messages = request.as_messages()
+            if self.system and messages[0]["role"] != "system":
+                messages.insert(0, {"role": "system", "content": self.system})
+            body["messages"] = messages
+        else:
+            body["prompt"] = request.question
+        if not request.greedy:
+            body["top_p"] = request.top_p
+            if request.seed is not None:
+                body["seed"] = request.seed
+        if request.stop:
+            body["stop"] = list(request.stop)
+        for name in ("presence_penalty", "frequency_penalty"):
+            if getattr(request, name):
+                body[name] = getattr(request, name)
+        if stream:
+            body["stream_options"] = {"include_usage": True}
+        return body
+
+    def _text(self, doc: Mapping[str, Any]) -> str:
+        """The text of a (non-streamed) ``/completions`` reply's first choice."""
+        choice = first_choice(doc, self._fail)
+        assert choice is not None
+        text = choice.get("text")
+        if not isinstance(text, str):
+            raise self._fail(f"the completion's text is {type(text).__name__}, not text")
+        return text
 
     def stream(self, prompt: str) -> ReplyStream:
         """The answer to ``prompt`` in pieces as the server writes them (server-sent events).
@@ -282,7 +353,13 @@ class OpenAIBackend:
         Nothing is sent until the first piece is asked for. A failure midway raises
         :class:`BackendError` from the iteration.
         """
-        return ReplyStream(lambda holder: self._stream_pieces(prompt, holder))
+        body = self._body(prompt, stream=True)
+        sent = prompt if not self.system else f"{self.system}\n{prompt}"
+        return ReplyStream(
+            lambda holder: self._stream_pieces(
+                sent, holder, body, "/chat/completions", self.memoize
+            )
+        )
 
     def close(self) -> None:
         """Close the connections held to the server."""
@@ -456,17 +533,26 @@ class OpenAIBackend:
 
     # -- streaming -----------------------------------------------------------------------
 
-    def _stream_pieces(self, prompt: str, holder: ReplyStream) -> Iterator[str]:
+    def _stream_pieces(
+        self,
+        sent: str,
+        holder: ReplyStream,
+        body: dict[str, Any],
+        path: str,
+        memo: bool,
+        *,
+        raw_text: bool = False,
+    ) -> Iterator[str]:
         usage = _Usage()
         text: list[str] = []
         done = finished = False
-        with self._open("POST", "/chat/completions", self._body(prompt, stream=True)) as resp:
+        with self._open("POST", path, body) as resp:
             ctype = resp.response.headers.get("content-type", "")
             if ctype.startswith("application/json"):  # a server that does not stream
                 doc = self._json(self._read_body(resp), "reply")
                 usage.read(doc)
-                whole = message_text(doc, self._fail)
-                holder.reply = self._reply(prompt, whole, usage)
+                whole = self._text(doc) if raw_text else message_text(doc, self._fail)
+                holder.reply = self._reply(sent, whole, usage, memo)
                 yield whole
                 return
             for data in self._events(resp):
@@ -480,12 +566,15 @@ class OpenAIBackend:
                     continue
                 if choice.get("finish_reason") is not None:
                     finished = True
-                delta = choice.get("delta")
-                if delta is None:
-                    continue
-                if not isinstance(delta, dict):
-                    raise self._fail("a stream event's delta is not an object")
-                piece = delta.get("content")
+                if raw_text:
+                    piece = choice.get("text")
+                else:
+                    delta = choice.get("delta")
+                    if delta is None:
+                        continue
+                    if not isinstance(delta, dict):
+                        raise self._fail("a stream event's delta is not an object")
+                    piece = delta.get("content")
                 if piece is None:
                     continue
                 if not isinstance(piece, str):
@@ -497,7 +586,7 @@ class OpenAIBackend:
                     yield piece
         if not (done or finished):
             raise self._fail("the stream ended before the answer did (no [DONE], no finish_reason)")
-        holder.reply = self._reply(prompt, "".join(text), usage)
+        holder.reply = self._reply(sent, "".join(text), usage, memo)
 
     def _events(self, resp: _Response) -> Iterator[str]:
         """The ``data`` of each server-sent event, the whole stream at most MAX_BODY_BYTES."""
@@ -537,11 +626,11 @@ class OpenAIBackend:
 
     # -- the reply and its cost -------------------------------------------------------------
 
-    def _reply(self, prompt: str, text: str, usage: _Usage) -> Reply:
+    def _reply(self, sent: str, text: str, usage: _Usage, memo: bool) -> Reply:
+        """The Reply for ``text``; ``sent`` is all the text the server read (for the estimate)."""
         if not text.strip():
             raise self._fail("the server's answer is empty")
         counted = usage.tokens_in is not None and usage.tokens_out is not None
-        sent = prompt if not self.system else f"{self.system}\n{prompt}"
         n_in = usage.tokens_in if usage.tokens_in is not None else approx_tokens(sent)
         n_out = usage.tokens_out if usage.tokens_out is not None else approx_tokens(text)
         est = work_estimate(Stage.NEURAL, tokens_in=n_in, tokens_out=n_out)
@@ -560,7 +649,7 @@ class OpenAIBackend:
         return Reply(
             text,
             cost,
-            self.memoize,
+            memo,
             tokens_in=n_in if counted else None,
             tokens_out=n_out if counted else None,
         )

@@ -589,7 +589,32 @@ def build_parser() -> argparse.ArgumentParser:
     from eoc.cli.store import add_parser as add_store_parser
 
     add_store_parser(sub)
+    _plugin_commands(sub, add)
     return parser
+
+
+def _plugin_commands(sub: Any, add: Callable[..., argparse.ArgumentParser]) -> None:
+    """Commands other packages add through the ``eoc.commands`` entry point (``eoc serve``).
+
+    Each entry point names ``register(sub, add)``. One that cannot load (its extra is not
+    installed) still gets a command, which says what to install.
+    """
+    if IN_PYODIDE:
+        return
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="eoc.commands"):
+        try:
+            register = ep.load()
+        except ImportError as exc:
+            why = f'eoc {ep.name} needs the native extra ({exc}): pip install "eoc[native]"'
+
+            def missing(_args: argparse.Namespace, _out: TextIO, why: str = why) -> int:
+                raise MissingExtra(why)
+
+            add(ep.name, f"(not installed: {exc})", missing)
+            continue
+        register(sub, add)
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:

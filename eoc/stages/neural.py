@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from eoc.cost import JouleCost
 from eoc.errors import BackendError, EocError, InputError
@@ -41,6 +42,12 @@ class Backend(Protocol):
 
     A backend that runs no model says so with ``runs_model = False``: its answers are never
     remembered (a backend without the attribute is taken to run one).
+
+    A backend that can answer a whole conversation with its parameters (what ``eoc serve``
+    receives) also has ``chat(request, on_piece=None) -> Reply``, taking an
+    :class:`eoc.chat.ChatRequest` and calling ``on_piece`` with each piece of text as it is
+    produced. A query carrying a conversation (``query.metadata["chat"]``) reaches only such a
+    backend.
     """
 
     name: str
@@ -56,6 +63,13 @@ class EchoBackend:
 
     def generate(self, prompt: str) -> Reply:
         return Reply(f"echo: {prompt}")
+
+    def chat(self, request: Any, on_piece: Callable[[str], None] | None = None) -> Reply:
+        """Echoes the conversation's last message (a test double: it runs no model)."""
+        reply = self.generate(request.question)
+        if on_piece is not None:
+            on_piece(reply.text)
+        return reply
 
 
 NO_MODEL_NOTICE = "No language model is connected, so this question has no answer here."
@@ -78,6 +92,13 @@ class NoModelBackend:
     def generate(self, prompt: str) -> Reply:
         text = f"{NO_MODEL_NOTICE} {self.hint}".strip()
         return Reply(text, JouleCost.estimated(1, "no language model ran: only this notice"))
+
+    def chat(self, request: Any, on_piece: Callable[[str], None] | None = None) -> Reply:
+        """The same notice for a conversation."""
+        reply = self.generate("")
+        if on_piece is not None:
+            on_piece(reply.text)
+        return reply
 
 
 class NeuralStage:
@@ -102,8 +123,12 @@ class NeuralStage:
         self._flat = figure_uj is not None
 
     def lookup(self, query: Query) -> Answer:
+        chat = query.metadata.get("chat") if query.metadata else None
         try:
-            reply = self.backend.generate(query.prompt)
+            if chat is None:
+                reply = self.backend.generate(query.prompt)
+            else:
+                reply = self._chat(chat, query.metadata.get("on_piece"))
         except EocError:
             raise
         except Exception as exc:  # a backend's own failure, translated at the boundary
@@ -136,6 +161,18 @@ class NeuralStage:
         answer.memo = bool(getattr(self.backend, "runs_model", True)) and reply.memoize is not False
         return answer
 
+    def _chat(self, chat: object, on_piece: object) -> Reply:
+        """A whole conversation (:class:`eoc.chat.ChatRequest`) for a backend that takes one."""
+        ask = getattr(self.backend, "chat", None)
+        if not callable(ask):
+            raise BackendError(
+                f"neural backend {self.backend.name!r} answers single questions only: it cannot "
+                "take a conversation or sampling parameters (give it a chat(request) method)"
+            )
+        if on_piece is not None and not callable(on_piece):
+            raise BackendError("on_piece must be a function of one text piece")
+        return ask(chat, on_piece)  # type: ignore[no-any-return]
+
     def estimate(self, query: Query, answer: Answer) -> JouleCost:
         """This stage's own ESTIMATED figure for an answer whose backend reported none.
 
@@ -146,8 +183,10 @@ class NeuralStage:
             return answer.own_estimate
         if self._flat:
             return self.figure
+        chat = query.metadata.get("chat") if query.metadata else None
+        texts = getattr(chat, "texts", None)
         tokens_in, tokens_out = answer.tokens or (
-            approx_tokens(query.prompt),
+            approx_tokens(texts() if callable(texts) else query.prompt),
             approx_tokens(answer.payload),
         )
         return work_estimate(Stage.NEURAL, tokens_in=tokens_in, tokens_out=tokens_out)

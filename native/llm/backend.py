@@ -17,9 +17,11 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
+from eoc.chat import ChatRequest
 from eoc.cost import JouleCost
 from eoc.errors import ConfigError, InputError, MissingExtra
 from eoc.query import CONTROL_CHARS
@@ -162,38 +164,72 @@ class LocalModel:
 
     def stream(self, prompt: str) -> ReplyStream:
         """Text pieces as they are produced; the finished :class:`Reply` is then ``.reply``."""
-        return ReplyStream(self, prompt)
+        return ReplyStream(self, self._job_for(prompt))
 
-    def _run(self, prompt: str, out: ReplyStream) -> Iterator[str]:
-        self.load()
-        model, tok = self._model, self._tokenizer
-        assert model is not None and tok is not None
+    def chat(self, request: ChatRequest, on_piece: Callable[[str], None] | None = None) -> Reply:
+        """Answer a whole conversation with its own sampling parameters (``eoc serve``).
+
+        ``on_piece`` is told each piece of the answer as it is produced. A ``completion``
+        request's text is continued as is, without the chat template.
+        """
+        if request.presence_penalty or request.frequency_penalty:
+            raise InputError(
+                "this model runner has no presence or frequency penalty: send them as 0"
+            )
+        messages = request.as_messages()
+        if self.system and request.kind == "chat" and messages[0]["role"] != "system":
+            messages.insert(0, {"role": "system", "content": self.system})
+        job = _Job(
+            messages if request.kind == "chat" else request.question,
+            Sampler(temperature=request.temperature, top_p=request.top_p, seed=request.seed),
+            request.max_tokens,
+            request.stop,
+            on_piece,
+        )
+        stream = ReplyStream(self, job)
+        for _ in stream:
+            pass
+        assert stream.reply is not None
+        return stream.reply
+
+    def _job_for(self, prompt: str) -> _Job:
         messages = [{"role": "user", "content": prompt}]
         if self.system:
             messages.insert(0, {"role": "system", "content": self.system})
-        ids = tok.encode(tok.apply_chat_template(messages), special=True)
+        return _Job(messages, self.sampler, self.max_tokens, (), None)
+
+    def _run(self, job: _Job, out: ReplyStream) -> Iterator[str]:
+        self.load()
+        model, tok = self._model, self._tokenizer
+        assert model is not None and tok is not None
+        if isinstance(job.prompt, str):  # a completion: the text as is
+            ids = tok.encode(job.prompt)
+        else:
+            ids = tok.encode(tok.apply_chat_template(job.prompt), special=True)
         limit = int(model.n_ctx * MAX_PROMPT_TOKENS_FRACTION)
         if len(ids) > limit:
             raise InputError(
                 f"the question is {len(ids)} tokens; this model's context takes at most {limit} "
                 "for a question: shorten it, or load the model with a larger n_ctx"
             )
+        sampler = job.sampler
         with self._lock:  # one KV cache: one generation at a time
             before = self.dispatcher.calls.copy()
             produced: list[int] = []
             tokens = generate_ids(
-                model, ids, eos_id=tok.eos_id, max_tokens=self.max_tokens, sampler=self.sampler
+                model, ids, eos_id=tok.eos_id, max_tokens=job.max_tokens, sampler=sampler
             )
             text = []
-            for raw in text_pieces(tok, _counted(tokens, produced)):
+            for raw in text_pieces(tok, _counted(tokens, produced), job.stop):
                 # a model can emit any byte; control characters are dropped, as eoc takes no
                 # text holding them (eoc.query); the tokens are still counted
                 piece = CONTROL_CHARS.sub("", raw)
                 if not piece:
                     continue
                 text.append(piece)
-                if self.listener is not None:
-                    self.listener(piece)
+                for tell in (self.listener, job.on_piece):
+                    if tell is not None:
+                        tell(piece)
                 yield piece
             calls = self.dispatcher.calls - before
         if self.listener_done is not None:
@@ -205,18 +241,28 @@ class LocalModel:
             "".join(text).strip(),
             None,  # the work ran here: a live counter's span measures it
             estimate=cost,  # charged only when no live counter brackets the answer
-            memoize=self.memoizable,
+            memoize=sampler.temperature <= 0.0 or sampler.seed is not None,
             tokens_in=len(ids),
             tokens_out=len(produced),
         )
 
 
+class _Job(NamedTuple):
+    """One generation: chat messages (or raw text), how to sample, and where pieces go."""
+
+    prompt: list[dict[str, str]] | str
+    sampler: Sampler
+    max_tokens: int
+    stop: Sequence[str]
+    on_piece: Callable[[str], None] | None
+
+
 class ReplyStream:
     """Iterate for the text pieces; afterwards :attr:`reply` is the whole :class:`Reply`."""
 
-    def __init__(self, backend: LocalModel, prompt: str) -> None:
+    def __init__(self, backend: LocalModel, job: _Job) -> None:
         self.reply: Reply | None = None
-        self._it = backend._run(prompt, self)
+        self._it = backend._run(job, self)
 
     def __iter__(self) -> Iterator[str]:
         return self._it

@@ -1,0 +1,371 @@
+"""Conversations as the OpenAI API sends them, and what their cache key is.
+
+:func:`parse_chat` checks a ``/v1/chat/completions`` (or ``/v1/completions``) request body,
+already decoded from JSON, and returns a :class:`ChatRequest` whose :meth:`~ChatRequest.query`
+is what the cascade resolves. The rules for what may answer a request (the README's "What a
+cache key is"):
+
+* The key of a request is the whole conversation (every message with its role, the system
+  prompt included), the model, and every parameter that changes the answer: ``max_tokens``,
+  ``temperature``, ``top_p``, ``stop``, ``seed``, the penalties. Parameters that cannot change
+  it are left out (``top_p`` and ``seed`` when decoding is greedy, ``stream``, ``user``).
+* A *plain question* (one user message, no system prompt, every parameter at the server's
+  default) is keyed by its text alone, so the server, ``eoc query`` and the browser share its
+  cache entry, and kv and graph may answer it.
+* Anything else is keyed by the canonical JSON of the whole request: the cache answers only
+  the same conversation with the same parameters; kv and graph never answer it (a follow-up
+  "and its population?" means something else in every conversation).
+* A sampled request without a seed (temperature above 0) would get another answer each time:
+  it is neither served from the cache nor stored, unless the server was told otherwise.
+
+Pure standard library: the browser build uses it too.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from eoc.errors import InputError, InputTooLarge
+from eoc.query import MAX_PROMPT_BYTES, Query, check_text
+
+MAX_MESSAGES = 256
+"""The most messages one request may hold."""
+MAX_CONVERSATION_BYTES = 256 << 10
+"""The most UTF-8 bytes all messages of one request may hold together (256 KiB)."""
+MAX_STOP = 4
+"""The most stop strings (the OpenAI API's own limit)."""
+MAX_STOP_BYTES = 256
+MAX_OUTPUT_TOKENS = 32_768
+"""The largest ``max_tokens`` accepted."""
+MAX_SEED = (1 << 63) - 1
+ROLES = ("system", "developer", "user", "assistant")
+"""Message roles taken (``tool`` messages need tools, which are not taken yet)."""
+_SYSTEM_ROLES = ("system", "developer")
+_CHAT_FIELDS = frozenset(
+    {
+        "model",
+        "messages",
+        "max_tokens",
+        "max_completion_tokens",
+        "temperature",
+        "top_p",
+        "stop",
+        "seed",
+        "n",
+        "stream",
+        "stream_options",
+        "presence_penalty",
+        "frequency_penalty",
+        "user",
+        "tools",
+        "tool_choice",
+        "logprobs",
+        "response_format",
+    }
+)
+_COMPLETION_FIELDS = (
+    _CHAT_FIELDS - {"messages", "max_completion_tokens", "tools", "tool_choice"}
+) | {"prompt"}
+
+
+class BadRequest(InputError):
+    """A request body the API does not take; the message names the field and what to send."""
+
+
+@dataclass(frozen=True)
+class ChatDefaults:
+    """What a request that sets nothing gets: the served model and its sampling defaults."""
+
+    model: str
+    max_tokens: int = 256
+    temperature: float = 0.0
+    top_p: float = 1.0
+    cache_sampled: bool = False
+    """Serve and store sampled answers without a seed too (off: each would differ)."""
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One checked request, with every parameter filled in from the defaults.
+
+    ``kind`` is ``"chat"`` (a conversation rendered with the model's chat template) or
+    ``"completion"`` (raw text continued as is: ``messages`` is one user message).
+    """
+
+    kind: str
+    model: str
+    messages: tuple[tuple[str, str], ...]
+    max_tokens: int
+    temperature: float
+    top_p: float
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+    presence_penalty: float = 0.0
+    frequency_penalty: float = 0.0
+    stream: bool = False
+    include_usage: bool = False
+    defaults: ChatDefaults = field(default=ChatDefaults("eoc"), compare=False, repr=False)
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature <= 0.0
+
+    @property
+    def repeatable(self) -> bool:
+        """Greedy or seeded: the same request gets the same answer."""
+        return self.greedy or self.seed is not None
+
+    @property
+    def question(self) -> str:
+        """The last message's text: what a stage that reads one question reads."""
+        return self.messages[-1][1]
+
+    @property
+    def plain(self) -> bool:
+        """One user message, no system prompt, every parameter at the default (see module)."""
+        d = self.defaults
+        return (
+            self.kind == "chat"
+            and len(self.messages) == 1
+            and self.messages[0][0] == "user"
+            and self.model == d.model
+            and self.max_tokens == d.max_tokens
+            and self.temperature == d.temperature
+            and (self.greedy or self.top_p == d.top_p)
+            and not self.stop
+            and (self.greedy or self.seed is None)
+            and self.presence_penalty == 0.0
+            and self.frequency_penalty == 0.0
+        )
+
+    def canonical(self) -> str:
+        """The request's key material: canonical JSON of everything that changes the answer."""
+        doc: dict[str, Any] = {
+            "v": 1,
+            "kind": self.kind,
+            "model": self.model,
+            "messages": [list(m) for m in self.messages],
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "stop": list(self.stop),
+            "presence_penalty": self.presence_penalty,
+            "frequency_penalty": self.frequency_penalty,
+        }
+        if not self.greedy:  # greedy decoding ignores top_p and the seed
+            doc["top_p"] = self.top_p
+            doc["seed"] = self.seed
+        return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+    def query(self, on_piece: Callable[[str], None] | None = None) -> Query:
+        """The query the cascade resolves for this request (its id is the cache key).
+
+        ``on_piece`` is handed to a backend that streams (each piece of text as it comes).
+        """
+        cacheable = self.repeatable or self.defaults.cache_sampled
+        meta: dict[str, Any] = {"chat": self}
+        if on_piece is not None:
+            meta["on_piece"] = on_piece
+        context = None if self.plain else self.canonical()
+        return Query(self.question, metadata=meta, context=context, cacheable=cacheable)
+
+    def texts(self) -> str:
+        """Every message's text, one per line (what a token estimate reads)."""
+        return "\n".join(text for _, text in self.messages)
+
+    def as_messages(self) -> list[dict[str, str]]:
+        """The conversation as OpenAI-style dicts (``role``, ``content``)."""
+        return [{"role": role, "content": text} for role, text in self.messages]
+
+
+def parse_chat(doc: object, defaults: ChatDefaults, *, kind: str = "chat") -> ChatRequest:
+    """Check a request body and fill in the defaults.
+
+    Raises:
+        BadRequest: a field is missing, unknown, of the wrong type or out of range (the
+            message names it); or asks for what eoc does not do (``n`` > 1, tools, logprobs).
+        InputTooLarge: more than :data:`MAX_MESSAGES` messages or
+            :data:`MAX_CONVERSATION_BYTES` bytes of text.
+        PromptTooLong: the last message is longer than a prompt may be.
+    """
+    if not isinstance(doc, Mapping):
+        raise BadRequest("the request body must be a JSON object")
+    allowed = _CHAT_FIELDS if kind == "chat" else _COMPLETION_FIELDS
+    unknown = sorted(str(k) for k in doc if k not in allowed)
+    if unknown:
+        raise BadRequest(
+            f"unknown field {unknown[0]!r:.60}: eoc takes {', '.join(sorted(allowed))}"
+        )
+    model = doc.get("model")
+    if not isinstance(model, str) or not model.strip() or len(model) > 256:
+        raise BadRequest('"model" is required: the name of a served model (GET /v1/models)')
+    if kind == "chat":
+        messages = _messages(doc.get("messages"))
+    else:
+        messages = (("user", _completion_prompt(doc.get("prompt"))),)
+    if doc.get("tools") not in (None, []) or doc.get("tool_choice") not in (None, "none"):
+        raise BadRequest(
+            "tools are not supported by this server yet: send the request without tools"
+        )
+    if doc.get("logprobs") not in (None, False):
+        raise BadRequest("logprobs are not supported: send the request without logprobs")
+    fmt = doc.get("response_format")
+    if fmt is not None and fmt != {"type": "text"}:
+        raise BadRequest('response_format: only {"type": "text"} is supported')
+    n = doc.get("n", 1)
+    if (n is not None and n != 1) or isinstance(n, bool):
+        raise BadRequest('"n" must be 1: eoc gives one answer per request')
+    user = doc.get("user")
+    if user is not None and (not isinstance(user, str) or len(user) > 256):
+        raise BadRequest('"user" must be a string of at most 256 characters')
+    stream = doc.get("stream", False)
+    if stream is not None and not isinstance(stream, bool):
+        raise BadRequest('"stream" must be true or false')
+    options = doc.get("stream_options")
+    if options is not None and (
+        not isinstance(options, Mapping)
+        or set(options) - {"include_usage"}
+        or not isinstance(options.get("include_usage", False), bool)
+    ):
+        raise BadRequest('"stream_options" takes only {"include_usage": true|false}')
+    max_tokens = doc.get("max_completion_tokens")
+    if max_tokens is None:
+        max_tokens = doc.get("max_tokens")
+    temperature = _number(doc, "temperature", 0.0, 2.0, defaults.temperature)
+    top_p = _top_p(doc, defaults.top_p)  # checked even when greedy decoding ignores it
+    seed = _whole(doc.get("seed"), "seed", 0, MAX_SEED, None)
+    return ChatRequest(
+        kind=kind,
+        model=model,
+        messages=messages,
+        max_tokens=_whole(max_tokens, "max_tokens", 1, MAX_OUTPUT_TOKENS, defaults.max_tokens),
+        temperature=temperature,
+        top_p=top_p if temperature > 0 else 1.0,
+        stop=_stops(doc.get("stop")),
+        seed=seed if temperature > 0 else None,
+        presence_penalty=_number(doc, "presence_penalty", -2.0, 2.0, 0.0),
+        frequency_penalty=_number(doc, "frequency_penalty", -2.0, 2.0, 0.0),
+        stream=bool(stream),
+        include_usage=bool(options and options.get("include_usage")),
+        defaults=defaults,
+    )
+
+
+def _messages(value: object) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, list) or not value:
+        raise BadRequest('"messages" must be a non-empty list of {"role", "content"} objects')
+    if len(value) > MAX_MESSAGES:
+        raise InputTooLarge(f"{len(value)} messages; the limit is {MAX_MESSAGES}")
+    out: list[tuple[str, str]] = []
+    total = 0
+    for i, msg in enumerate(value):
+        where = f"messages[{i}]"
+        if not isinstance(msg, Mapping):
+            raise BadRequest(f"{where} must be an object with role and content")
+        extra = set(msg) - {"role", "content", "name"}
+        if extra:
+            raise BadRequest(f"{where} has a field eoc does not take: {sorted(extra)[0]!r:.40}")
+        role = msg.get("role")
+        if role not in ROLES:
+            raise BadRequest(f"{where}.role must be one of {', '.join(ROLES)}")
+        text = _content(msg.get("content"), where)
+        total += len(text.encode("utf-8"))
+        if total > MAX_CONVERSATION_BYTES:
+            raise InputTooLarge(
+                f"the messages hold more than {MAX_CONVERSATION_BYTES:,} bytes of text: "
+                "shorten the conversation"
+            )
+        out.append(("system" if role in _SYSTEM_ROLES else str(role), text))
+    if out[-1][0] == "system":
+        raise BadRequest("the last message must be a user (or assistant) message, not system")
+    Query(out[-1][1])  # the question itself must be a valid prompt (PromptTooLong, ...)
+    return tuple(out)
+
+
+def _content(value: object, where: str) -> str:
+    if isinstance(value, list):  # content parts: only text parts are taken
+        parts = []
+        for part in value:
+            if not isinstance(part, Mapping) or part.get("type") != "text":
+                raise BadRequest(f"{where}.content: only text parts are supported")
+            parts.append(part.get("text"))
+        if not all(isinstance(p, str) for p in parts):
+            raise BadRequest(f"{where}.content: a text part's text must be a string")
+        value = "".join(p for p in parts if isinstance(p, str))
+    if not isinstance(value, str):
+        raise BadRequest(f"{where}.content must be text")
+    try:
+        return check_text(
+            value, f"{where}.content", max_bytes=MAX_CONVERSATION_BYTES, error=BadRequest
+        )
+    except BadRequest:
+        raise
+    except InputError as exc:  # pragma: no cover - check_text raises the error it is given
+        raise BadRequest(exc.reason) from None
+
+
+def _completion_prompt(value: object) -> str:
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    if not isinstance(value, str):
+        raise BadRequest('"prompt" must be one string (lists of several prompts are not taken)')
+    Query(value)  # PromptTooLong, EmptyPrompt, InvalidText with their own messages
+    return value
+
+
+def _stops(value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or len(items) > MAX_STOP:
+        raise BadRequest(f'"stop" must be a string or a list of at most {MAX_STOP} strings')
+    out = []
+    for s in items:
+        if not isinstance(s, str) or not s or len(s.encode("utf-8")) > MAX_STOP_BYTES:
+            raise BadRequest(f'each "stop" string must be 1 to {MAX_STOP_BYTES} bytes of text')
+        out.append(s)
+    return tuple(out)
+
+
+def _number(doc: Mapping[str, Any], name: str, low: float, high: float, default: float) -> float:
+    value = doc.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise BadRequest(f'"{name}" must be a number from {low:g} to {high:g}')
+    if not low <= value <= high:
+        raise BadRequest(f'"{name}" must be from {low:g} to {high:g}, not {value!r}')
+    return float(value)
+
+
+def _top_p(doc: Mapping[str, Any], default: float) -> float:
+    value = _number(doc, "top_p", 0.0, 1.0, default)
+    if value <= 0.0:
+        raise BadRequest(
+            '"top_p" must be above 0 (and at most 1); for greedy answers send temperature 0'
+        )
+    return value
+
+
+def _whole(value: object, name: str, low: int, high: int, default: int | None) -> Any:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadRequest(f'"{name}" must be a whole number')
+    if not low <= value <= high:
+        raise BadRequest(f'"{name}" must be from {low} to {high}, not {value}')
+    return value
+
+
+__all__ = [
+    "MAX_CONVERSATION_BYTES",
+    "MAX_MESSAGES",
+    "MAX_PROMPT_BYTES",
+    "BadRequest",
+    "ChatDefaults",
+    "ChatRequest",
+    "parse_chat",
+]

@@ -1,0 +1,194 @@
+"""The OpenAI wire format, and eoc's verdict on every answer.
+
+Bodies are built as dicts and written with ``orjson``. Each answer carries an ``eoc`` object
+(:func:`verdict`): the stage that answered, the µJ charged, whether the figure was MEASURED or
+ESTIMATED, the counter and its kind, the basis and the receipt. Headers carry the same in short
+(:func:`verdict_headers`). A streamed answer carries the verdict in its last event, because the
+headers leave before it is known.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from typing import Any
+
+import orjson
+
+from eoc.chat import ChatRequest
+from eoc.response import Response
+
+_ids = itertools.count(1)
+_PREFIX = os.urandom(6).hex()
+JSON = b"application/json"
+SSE = b"text/event-stream"
+
+
+def completion_id(kind: str) -> str:
+    """A unique id for one response (``chatcmpl-...`` or ``cmpl-...``)."""
+    return f"{'chatcmpl' if kind == 'chat' else 'cmpl'}-{_PREFIX}{next(_ids):x}"
+
+
+def verdict(response: Response, public_key: str | None = None) -> dict[str, Any]:
+    """The ``eoc`` object: what answered, what it cost, and how that figure is known."""
+    cost = response.cost
+    doc: dict[str, Any] = {
+        "stage": response.stage.value,
+        "microjoules": cost.uj,
+        "provenance": cost.provenance.value,
+        "counter": cost.counter,
+        "counter_kind": None if cost.counter_kind is None else cost.counter_kind.value,
+        "basis": cost.basis,
+        "query_id": response.query_id,
+        "receipt": response.receipt.to_dict(),
+    }
+    if response.tokens is not None:
+        doc["tokens"] = {
+            "in": response.tokens[0],
+            "out": response.tokens[1],
+            "uj_per_token": response.uj_per_token,
+        }
+    if public_key is not None:
+        doc["public_key"] = public_key
+    return doc
+
+
+def verdict_headers(response: Response) -> list[tuple[bytes, bytes]]:
+    """``x-eoc-*`` headers: stage, µJ, provenance, counter (when there is one) and receipt digest."""
+    cost = response.cost
+    out = [
+        (b"x-eoc-stage", response.stage.value.encode()),
+        (b"x-eoc-microjoules", str(cost.uj).encode()),
+        (b"x-eoc-provenance", cost.provenance.value.encode()),
+        (b"x-eoc-receipt", response.receipt.digest.encode()),
+    ]
+    if cost.counter:
+        out.append((b"x-eoc-counter", cost.counter.encode("ascii", "replace")))
+    return out
+
+
+def usage(response: Response) -> dict[str, int]:
+    """Tokens a model read and wrote for this answer: 0 and 0 when no model ran (a hit)."""
+    n_in, n_out = response.tokens if response.tokens is not None else (0, 0)
+    return {"prompt_tokens": n_in, "completion_tokens": n_out, "total_tokens": n_in + n_out}
+
+
+def finish_reason(request: ChatRequest, response: Response) -> str:
+    if response.tokens is not None and response.tokens[1] >= request.max_tokens:
+        return "length"
+    return "stop"
+
+
+def answer_body(
+    request: ChatRequest, response: Response, model: str, public_key: str | None
+) -> bytes:
+    """The whole (non-streamed) completion object, with its verdict."""
+    reason = finish_reason(request, response)
+    if request.kind == "chat":
+        choice: dict[str, Any] = {
+            "index": 0,
+            "message": {"role": "assistant", "content": response.payload},
+            "finish_reason": reason,
+            "logprobs": None,
+        }
+        obj = "chat.completion"
+    else:
+        choice = {"index": 0, "text": response.payload, "finish_reason": reason, "logprobs": None}
+        obj = "text_completion"
+    doc = {
+        "id": completion_id(request.kind),
+        "object": obj,
+        "created": int(time.time()),
+        "model": model,
+        "choices": [choice],
+        "usage": usage(response),
+        "eoc": verdict(response, public_key),
+    }
+    return orjson.dumps(doc)
+
+
+class Chunks:
+    """The server-sent events of one streamed answer."""
+
+    def __init__(self, request: ChatRequest, model: str) -> None:
+        self.request = request
+        self.model = model
+        self.id = completion_id(request.kind)
+        self.created = int(time.time())
+        self.chat = request.kind == "chat"
+        self._first = True
+
+    def _event(self, choices: list[dict[str, Any]], **extra: Any) -> bytes:
+        doc = {
+            "id": self.id,
+            "object": "chat.completion.chunk" if self.chat else "text_completion",
+            "created": self.created,
+            "model": self.model,
+            "choices": choices,
+            **extra,
+        }
+        return b"data: " + orjson.dumps(doc) + b"\n\n"
+
+    def piece(self, text: str) -> bytes:
+        if self.chat:
+            delta: dict[str, Any] = {"content": text}
+            if self._first:
+                delta["role"] = "assistant"
+                self._first = False
+            choice: dict[str, Any] = {"index": 0, "delta": delta, "finish_reason": None}
+        else:
+            choice = {"index": 0, "text": text, "finish_reason": None}
+        return self._event([choice])
+
+    def end(self, response: Response, public_key: str | None) -> bytes:
+        """The finishing event(s), the last carrying the verdict, then ``[DONE]``."""
+        reason = finish_reason(self.request, response)
+        choice: dict[str, Any] = (
+            {"index": 0, "delta": {}, "finish_reason": reason}
+            if self.chat
+            else {"index": 0, "text": "", "finish_reason": reason}
+        )
+        judged = verdict(response, public_key)
+        if self.request.include_usage:
+            out = self._event([choice]) + self._event([], usage=usage(response), eoc=judged)
+        else:
+            out = self._event([choice], eoc=judged)
+        return out + b"data: [DONE]\n\n"
+
+    @staticmethod
+    def error(status: int, kind: str, message: str, code: str) -> bytes:
+        """An error met after the stream began: one event with the error object, then [DONE]."""
+        doc = error_doc(status, kind, message, code)
+        return b"data: " + orjson.dumps(doc) + b"\n\ndata: [DONE]\n\n"
+
+
+def error_doc(status: int, kind: str, message: str, code: str, **extra: Any) -> dict[str, Any]:
+    """The OpenAI error object (``{"error": {...}}``), with eoc's error class as ``type``."""
+    err: dict[str, Any] = {
+        "message": message,
+        "type": kind,
+        "param": None,
+        "code": code,
+        "status": status,
+    }
+    err.update(extra)
+    return {"error": err}
+
+
+def error_body(status: int, kind: str, message: str, code: str, **extra: Any) -> bytes:
+    return orjson.dumps(error_doc(status, kind, message, code, **extra))
+
+
+__all__ = [
+    "JSON",
+    "SSE",
+    "Chunks",
+    "answer_body",
+    "completion_id",
+    "error_body",
+    "error_doc",
+    "usage",
+    "verdict",
+    "verdict_headers",
+]
