@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -186,12 +187,24 @@ class ScriptedBackend:
         self.on_generate = on_generate
         self.name = name
         self.calls = 0
+        self.chats: list[Any] = []
 
     def generate(self, prompt: str) -> Reply:
         self.calls += 1
         if self.on_generate is not None:
             self.on_generate(prompt)
         return Reply(self.answers.get(prompt, f"scripted: {prompt}"), self.cost, self.memoize)
+
+    def chat(self, request: Any, on_piece: Callable[[str], None] | None = None) -> Reply:
+        """Answers a conversation's last message the same way, streamed in two pieces; the
+        requests are kept in ``chats``."""
+        self.chats.append(request)
+        reply = self.generate(request.question)
+        if on_piece is not None:
+            half = len(reply.text) // 2
+            on_piece(reply.text[:half])
+            on_piece(reply.text[half:])
+        return reply._replace(memoize=self.memoize and request.repeatable)
 
 
 @dataclass(frozen=True)

@@ -124,6 +124,8 @@ class NeuralStage:
 
     def lookup(self, query: Query) -> Answer:
         chat = query.metadata.get("chat") if query.metadata else None
+        if chat is not None and query.context is None and not hasattr(self.backend, "chat"):
+            chat = None  # a plain question at the defaults: a backend without chat() answers it
         try:
             if chat is None:
                 reply = self.backend.generate(query.prompt)

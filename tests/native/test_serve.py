@@ -1,0 +1,357 @@
+"""eoc serve over a real socket: the official openai client, the verdict, keys, budgets, limits.
+
+The neural stage is eoc's own runner on a tiny random model (fast); test_serve_e2e.py runs
+SmolLM2 and a llama.cpp upstream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+openai = pytest.importorskip("openai")
+pytest.importorskip("starlette")
+
+from eoc import Cascade
+from eoc.chat import ChatDefaults
+from eoc.stages.neural import NeuralStage
+from native.llm.backend import LocalModel
+from native.receipts import HostSigner, verify_signature
+from native.serve.app import ServeConfig, create_app
+from native.serve.breaker import CircuitBreaker, GuardedBackend
+from native.serve.budget import Budgets
+from native.serve.keys import ApiKeys, new_key
+from tests.helpers import small_stages
+from tests.native.serving import serving
+from tests.native.test_llm_tiny import BLOCKS, write_tiny_model
+
+MODEL = "tiny"
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_tiny_model(tmp_path_factory.mktemp("llm") / "tiny.gguf", tensor_types=BLOCKS)
+
+
+def make_app(model_path: Path, **kwargs: Any) -> Any:
+    backend = kwargs.pop("backend", None) or LocalModel(model_path, max_tokens=8)
+    breaker = kwargs.pop("breaker", None) or CircuitBreaker(3, 0.2, 0.5)
+    stages = [*small_stages()[:-1], NeuralStage(GuardedBackend(backend, breaker))]
+    config = ServeConfig(MODEL, ChatDefaults(MODEL, max_tokens=8), **kwargs.pop("config", {}))
+    return create_app(
+        Cascade(stages, signer=kwargs.pop("signer", None)), config, breaker=breaker, **kwargs
+    )
+
+
+@pytest.fixture(scope="module")
+def server(tiny: Path) -> Iterator[str]:
+    with serving(make_app(tiny)) as url:
+        yield url
+
+
+def client(url: str, key: str = "none") -> Any:
+    return openai.OpenAI(base_url=f"{url}/v1", api_key=key, max_retries=0, timeout=30)
+
+
+def ask(text: str, **params: Any) -> dict[str, Any]:
+    return {"model": MODEL, "messages": [{"role": "user", "content": text}], **params}
+
+
+# -- the openai client, unchanged --------------------------------------------------------
+
+
+def test_the_openai_client_gets_answers_with_eocs_verdict(server: str) -> None:
+    c = client(server)
+    raw = c.chat.completions.with_raw_response.create(
+        model=MODEL, messages=[{"role": "user", "content": "what is the capital of France"}]
+    )
+    done = raw.parse()
+    assert done.choices[0].message.content == "Paris"
+    verdict = done.model_extra["eoc"]
+    assert verdict["stage"] == "graph" and verdict["provenance"] == "estimated"
+    assert raw.headers["x-eoc-stage"] == "graph"
+    assert int(raw.headers["x-eoc-microjoules"]) == verdict["microjoules"] > 0
+    assert raw.headers["x-eoc-provenance"] == "estimated"
+    assert raw.headers["x-eoc-receipt"] == verdict["receipt"]["digest"]
+    again = c.chat.completions.with_raw_response.create(
+        model=MODEL, messages=[{"role": "user", "content": "what is the capital of France"}]
+    )
+    assert again.headers["x-eoc-stage"] == "cache"
+    assert [m.id for m in c.models.list().data] == [MODEL]
+
+
+def test_a_model_answer_reports_its_tokens_and_streams(server: str) -> None:
+    c = client(server)
+    done = c.chat.completions.create(
+        model=MODEL, messages=[{"role": "user", "content": "hello model"}]
+    )
+    verdict = done.model_extra["eoc"]
+    assert verdict["stage"] == "neural" and verdict["tokens"]["out"] == done.usage.completion_tokens
+    assert done.usage.prompt_tokens > 0
+    stream = c.chat.completions.create(
+        model=MODEL,
+        messages=[{"role": "system", "content": "be brief"}, {"role": "user", "content": "hello"}],
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    chunks = list(stream)
+    text = "".join(ch.choices[0].delta.content or "" for ch in chunks if ch.choices)
+    last = chunks[-1].model_extra["eoc"]
+    assert last["stage"] == "neural" and last["receipt"]["payload"] == text.strip()
+    assert (
+        chunks[-1].usage is not None and chunks[-1].usage.completion_tokens == last["tokens"]["out"]
+    )
+    assert all("eoc" not in ch.model_extra for ch in chunks[:-1])
+    # the same streamed conversation again: a cache hit, still streamed, verdict last
+    again = list(
+        c.chat.completions.create(
+            model=MODEL,
+            messages=[
+                {"role": "system", "content": "be brief"},
+                {"role": "user", "content": "hello"},
+            ],
+            stream=True,
+        )
+    )
+    assert again[-1].model_extra["eoc"]["stage"] == "cache"
+    assert "".join(ch.choices[0].delta.content or "" for ch in again if ch.choices) == text.strip()
+
+
+def test_completions_are_another_kind_of_request(server: str) -> None:
+    c = client(server)
+    done = c.completions.create(model=MODEL, prompt="what is the capital of France", max_tokens=4)
+    assert done.model_extra["eoc"]["stage"] == "neural"  # raw text is continued, not looked up
+    assert done.choices[0].text == done.model_extra["eoc"]["receipt"]["payload"]
+    again = c.completions.create(model=MODEL, prompt="what is the capital of France", max_tokens=4)
+    assert again.model_extra["eoc"]["stage"] == "cache"
+
+
+def test_the_cache_key_is_the_whole_conversation_and_its_parameters(server: str) -> None:
+    h = httpx.Client(base_url=server, timeout=30)
+
+    def stage(doc: dict[str, Any]) -> str:
+        r = h.post("/v1/chat/completions", json=doc)
+        assert r.status_code == 200, r.text
+        return str(r.json()["eoc"]["stage"])
+
+    # short: the tiny model's context is 64 tokens of single bytes
+    turn = [{"role": "user", "content": "more"}]
+    a = {
+        "model": MODEL,
+        "messages": [
+            {"role": "user", "content": "Fr"},
+            {"role": "assistant", "content": "ok"},
+            *turn,
+        ],
+    }
+    b = {
+        "model": MODEL,
+        "messages": [
+            {"role": "user", "content": "Jp"},
+            {"role": "assistant", "content": "ok"},
+            *turn,
+        ],
+    }
+    assert stage(a) == "neural" and stage(a) == "cache"
+    assert stage(b) == "neural"  # the same follow-up in another conversation
+    assert stage({**a, "max_tokens": 3}) == "neural"
+    assert stage({**a, "stop": ["x"]}) == "neural"
+    sampled = {**a, "temperature": 0.8}
+    assert stage(sampled) == "neural" and stage(sampled) == "neural"  # never cached
+    seeded = {**a, "temperature": 0.8, "seed": 7}
+    assert stage(seeded) == "neural" and stage(seeded) == "cache"
+    # a plain question the graph knows, asked inside a conversation, goes to the model
+    assert stage(ask("capital of Japan")) == "graph"
+    framed = {
+        "model": MODEL,
+        "messages": [
+            {"role": "system", "content": "Fr"},
+            {"role": "user", "content": "capital of Japan"},
+        ],
+    }
+    assert stage(framed) == "neural"
+    h.close()
+
+
+# -- errors: every one a JSON body ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "headers", "status", "code"),
+    [
+        ("/v1/chat/completions", b"{", {"content-type": "application/json"}, 400, "invalid_json"),
+        (
+            "/v1/chat/completions",
+            b"[]",
+            {"content-type": "application/json"},
+            400,
+            "invalid_request",
+        ),
+        (
+            "/v1/chat/completions",
+            b'{"model":"tiny"}',
+            {"content-type": "application/json"},
+            400,
+            "invalid_request",
+        ),
+        (
+            "/v1/chat/completions",
+            b"hello",
+            {"content-type": "text/plain"},
+            415,
+            "unsupported_media_type",
+        ),
+        (
+            "/v1/chat/completions",
+            b'{"model":"gpt-4","messages":[{"role":"user","content":"hi"}]}',
+            {"content-type": "application/json"},
+            404,
+            "model_not_found",
+        ),
+        (
+            "/v1/chat/completions",
+            b'{"model":"tiny","n":3,"messages":[{"role":"user","content":"hi"}]}',
+            {"content-type": "application/json"},
+            400,
+            "invalid_request",
+        ),
+        (
+            "/v1/chat/completions",
+            b'{"model":"tiny","messages":[{"role":"user","content":"' + b"x" * 20000 + b'"}]}',
+            {"content-type": "application/json"},
+            413,
+            "too_large",
+        ),
+        (
+            "/v1/chat/completions",
+            b'{"model":"tiny","messages":[{"role":"user","content":"' + b"x" * (2 << 20) + b'"}]}',
+            {"content-type": "application/json"},
+            413,
+            "too_large",
+        ),
+        ("/v1/nothing", b"{}", {"content-type": "application/json"}, 404, "not_found"),
+    ],
+)
+def test_bad_requests_get_typed_json_errors(
+    server: str, path: str, body: bytes, headers: dict[str, str], status: int, code: str
+) -> None:
+    r = httpx.post(server + path, content=body, headers=headers, timeout=30)
+    assert r.status_code == status, r.text
+    err = r.json()["error"]
+    assert err["code"] == code and err["message"] and err["type"]
+
+
+def test_wrong_method_is_a_json_405(server: str) -> None:
+    r = httpx.delete(server + "/v1/models")
+    assert r.status_code == 405 and r.json()["error"]["code"] == "method_not_allowed"
+
+
+def test_a_model_error_is_a_json_400_and_the_server_keeps_serving(server: str) -> None:
+    # the tiny model's context is 64 tokens: a long question is refused by the model runner
+    r = httpx.post(server + "/v1/chat/completions", json=ask("word " * 200), timeout=30)
+    assert r.status_code == 400 and "tokens" in r.json()["error"]["message"]
+    assert (
+        httpx.post(server + "/v1/chat/completions", json=ask("what is 2+2"), timeout=30).status_code
+        == 200
+    )
+
+
+# -- keys, budgets, breaker ------------------------------------------------------------------
+
+
+def test_api_keys_are_stored_hashed_and_required(tiny: Path, tmp_path: Path) -> None:
+    key, line = new_key("alice")
+    path = tmp_path / "keys"
+    path.write_text(f"# keys\n{line}\n")
+    assert key not in path.read_text()
+    with serving(make_app(tiny, keys=ApiKeys.load(path))) as url:
+        for sent in (None, "eoc-wrong"):
+            headers = {"authorization": f"Bearer {sent}"} if sent else {}
+            r = httpx.post(url + "/v1/chat/completions", json=ask("what is 2+2"), headers=headers)
+            assert r.status_code == 401 and r.json()["error"]["code"] == "invalid_api_key"
+            assert httpx.get(url + "/v1/models", headers=headers).status_code == 401
+        assert (
+            client(url, key)
+            .chat.completions.create(**ask("what is 2+2"))
+            .choices[0]
+            .message.content
+            == "4"
+        )
+        assert httpx.get(url + "/healthz").status_code == 200  # liveness needs no key
+
+
+def test_a_spent_joule_budget_refuses_with_429_and_says_what_it_counted(tiny: Path) -> None:
+    budgets = Budgets(global_j=1e-6, window_s=60)  # 1 µJ: the first answer spends it
+    with serving(make_app(tiny, budgets=budgets)) as url:
+        assert httpx.post(url + "/v1/chat/completions", json=ask("what is 2+2")).status_code == 200
+        r = httpx.post(url + "/v1/chat/completions", json=ask("what is 2+2"))
+        assert r.status_code == 429 and 1 <= int(r.headers["retry-after"]) <= 60
+        err = r.json()["error"]
+        assert err["code"] == "joule_budget_exceeded" and err["budget"]["scope"] == "global"
+        assert err["budget"]["measured_joules"] == 0 and err["budget"]["estimated_joules"] > 0
+        metrics = httpx.get(url + "/metrics").text
+        assert 'eoc_budget_refusals_total{scope="global"} 1.0' in metrics
+
+
+def test_the_breaker_fails_fast_while_cheap_stages_keep_answering(tiny: Path) -> None:
+    from native.remote import OpenAIBackend
+
+    dead = OpenAIBackend("http://127.0.0.1:9/v1", model="x", max_retries=0, timeout=2)
+    breaker = CircuitBreaker(2, 30.0, 60.0)
+    with serving(make_app(tiny, backend=dead, breaker=breaker)) as url:
+        codes = [
+            httpx.post(url + "/v1/chat/completions", json=ask(f"new question {i}")).status_code
+            for i in range(2)
+        ]
+        assert codes == [502, 502]
+        r = httpx.post(url + "/v1/chat/completions", json=ask("new question 3"))
+        assert r.status_code == 503 and r.json()["error"]["code"] == "upstream_unavailable"
+        assert int(r.headers["retry-after"]) >= 1
+        ok = httpx.post(url + "/v1/chat/completions", json=ask("what is the capital of Japan"))
+        assert ok.status_code == 200 and ok.json()["eoc"]["stage"] == "graph"
+        assert httpx.get(url + "/healthz").json()["breaker"] == "open"
+        text = httpx.get(url + "/metrics").text
+        assert "eoc_upstream_errors_total 2.0" in text and "eoc_breaker_refusals_total 1.0" in text
+
+
+# -- signing, metrics, documents -------------------------------------------------------------
+
+
+def test_receipts_are_signed_with_the_served_public_key(tiny: Path, tmp_path: Path) -> None:
+    crypto = pytest.importorskip("cryptography.hazmat.primitives.asymmetric.ed25519")
+    from cryptography.hazmat.primitives import serialization
+
+    pem = crypto.Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    signer = HostSigner(pem)
+    with serving(make_app(tiny, signer=signer, config={"public_key": signer.public_key})) as url:
+        doc = httpx.post(url + "/v1/chat/completions", json=ask("what is 2+2")).json()
+        served = httpx.get(url + "/v1/eoc/public-key").json()["public_key"]
+    from eoc.receipt import Receipt
+
+    receipt = Receipt.from_dict(doc["eoc"]["receipt"])
+    assert verify_signature(receipt) == served == signer.public_key
+
+
+def test_metrics_count_answers_joules_and_latency_by_stage(server: str) -> None:
+    httpx.post(server + "/v1/chat/completions", json=ask("what is the default port for ssh"))
+    text = httpx.get(server + "/metrics").text
+    for needle in (
+        'eoc_answers_total{stage="kv"}',
+        'eoc_joules_total{provenance="estimated",stage="kv"}',
+        'eoc_request_seconds_bucket{le="0.001",stage="kv"}',
+        "eoc_hit_ratio ",
+    ):
+        assert needle in text
+
+
+def test_the_openapi_document_names_every_route(server: str) -> None:
+    doc = httpx.get(server + "/openapi.json").json()
+    assert {"/v1/chat/completions", "/v1/completions", "/v1/models", "/healthz", "/metrics"} <= set(
+        doc["paths"]
+    )
