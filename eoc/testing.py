@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from eoc.cost import CounterKind, JouleCost
 from eoc.errors import CounterReadFailed

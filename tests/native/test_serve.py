@@ -13,8 +13,10 @@ from typing import Any
 import httpx
 import pytest
 
-openai = pytest.importorskip("openai")
+pytest.importorskip("openai")
 pytest.importorskip("starlette")
+
+import openai
 
 from eoc import Cascade
 from eoc.chat import ChatDefaults
