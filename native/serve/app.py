@@ -77,6 +77,8 @@ class ServeConfig:
     workers: int = 4
     public_key: str | None = None
     store: str = "memory"
+    cors_origins: tuple[str, ...] = ()
+    """Web origins whose pages may call this server (the browser demo's, for one)."""
 
 
 class HttpError(Exception):
@@ -159,6 +161,22 @@ class EocServer:
             }
         )
         self.other = self._routes()
+        self._entry: Callable[[Scope, Receive, Send], Awaitable[None]] = self._dispatch
+        if config.cors_origins:
+            cors = require("starlette.middleware.cors", package="starlette", why="eoc serve")
+            self._entry = cors.CORSMiddleware(
+                self._dispatch,
+                allow_origins=list(config.cors_origins),
+                allow_methods=["GET", "POST"],
+                allow_headers=["authorization", "content-type"],
+                expose_headers=[
+                    "x-eoc-stage",
+                    "x-eoc-microjoules",
+                    "x-eoc-provenance",
+                    "x-eoc-receipt",
+                    "retry-after",
+                ],
+            )
 
     # -- the Starlette part ------------------------------------------------------------------
 
@@ -250,6 +268,9 @@ class EocServer:
     # -- ASGI --------------------------------------------------------------------------------
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._entry(scope, receive, send)
+
+    async def _dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] == "POST":
             kind = _POSTS.get(scope["path"])
             if kind is not None:

@@ -97,6 +97,7 @@ def build(args: argparse.Namespace, err: TextIO) -> EocServer:
         workers=args.workers,
         public_key=None if signer is None else signer.public_key,
         store=args.store or "memory",
+        cors_origins=tuple(args.allow_origin or ()),
     )
     return create_app(cascade, config, keys=keys, budgets=budgets, breaker=breaker)
 
