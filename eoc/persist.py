@@ -45,6 +45,36 @@ MAX_VECTOR_BYTES = 8 << 20
 """Largest stored vector (JSON) decoded; a larger or malformed one is re-embedded."""
 
 
+def encode_vector(vec: Any) -> str:
+    """A kv vector as stored: JSON ``{"dense": [...]}`` or ``{"sparse": {index: value}}``."""
+    if isinstance(vec, dict):
+        return json.dumps({"sparse": {str(k): v for k, v in vec.items()}})
+    return json.dumps({"dense": [float(x) for x in vec]})
+
+
+def decode_vector(text: str, embedder: Any, dense: bool) -> Any:
+    """A stored vector for ``embedder``, or ``None`` (re-embed) if it is too large, malformed,
+    not finite, or of the wrong kind or size."""
+    if len(text) > MAX_VECTOR_BYTES:
+        return None
+    try:
+        doc = json.loads(text)
+        if not isinstance(doc, dict):
+            return None
+        dim = getattr(embedder, "dim", None)
+        if isinstance(doc.get("sparse"), dict):
+            sparse = {int(k): float(v) for k, v in doc["sparse"].items()}
+            ok = all(math.isfinite(v) and (dim is None or 0 <= k < dim) for k, v in sparse.items())
+            return sparse if ok and not dense else None
+        values = doc.get("dense")
+        if isinstance(values, list) and values and (dim is None or len(values) == dim):
+            floats = [float(x) for x in values]
+            return floats if dense and all(map(math.isfinite, floats)) else None
+    except (ValueError, TypeError, RecursionError):
+        pass  # json.JSONDecodeError is a ValueError; int("x"), float([]) and deep nesting
+    return None
+
+
 class SqliteCache(CacheStage):
     """The cache stage, written through to SQLite.
 
@@ -154,32 +184,10 @@ class SqliteKV(KVStage):
             self._stored[self.checked_key(prompt, payload)] = payload
 
     def _encode(self, vec: Any) -> str:
-        if isinstance(vec, dict):
-            return json.dumps({"sparse": {str(k): v for k, v in vec.items()}})
-        return json.dumps({"dense": [float(x) for x in vec]})
+        return encode_vector(vec)
 
     def _decode(self, text: str) -> Any:
-        """A stored vector, or ``None`` (re-embed) if it is too large, malformed or not finite."""
-        if len(text) > MAX_VECTOR_BYTES:
-            return None
-        try:
-            doc = json.loads(text)
-            if not isinstance(doc, dict):
-                return None
-            dim = getattr(self.embedder, "dim", None)
-            if isinstance(doc.get("sparse"), dict):
-                sparse = {int(k): float(v) for k, v in doc["sparse"].items()}
-                ok = all(
-                    math.isfinite(v) and (dim is None or 0 <= k < dim) for k, v in sparse.items()
-                )
-                return sparse if ok and not self.dense else None
-            dense = doc.get("dense")
-            if isinstance(dense, list) and dense and (dim is None or len(dense) == dim):
-                values = [float(x) for x in dense]
-                return values if self.dense and all(map(math.isfinite, values)) else None
-        except (ValueError, TypeError, RecursionError):
-            pass  # json.JSONDecodeError is a ValueError; int("x"), float([]) and deep nesting
-        return None
+        return decode_vector(text, self.embedder, self.dense)
 
     def put(self, prompt: str, payload: str, *, embedding: object | None = None) -> None:
         """Store a pair, written through before memory changes.
@@ -306,4 +314,4 @@ class SqliteTripleStore(TripleStore):
         self.db.close()
 
 
-__all__ = ["SqliteCache", "SqliteKV", "SqliteTripleStore"]
+__all__ = ["SqliteCache", "SqliteKV", "SqliteTripleStore", "decode_vector", "encode_vector"]

@@ -1,0 +1,105 @@
+"""A throwaway PostgreSQL server for the tests: initdb in a temporary folder, pg_ctl, 127.0.0.1.
+
+Never assumes a server is running. Debian's ``postgresql`` package provides the binaries
+(`make test` installs it with apt-get when missing). As root, initdb and the server run as the
+``postgres`` user the package creates (initdb refuses root).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+INSTALL = "apt-get install -y postgresql (make test does this)"
+
+
+def _bindir() -> Path:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
+    if found:
+        return Path(found[-1]).parent
+    on_path = shutil.which("pg_ctl")
+    if on_path:
+        return Path(on_path).parent
+    pytest.fail(f"PostgreSQL is not installed: {INSTALL}")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class PgServer:
+    """One running server: its URL per database, and stop/start for the fault tests."""
+
+    def __init__(self, root: Path, port: int) -> None:
+        self.root = root
+        self.port = port
+        self.bindir = _bindir()
+        self.data = root / "data"
+
+    def _run(self, *argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        cmd = [str(self.bindir / argv[0]), *argv[1:]]
+        if os.geteuid() == 0:
+            cmd = ["runuser", "-u", "postgres", "--", *cmd]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=check)
+
+    def init(self) -> None:
+        if os.geteuid() == 0:
+            shutil.chown(self.root, "postgres")
+        self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync")
+
+    def start(self) -> None:
+        options = f"-k {self.root} -p {self.port} -c listen_addresses=127.0.0.1 -c fsync=on"
+        done = self._run(
+            "pg_ctl",
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.root / "log"),
+            "-o",
+            options,
+            "-w",
+            "start",
+            check=False,
+        )
+        if done.returncode != 0:
+            log = (self.root / "log").read_text(errors="replace")[-2000:]
+            pytest.fail(f"PostgreSQL did not start: {done.stderr}\n{log}")
+
+    def stop(self, mode: str = "fast") -> None:
+        self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop", check=False)
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+
+    def new_database(self, name: str) -> str:
+        """A fresh, empty database; returns its URL."""
+        import psycopg
+
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return self.url(name)
+
+
+@contextlib.contextmanager
+def running_postgres() -> Iterator[PgServer]:
+    root = Path(tempfile.mkdtemp(prefix="eoc-pg-"))
+    server = PgServer(root, _free_port())
+    try:
+        server.init()
+        server.start()
+        yield server
+    finally:
+        server.stop("immediate")
+        shutil.rmtree(root, ignore_errors=True)

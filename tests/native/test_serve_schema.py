@@ -1,0 +1,192 @@
+"""eoc serve against its own OpenAPI document: Schemathesis over a real socket.
+
+The document is fetched from the running server (``GET /openapi.json``) and every operation in
+it is called with requests Schemathesis generates from it: valid ones (positive mode) and
+invalid ones (negative mode). Whatever is sent, the server never answers 5xx, every response
+conforms to the document (a documented status code, content type, headers and schema), and
+every non-2xx response is a JSON body in the OpenAI error shape. The neural stage is eoc's own
+runner on a tiny random model, so a generated question the cheap stages cannot answer is still
+answered (or refused with a 4xx when it does not fit the model's 64-token context).
+
+Generation is bounded and derandomized (the same examples on every run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+schemathesis = pytest.importorskip("schemathesis")
+pytest.importorskip("starlette")
+
+import httpx
+import requests
+from hypothesis import HealthCheck, Phase, given, settings
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from native.serve.openapi import document
+from tests.native.serving import serving
+from tests.native.test_llm_tiny import BLOCKS, write_tiny_model
+from tests.native.test_serve import MODEL, make_app
+
+POSITIVE_EXAMPLES = 30
+"""Generated valid requests per operation (an operation with nothing to vary stops sooner)."""
+NEGATIVE_EXAMPLES = 40
+"""Generated invalid requests per operation that takes a body."""
+
+OPERATIONS = sorted(
+    (method.upper(), path) for path, item in document(MODEL)["paths"].items() for method in item
+)
+POSTS = [op for op in OPERATIONS if op[0] == "POST"]
+
+
+def json_error_body(ctx: Any, response: Any, case: Any) -> bool | None:
+    """Every non-2xx response is JSON: ``{"error": {"message", "type", "code", ...}}``."""
+    if 200 <= response.status_code < 300:
+        return None
+    ctype = response.headers.get("content-type", [""])
+    ctype = ctype[0] if isinstance(ctype, list) else ctype
+    assert ctype.split(";")[0].strip() == "application/json", (
+        f"{response.status_code} answered as {ctype!r}, not JSON"
+    )
+    doc = response.json()
+    assert isinstance(doc, dict) and isinstance(doc.get("error"), dict), (
+        f"{response.status_code} body has no error object: {response.text[:200]!r}"
+    )
+    err = doc["error"]
+    for name in ("message", "type", "code"):
+        assert isinstance(err.get(name), str) and err[name], (
+            f"{response.status_code} error object lacks a {name!r} string: {err!r}"
+        )
+    assert err.get("status", response.status_code) == response.status_code
+    return True
+
+
+def rejected_as_client_error(ctx: Any, response: Any, case: Any) -> bool | None:
+    """An invalid request is refused with a 4xx, never answered and never a server error."""
+    assert 400 <= response.status_code < 500, (
+        f"an invalid request got {response.status_code}, not a 4xx: {response.text[:200]!r}"
+    )
+    return True
+
+
+CONFORMANCE = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+    json_error_body,
+]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_tiny_model(tmp_path_factory.mktemp("llm") / "tiny.gguf", tensor_types=BLOCKS)
+
+
+@pytest.fixture(scope="module")
+def server(tiny: Path) -> Iterator[str]:
+    with serving(make_app(tiny)) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def schema(server: str) -> Any:
+    # requests are shown whole when a check fails (Schemathesis masks keys like "max_tokens")
+    config = schemathesis.Config.from_dict({"output": {"sanitization": {"enabled": False}}})
+    return schemathesis.openapi.from_url(f"{server}/openapi.json", config=config, timeout=30)
+
+
+@pytest.fixture(scope="module")
+def session() -> Iterator[requests.Session]:
+    with requests.Session() as s:
+        yield s
+
+
+def explore(
+    schema: Any,
+    operation: tuple[str, str],
+    mode: GenerationMode,
+    examples: int,
+    run: Callable[[Any], None],
+) -> None:
+    """Run ``run(case)`` on ``examples`` cases generated in ``mode``, the same ones each time."""
+    method, path = operation
+    strategy = schema[path][method].as_strategy(generation_mode=mode)
+
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        phases=[Phase.explicit, Phase.generate],
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+    )
+    @given(case=strategy)
+    def check(case: Any) -> None:
+        run(case)
+
+    check()
+
+
+def test_the_served_document_is_the_one_tested(server: str) -> None:
+    served = httpx.get(f"{server}/openapi.json", timeout=30).json()
+    assert served == document(MODEL)
+    assert served["openapi"].startswith("3.1")
+    assert ("POST", "/v1/chat/completions") in OPERATIONS and len(OPERATIONS) == 7
+
+
+@pytest.mark.parametrize("operation", OPERATIONS, ids=" ".join)
+def test_valid_requests_get_documented_answers(
+    schema: Any, server: str, session: requests.Session, operation: tuple[str, str]
+) -> None:
+    statuses: list[int] = []
+
+    def run(case: Any) -> None:
+        response = case.call_and_validate(base_url=server, session=session, checks=CONFORMANCE)
+        statuses.append(response.status_code)
+
+    explore(schema, operation, GenerationMode.POSITIVE, POSITIVE_EXAMPLES, run)
+    assert statuses, "no request was generated"
+    # valid requests are answered, not just refused: at least one 2xx per operation (the public
+    # key route is the exception: this server signs nothing, and says so with a 404)
+    if operation == ("GET", "/v1/eoc/public-key"):
+        assert set(statuses) == {404}
+    else:
+        assert any(200 <= s < 300 for s in statuses), sorted(set(statuses))
+
+
+@pytest.mark.parametrize("operation", POSTS, ids=" ".join)
+def test_invalid_requests_get_json_4xx_errors(
+    schema: Any, server: str, session: requests.Session, operation: tuple[str, str]
+) -> None:
+    statuses: list[int] = []
+
+    def run(case: Any) -> None:
+        response = case.call_and_validate(
+            base_url=server, session=session, checks=[*CONFORMANCE, rejected_as_client_error]
+        )
+        statuses.append(response.status_code)
+
+    explore(schema, operation, GenerationMode.NEGATIVE, NEGATIVE_EXAMPLES, run)
+    assert len(statuses) >= NEGATIVE_EXAMPLES // 2, f"only {len(statuses)} invalid requests"
+    assert 400 in statuses, sorted(set(statuses))
+
+
+def test_the_server_is_still_healthy_afterwards(server: str) -> None:
+    r = httpx.get(f"{server}/healthz", timeout=30)
+    assert r.status_code == 200 and r.json()["pending"] == 0
+    metrics = httpx.get(f"{server}/metrics", timeout=30).text
+    assert 'eoc_errors_total{status="500"}' not in metrics

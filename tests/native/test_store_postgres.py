@@ -1,0 +1,137 @@
+"""Cache, kv and graph in PostgreSQL: write-through, checksums, schema version, and replicas
+kept current through LISTEN/NOTIFY (on a throwaway server the tests start themselves)."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from typing import Any
+
+import pytest
+
+pytest.importorskip("psycopg")
+pytest.importorskip("psycopg_pool")
+
+import psycopg
+
+from eoc.errors import StoreUnusable, StoreVersionError
+from eoc.query import Query
+from eoc.stages.kv import KVStage
+from native.store.postgres import PgCache, PgKV, PgStore, PgTripleStore
+
+_names = itertools.count()
+
+
+@pytest.fixture
+def url(postgres: Any) -> str:
+    return str(postgres.new_database(f"eoc_test_{next(_names)}"))
+
+
+def wait_for(check: Any, seconds: float = 2.0) -> float:
+    """Seconds until ``check()`` is true (fails after ``seconds``)."""
+    t0 = time.monotonic()
+    while not check():
+        if time.monotonic() - t0 > seconds:
+            pytest.fail(f"not within {seconds} s")
+        time.sleep(0.002)
+    return time.monotonic() - t0
+
+
+def test_an_answer_written_on_one_replica_is_a_hit_on_another_within_100_ms(url: str) -> None:
+    a, b = PgStore(url), PgStore(url)
+    try:
+        cache_a, cache_b = PgCache(a), PgCache(b)
+        kv_a, kv_b = PgKV(a), PgKV(b)
+        a.start()
+        b.start()
+        q = Query("what is the tallest mountain on earth")
+        cache_a.remember(q, "Mount Everest")
+        took = wait_for(lambda: cache_b.lookup(q) is not None)
+        assert took < 0.1, took
+        assert cache_b.lookup(q).payload == "Mount Everest"
+        kv_a.put("who painted the mona lisa", "Leonardo da Vinci")
+        wait_for(lambda: kv_b.lookup(Query("who painted the mona lisa?")) is not None, 0.1)
+        assert b.heard >= 2 and a.heard == 0  # a replica does not re-read its own writes
+    finally:
+        a.close()
+        b.close()
+
+
+def test_what_was_acknowledged_survives_and_a_new_replica_loads_it(url: str) -> None:
+    s = PgStore(url)
+    cache, kv, graph = PgCache(s), PgKV(s), PgTripleStore(s)
+    cache.remember(Query("q one"), "answer one")
+    kv.put("what is the capital of peru", "Lima")
+    assert graph.add_all([("Peru", "capital", "Lima"), ("Peru", "capital", "Lima")]) == 1
+    s.close()
+    s2 = PgStore(url)
+    try:
+        assert PgCache(s2).lookup(Query("q one")).payload == "answer one"
+        assert PgKV(s2).lookup(Query("what is the capital of peru")).payload == "Lima"
+        assert PgTripleStore(s2).objects("Peru", "capital") == ["Lima"]
+    finally:
+        s2.close()
+
+
+def test_a_row_changed_outside_eoc_is_not_served_and_is_listed(url: str) -> None:
+    s = PgStore(url)
+    PgCache(s).remember(Query("q"), "the true answer")
+    s.close()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE eoc_cache SET payload = 'a forged answer'")
+    s2 = PgStore(url)
+    try:
+        cache = PgCache(s2)
+        assert cache.lookup(Query("q")) is None
+        assert cache.damaged and "checksum" in cache.damaged[0][2]
+    finally:
+        s2.close()
+
+
+def test_another_schema_version_or_another_model_is_refused(url: str) -> None:
+    s = PgStore(url)
+    s.claim("model", "model-a")
+    s.claim("model", "model-a")  # the same model again is fine
+    with pytest.raises(StoreVersionError, match="model-a"):
+        s.claim("model", "model-b")
+    s.close()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE eoc_meta SET value = '99' WHERE key = 'schema_version'")
+    with pytest.raises(StoreVersionError, match="version 99"):
+        PgStore(url)
+
+
+def test_an_unreachable_server_is_a_typed_error_naming_it_without_the_password(
+    postgres: Any,
+) -> None:
+    with pytest.raises(StoreUnusable) as info:
+        PgStore("postgresql://eoc:secret@127.0.0.1:9/none", timeout=1)
+    assert "127.0.0.1:9" in str(info.value) and "secret" not in str(info.value)
+
+
+def test_a_replica_catches_up_after_postgres_restarts(url: str, postgres: Any) -> None:
+    a, b = PgStore(url, timeout=2), PgStore(url, timeout=2)
+    try:
+        cache_a, cache_b = PgCache(a), PgCache(b)
+        a.start()
+        b.start()
+        postgres.stop("fast")
+        with pytest.raises(StoreUnusable):
+            cache_a.remember(Query("asked in the gap"), "not stored")
+        assert cache_a.lookup(Query("asked in the gap")) is None  # memory unchanged: no ack
+        postgres.start()
+        wait_for(lambda: a.healthy and b.healthy, 10)
+        cache_a.remember(Query("asked after"), "stored")
+        wait_for(lambda: cache_b.lookup(Query("asked after")) is not None, 2)
+    finally:
+        a.close()
+        b.close()
+
+
+def test_plain_kv_options_apply(url: str) -> None:
+    s = PgStore(url)
+    try:
+        kv = PgKV(s, threshold=0.99)
+        assert isinstance(kv, KVStage) and kv.threshold == 0.99
+    finally:
+        s.close()
