@@ -79,6 +79,9 @@ class ServeConfig:
     store: str = "memory"
     cors_origins: tuple[str, ...] = ()
     """Web origins whose pages may call this server (the browser demo's, for one)."""
+    store_health: Callable[[], str] | None = None
+    """Why the shared store is down ("" when up): a miss is then refused (503), not answered
+    unstored, while hits from memory keep being served."""
 
 
 class HttpError(Exception):
@@ -220,8 +223,10 @@ class EocServer:
             return json(orjson.dumps({"budgets": doc}))
 
         async def healthz(_request: Any) -> Any:
+            down = self.config.store_health() if self.config.store_health else ""
             doc = {
-                "status": "ok",
+                "status": "degraded" if down else "ok",
+                "store_down": down or None,
                 "model": self.config.model_id,
                 "store": self.config.store,
                 "breaker": self.breaker.state if self.breaker is not None else "none",
@@ -380,6 +385,7 @@ class EocServer:
             query = request.query()
             response = self.cascade.cached(query)
             if response is None:
+                self._store_up()
                 response = await self._resolve(query)
         except (EocError, HttpError) as exc:
             await self._error(send, HttpError.of(exc))
@@ -415,6 +421,18 @@ class EocServer:
             self.metrics.breaker_refusals.inc()
         elif err.code == "backend_error":
             self.metrics.upstream_errors.inc()
+
+    def _store_up(self) -> None:
+        """Refuse a miss while the shared store is down: its answer could not be kept."""
+        down = self.config.store_health() if self.config.store_health else ""
+        if down:
+            raise HttpError(
+                503,
+                "StoreUnusable",
+                f"the store is unavailable ({down}); cached answers are still served: retry soon",
+                "store_unavailable",
+                1.0,
+            )
 
     def _admit(self) -> None:
         if self.pending >= self.config.max_pending:
@@ -469,6 +487,7 @@ class EocServer:
                 }
             )
             return
+        self._store_up()
         self._admit()
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[str | None] = asyncio.Queue()

@@ -49,15 +49,24 @@ def _backend(args: argparse.Namespace) -> tuple[Any, str]:
     return backend, name
 
 
-def _stages(backend: Any, store: str | None) -> list[Any]:
+def _stages(backend: Any, store: str | None, model_id: str) -> list[Any]:
+    """Cache, kv, graph and neural: in memory, in a SQLite file, or in PostgreSQL."""
+    from native.store.postgres import is_postgres_url, pg_stages
+
+    if is_postgres_url(store):
+        assert store is not None
+        return pg_stages(backend, store, model=model_id)
     from eoc.knowledge import default_stages
 
-    if store and store.startswith(("postgresql://", "postgres://")):
-        raise ConfigError(
-            "a PostgreSQL store is not in this version of eoc serve yet: pass a SQLite file "
-            "(--store answers.db) or nothing (in memory)"
-        )
     return default_stages(backend, store=store)
+
+
+def _store_health(stages: list[Any]) -> Any:
+    """A function saying why the shared store is down ("" when up), for a PostgreSQL store."""
+    pg = getattr(stages[0], "store", None)
+    if pg is None or not hasattr(pg, "healthy"):
+        return None
+    return lambda: "" if pg.healthy else (pg.last_error or "PostgreSQL is unreachable")
 
 
 def build(args: argparse.Namespace, err: TextIO) -> EocServer:
@@ -80,7 +89,7 @@ def build(args: argparse.Namespace, err: TextIO) -> EocServer:
     if callable(load):
         print(f"eoc serve: loading {backend.name} ...", file=err, flush=True)
         load()
-    stages = _stages(guarded, args.store)
+    stages = _stages(guarded, args.store, model_id)
     cascade = Cascade(stages, signer=signer)
     defaults = ChatDefaults(
         model_id,
@@ -98,6 +107,7 @@ def build(args: argparse.Namespace, err: TextIO) -> EocServer:
         public_key=None if signer is None else signer.public_key,
         store=args.store or "memory",
         cors_origins=tuple(args.allow_origin or ()),
+        store_health=_store_health(stages),
     )
     return create_app(cascade, config, keys=keys, budgets=budgets, breaker=breaker)
 
@@ -198,6 +208,12 @@ def register(sub: Any, add: Any) -> None:
         type=float,
         default=3600.0,
         help="budget window in seconds (default 3600)",
+    )
+    p.add_argument(
+        "--allow-origin",
+        action="append",
+        help="a web origin whose pages may call the server (CORS; repeatable), e.g. the "
+        "demo's http://127.0.0.1:8000",
     )
     p.add_argument(
         "--cache-sampled", action="store_true", help="also cache sampled answers without a seed"

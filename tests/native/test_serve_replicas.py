@@ -1,0 +1,225 @@
+"""Two `eoc serve` processes on one PostgreSQL: shared answers, kill -9, a PostgreSQL restart.
+
+Everything listens on 127.0.0.1; the loads are bounded in count and time. The replicas are
+real processes (so one can be killed with SIGKILL) running eoc's model runner on a tiny model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("psycopg")
+pytest.importorskip("uvicorn")
+
+import httpx
+
+from native.store.postgres import PgStore
+from tests.native.test_llm_tiny import BLOCKS, write_tiny_model
+
+MODEL = "tiny"
+START_S = 60.0
+_names = itertools.count()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Replica:
+    def __init__(self, model: Path, url: str) -> None:
+        self.port = _free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log = tempfile.TemporaryFile()
+        cmd = [
+            sys.executable, "-m", "eoc", "serve", "--port", str(self.port), "--model", str(model),
+            "--model-id", MODEL, "--max-tokens", "6", "--store", url,
+        ]  # fmt: skip
+        env = {**os.environ, "EOC_EMBEDDER": "hashed"}
+        self.proc = subprocess.Popen(
+            cmd, stdout=self.log, stderr=self.log, env=env, start_new_session=True
+        )
+        deadline = time.monotonic() + START_S
+        while True:
+            try:
+                if httpx.get(self.base + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"replica did not start:\n{self.output()}")
+            time.sleep(0.1)
+
+    def output(self) -> str:
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")[-3000:]
+
+    def ask(self, text: str, timeout: float = 30) -> httpx.Response:
+        doc = {"model": MODEL, "messages": [{"role": "user", "content": text}]}
+        return httpx.post(self.base + "/v1/chat/completions", json=doc, timeout=timeout)
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self.log.close()
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_tiny_model(tmp_path_factory.mktemp("llm") / "tiny.gguf", tensor_types=BLOCKS)
+
+
+@pytest.fixture
+def pair(postgres: Any, tiny: Path) -> Iterator[tuple[Replica, Replica, str]]:
+    url = postgres.new_database(f"eoc_replicas_{next(_names)}")
+    a = Replica(tiny, url)
+    b = Replica(tiny, url)
+    try:
+        yield a, b, url
+    finally:
+        a.stop()
+        b.stop()
+
+
+def stored_answers(url: str) -> dict[str, str]:
+    """Every cache row in PostgreSQL whose checksum holds (failing rows make the test fail)."""
+    store = PgStore(url)
+    try:
+        damaged: list[Any] = []
+        rows = dict(store.rows("cache", damaged))
+    finally:
+        store.close()
+    assert not damaged, damaged
+    return rows
+
+
+def test_an_answer_computed_on_one_replica_is_a_hit_on_the_other_within_100_ms(
+    pair: tuple[Replica, Replica, str],
+) -> None:
+    a, b, _ = pair
+    first = a.ask("hello there")
+    assert first.status_code == 200 and first.headers["x-eoc-stage"] == "neural"
+    time.sleep(0.1)
+    hit = b.ask("hello there")
+    assert hit.headers["x-eoc-stage"] == "cache", b.output()
+    assert (
+        hit.json()["choices"][0]["message"]["content"]
+        == first.json()["choices"][0]["message"]["content"]
+    )
+
+
+WORKLOAD = [f"q{i} tell me" for i in range(12)]
+
+
+def mixed(i: int) -> str:
+    """Repeats, near-repeats (a paraphrase kv may take) and new questions."""
+    kind = i % 3
+    if kind == 0:
+        return WORKLOAD[i % 4]  # repeats
+    if kind == 1:
+        return WORKLOAD[i % 4] + " please"  # near-repeat
+    return f"new {i} ok"  # new
+
+
+def test_kill_9_one_replica_mid_load_the_other_answers_and_nothing_acknowledged_is_lost(
+    pair: tuple[Replica, Replica, str],
+) -> None:
+    a, b, url = pair
+    acked: dict[str, str] = {}  # query id -> answer, for answers a replica acknowledged
+
+    def send(i: int) -> tuple[int, str, int]:
+        target = a if i % 2 == 0 else b
+        try:
+            r = target.ask(mixed(i), timeout=20)
+        except httpx.HTTPError:
+            return (i, "", -1)  # the killed replica's connections fail; nothing was acknowledged
+        if r.status_code == 200:
+            verdict = r.json()["eoc"]
+            if verdict["stage"] == "neural":
+                acked[verdict["query_id"]] = verdict["receipt"]["payload"]
+        return (i, "b" if target is b else "a", r.status_code)
+
+    with ThreadPoolExecutor(4) as pool:
+        first = list(pool.map(send, range(30)))
+        a.kill()  # SIGKILL, mid-load: no shutdown code runs
+        after = list(pool.map(send, range(30, 60)))
+    assert all(code == 200 for _, _, code in first), first
+    to_b = [code for i, who, code in after if who == "b"]
+    assert to_b and all(code == 200 for code in to_b), after
+    rows = stored_answers(url)
+    missing = {qid for qid in acked if qid not in rows}
+    assert not missing, f"acknowledged answers lost: {missing}"
+    assert all(rows[qid] == text for qid, text in acked.items())
+
+
+def test_a_postgres_restart_mid_load_gives_typed_503s_then_replicas_reconnect(
+    pair: tuple[Replica, Replica, str], postgres: Any
+) -> None:
+    a, b, url = pair
+    for r in (a, b):
+        assert r.ask("before the restart").status_code == 200
+    seen: list[tuple[int, str | None]] = []
+    stop = threading.Event()
+
+    def load(offset: int) -> None:  # a steady mixed load through the whole restart
+        for i in itertools.count(offset, 2):
+            if stop.is_set() or i > 400:
+                return
+            r = (a, b)[i % 2].ask(mixed(i), timeout=20)
+            seen.append((r.status_code, r.json().get("error", {}).get("code")))
+
+    threads = [threading.Thread(target=load, args=(k,)) for k in (0, 1)]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)
+    postgres.stop("fast")
+    try:
+        gap = [r.ask(f"asked in the gap {i}", timeout=20) for i, r in enumerate((a, b, a, b))]
+        for resp in gap:
+            assert resp.status_code == 503, resp.text
+            err = resp.json()["error"]
+            assert err["code"] == "store_unavailable" and "retry-after" in resp.headers
+        # what is in memory is still served
+        assert a.ask("before the restart").headers["x-eoc-stage"] == "cache"
+    finally:
+        postgres.start()
+    deadline = time.monotonic() + 15
+    while any(httpx.get(r.base + "/healthz").json()["status"] != "ok" for r in (a, b)):
+        assert time.monotonic() < deadline, "the replicas did not reconnect"
+        time.sleep(0.1)
+    stop.set()
+    for t in threads:
+        t.join(30)
+    assert seen and {code for code, _ in seen} <= {200, 503}, seen
+    assert all(c == "store_unavailable" for code, c in seen if code == 503), seen
+    after = a.ask("asked after the restart")
+    assert after.status_code == 200 and after.headers["x-eoc-stage"] == "neural"
+    time.sleep(0.1)
+    assert b.ask("asked after the restart").headers["x-eoc-stage"] == "cache"
+    rows = stored_answers(url)  # every row whole: no partial writes
+    assert not any("gap" in p for p in rows.values())
