@@ -9,7 +9,7 @@ VOCABS := tests/native/.vocab
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
   -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: demo test lint unit pyodide-test falsify web chromium bench clean
+.PHONY: demo test lint unit pyodide-test falsify web chromium postgres bench clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,13 @@ chromium:
 	  echo "installing Debian's chromium (apt-get)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
+# Debian's PostgreSQL for the store and replica tests; they start their own throwaway server
+# (initdb in a temporary folder), never the package's cluster.
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  echo "installing Debian's postgresql (apt-get)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
+
 # pytest and hypothesis for Python 3.14 as pure-Python wheels, for the suite inside Pyodide.
 $(PYODIDE_TEST_WHEELS)/.ok: pyproject.toml | $(BIN)/.installed
 	rm -rf $(PYODIDE_TEST_WHEELS)
@@ -67,7 +74,7 @@ $(VOCABS)/.ok: | $(BIN)/.installed
 	rm -rf $(VOCABS)/sdist
 	touch $@
 
-unit: lint web chromium $(VOCABS)/.ok
+unit: lint web chromium postgres $(VOCABS)/.ok
 	$(BIN)/python -m pytest
 
 pyodide-test: web $(PYODIDE_TEST_WHEELS)/.ok
