@@ -22,6 +22,7 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
             "tests/test_properties.py",
             "tests/test_browser_honesty.py",
             "tests/native/test_ioreport_nvml.py",
+            "tests/test_chat.py",
         ],
     ),
     ("eoc/calibration.py", ["tests/test_cascade.py", "tests/test_properties.py"]),
@@ -33,7 +34,15 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
     ),
     ("eoc/response.py", ["tests/test_stages.py"]),
     ("eoc/boundedio.py", ["tests/test_boundedio.py", "tests/test_benchrun.py"]),
-    ("eoc/query.py", ["tests/test_query.py", "tests/test_stages.py", "tests/test_cascade.py"]),
+    (
+        "eoc/query.py",
+        [
+            "tests/test_query.py",
+            "tests/test_stages.py",
+            "tests/test_cascade.py",
+            "tests/test_chat.py",
+        ],
+    ),
     ("eoc/benchrun.py", ["tests/test_benchrun.py"]),
     ("eoc/persist", ["tests/test_persist.py", "tests/test_persist_damage.py"]),
     ("eoc/stages/facts.py", ["tests/test_facts.py", "tests/test_stages.py"]),
@@ -90,6 +99,9 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
         ],
     ),
     ("native/remote.py", ["tests/native/test_remote.py"]),
+    ("eoc/chat.py", ["tests/test_chat.py"]),
+    ("native/serve/", ["tests/native/test_serve.py"]),
+    ("native/store/", ["tests/native/test_store_postgres.py"]),
 ]
 
 BREAKS: list[tuple[str, str, str, str]] = [
@@ -157,8 +169,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "bracket opens before the misses",
         "eoc/cascade.py",
-        "        live = self.live\n        for stage, kind, plain in self._plan:",
-        "        live = self.live\n        if live:\n            self.meter.read_uj()\n        for stage, kind, plain in self._plan:",
+        "        for stage, kind, plain in plan:\n            answer = stage.lookup(q)",
+        "        if self.live:\n            self.meter.read_uj()\n        for stage, kind, plain in plan:\n            answer = stage.lookup(q)",
     ),
     (
         "rapl wrap not corrected",
@@ -983,5 +995,89 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "native/llm/tokenizer.py",
         "                    ranked.append((-float(scores[i]), i, left, right))",
         "                    ranked.append((float(scores[i]), i, left, right))",
+    ),
+    (
+        "a conversation keyed by its last message only",
+        "eoc/chat.py",
+        '            "messages": [list(m) for m in self.messages],',
+        '            "messages": [list(m) for m in self.messages[-1:]],',
+    ),
+    (
+        "a conversation taken for a plain question",
+        "eoc/chat.py",
+        "            and len(self.messages) == 1\n",
+        "",
+    ),
+    (
+        "sampled answers without a seed cached",
+        "eoc/chat.py",
+        "        cacheable = self.repeatable or self.defaults.cache_sampled",
+        "        cacheable = True",
+    ),
+    (
+        "a context joined to its prompt without a separator no prompt can hold",
+        "eoc/query.py",
+        '            self.id = _sha256(b"\\x00" + ctx + b"\\x00" + data).hexdigest()',
+        '            self.id = _sha256(ctx + b"\\n" + data).hexdigest()',
+    ),
+    (
+        "kv and graph answer a question inside a conversation",
+        "eoc/cascade.py",
+        "            if (q.context is None or step[1] is _CACHE)",
+        "            if True",
+    ),
+    (
+        "a conversation's answer offered to kv",
+        "eoc/cascade.py",
+        "                and q.context is None\n",
+        "",
+    ),
+    (
+        "an uncacheable answer remembered",
+        "eoc/cascade.py",
+        "        if not q.cacheable:\n            return\n",
+        "",
+    ),
+    (
+        "a spent joule budget lets requests through",
+        "native/serve/budget.py",
+        "            if self._used < self.limit_uj:",
+        "            if True:",
+    ),
+    (
+        "an open breaker asks the backend anyway",
+        "native/serve/breaker.py",
+        "            if now < self._open_until or self._trial:",
+        "            if False:",
+    ),
+    (
+        "any API key admitted",
+        "native/serve/keys.py",
+        "        return self._by_hash.get(hash_key(key))",
+        "        return next(iter(self._by_hash.values()), None)",
+    ),
+    (
+        "a request for another model answered by this one",
+        "native/serve/app.py",
+        "        if isinstance(model, str) and model != self.config.model_id:",
+        "        if False:",
+    ),
+    (
+        "a miss answered while the store is down",
+        "native/serve/app.py",
+        '        down = self.config.store_health() if self.config.store_health else ""\n        if down:',
+        '        down = ""\n        if down:',
+    ),
+    (
+        "the server's verdict claims measured",
+        "native/serve/wire.py",
+        '        "provenance": cost.provenance.value,',
+        '        "provenance": "measured",',
+    ),
+    (
+        "a PostgreSQL row that fails its checksum is served",
+        "native/store/postgres.py",
+        "                ok = row_sum(table, fields) == checksum",
+        "                ok = True",
     ),
 ]

@@ -221,3 +221,17 @@ def test_a_backend_without_chat_is_refused_a_conversation_plainly() -> None:
     assert plain.payload == "echo: something new"
     with pytest.raises(BackendError, match="single questions only"):
         c.resolve(parse_chat(chat(("system", "s"), ("user", "something new")), D).query())
+
+
+def test_an_uncacheable_answer_is_not_remembered_even_if_the_backend_says_it_may_be() -> None:
+    class Careless(ScriptedBackend):  # reports memoize=True whatever the sampling
+        def chat(self, request, on_piece=None):  # type: ignore[no-untyped-def]
+            return super().chat(request, on_piece)._replace(memoize=True)
+
+    backend = Careless()
+    c = Cascade(small_stages(backend))
+    doc = chat(("user", "roll a die"), temperature=1.0)
+    q = parse_chat(doc, D).query()
+    assert c.resolve(q).stage is Stage.NEURAL
+    same_key = Query(q.prompt, context=q.context)  # the same id, asked as cacheable
+    assert same_key.id == q.id and c.cached(same_key) is None

@@ -357,3 +357,17 @@ def test_the_openapi_document_names_every_route(server: str) -> None:
     assert {"/v1/chat/completions", "/v1/completions", "/v1/models", "/healthz", "/metrics"} <= set(
         doc["paths"]
     )
+
+
+def test_while_the_store_is_down_a_miss_is_refused_and_hits_are_served(tiny: Path) -> None:
+    down = {"why": ""}
+    config = {"store_health": lambda: down["why"]}
+    with serving(make_app(tiny, config=config)) as url:
+        assert httpx.post(url + "/v1/chat/completions", json=ask("hello again")).status_code == 200
+        down["why"] = "PostgreSQL at 127.0.0.1:5432 is unreachable"
+        r = httpx.post(url + "/v1/chat/completions", json=ask("a new question"))
+        assert r.status_code == 503 and r.json()["error"]["code"] == "store_unavailable"
+        assert "retry-after" in r.headers and "unreachable" in r.json()["error"]["message"]
+        hit = httpx.post(url + "/v1/chat/completions", json=ask("hello again"))
+        assert hit.status_code == 200 and hit.headers["x-eoc-stage"] == "cache"
+        assert httpx.get(url + "/healthz").json()["status"] == "degraded"
