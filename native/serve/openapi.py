@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from eoc import __version__
-from eoc.chat import MAX_MESSAGES, MAX_OUTPUT_TOKENS, MAX_STOP, ROLES
+from eoc.chat import MAX_MESSAGES, MAX_OUTPUT_TOKENS, MAX_STOP, MAX_STOP_BYTES, ROLES
 
 _ERR = {"$ref": "#/components/schemas/Error"}
 
@@ -36,12 +36,33 @@ def _errors(*codes: int) -> dict[str, Any]:
 
 
 def _stop() -> dict[str, Any]:
+    # each stop string is at most MAX_STOP_BYTES of UTF-8: as many characters at most, fewer
+    # when they are not ASCII (the server refuses a longer one with a 400)
+    one = {"type": "string", "minLength": 1, "maxLength": MAX_STOP_BYTES}
     return {
         "oneOf": [
-            {"type": "string", "minLength": 1},
-            {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": MAX_STOP},
+            one,
+            {"type": "array", "items": one, "maxItems": MAX_STOP},
             {"type": "null"},
         ]
+    }
+
+
+def _unsupported() -> dict[str, Any]:
+    """Fields of the OpenAI API taken only at the value that asks for nothing eoc lacks."""
+    return {
+        "logprobs": {"enum": [False, None]},
+        "response_format": {
+            "oneOf": [
+                {"type": "null"},
+                {
+                    "type": "object",
+                    "required": ["type"],
+                    "properties": {"type": {"const": "text"}},
+                    "additionalProperties": False,
+                },
+            ]
+        },
     }
 
 
@@ -98,7 +119,24 @@ def document(model: str) -> dict[str, Any]:
                     "additionalProperties": False,
                     "properties": {
                         "role": {"type": "string", "enum": list(ROLES)},
-                        "content": {"type": "string", "minLength": 1},
+                        "content": {
+                            "oneOf": [
+                                {"type": "string", "minLength": 1},
+                                {
+                                    "type": "array",
+                                    "minItems": 1,
+                                    "description": "Content parts: text parts only.",
+                                    "items": {
+                                        "type": "object",
+                                        "required": ["type", "text"],
+                                        "properties": {
+                                            "type": {"const": "text"},
+                                            "text": {"type": "string"},
+                                        },
+                                    },
+                                },
+                            ]
+                        },
                         "name": {"type": "string"},
                     },
                 },
@@ -109,6 +147,9 @@ def document(model: str) -> dict[str, Any]:
                 "maximum": MAX_OUTPUT_TOKENS,
             },
             **_sampling(),
+            **_unsupported(),
+            "tools": {"type": ["array", "null"], "maxItems": 0},
+            "tool_choice": {"enum": ["none", None]},
         },
     }
     completion_request = {
@@ -117,8 +158,19 @@ def document(model: str) -> dict[str, Any]:
         "additionalProperties": False,
         "properties": {
             "model": {"type": "string", "enum": [model]},
-            "prompt": {"type": "string", "minLength": 1},
+            "prompt": {
+                "oneOf": [
+                    {"type": "string", "minLength": 1},
+                    {
+                        "type": "array",
+                        "items": {"type": "string", "minLength": 1},
+                        "minItems": 1,
+                        "maxItems": 1,
+                    },
+                ]
+            },
             **_sampling(),
+            **_unsupported(),
         },
     }
     eoc_verdict = {
@@ -158,11 +210,70 @@ def document(model: str) -> dict[str, Any]:
             "eoc": {"$ref": "#/components/schemas/Verdict"},
         },
     }
+    chunk = {
+        "type": "object",
+        "required": ["id", "object", "created", "model", "choices"],
+        "properties": {
+            "id": {"type": "string"},
+            "object": {"type": "string", "enum": ["chat.completion.chunk", "text_completion"]},
+            "created": {"type": "integer"},
+            "model": {"type": "string"},
+            "choices": {
+                "type": "array",
+                "maxItems": 1,
+                "items": {
+                    "type": "object",
+                    "required": ["index", "finish_reason"],
+                    "properties": {
+                        "index": {"type": "integer", "minimum": 0},
+                        "delta": {
+                            "type": "object",
+                            "properties": {
+                                "role": {"type": "string", "enum": ["assistant"]},
+                                "content": {"type": "string"},
+                            },
+                        },
+                        "text": {"type": "string"},
+                        "finish_reason": {
+                            "type": ["string", "null"],
+                            "enum": ["stop", "length", None],
+                        },
+                    },
+                },
+            },
+            "usage": usage,
+            "eoc": {"$ref": "#/components/schemas/Verdict"},
+        },
+    }
+    # One server-sent event (OpenAPI 3.1 describes a text/event-stream by its events): its data
+    # is a chunk, the last one carrying eoc's verdict, or an error met after the stream began,
+    # then [DONE].
+    stream_event = {
+        "type": "object",
+        "required": ["data"],
+        "properties": {
+            "event": {"type": "string"},
+            "data": {
+                "type": "string",
+                "if": {"const": "[DONE]"},
+                "else": {
+                    "contentMediaType": "application/json",
+                    "contentSchema": {
+                        "anyOf": [
+                            {"$ref": "#/components/schemas/CompletionChunk"},
+                            {"$ref": "#/components/schemas/Error"},
+                        ]
+                    },
+                },
+            },
+        },
+    }
     answer_content = {
         "application/json": {"schema": {"$ref": "#/components/schemas/Completion"}},
         "text/event-stream": {
-            "schema": {"type": "string"},
-            "description": "With stream: true; the last data event before [DONE] carries eoc.",
+            "schema": {"$ref": "#/components/schemas/StreamEvent"},
+            "description": "With stream: true, one event per piece of the answer; the last data "
+            "event before [DONE] carries eoc.",
         },
     }
 
@@ -223,6 +334,8 @@ def document(model: str) -> dict[str, Any]:
                 "ChatRequest": chat_request,
                 "CompletionRequest": completion_request,
                 "Completion": completion,
+                "CompletionChunk": chunk,
+                "StreamEvent": stream_event,
                 "Verdict": eoc_verdict,
                 "Error": {
                     "type": "object",

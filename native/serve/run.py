@@ -121,14 +121,22 @@ def _loopback(host: str) -> bool:
         return False
 
 
+def exposure_warning(host: str, keys: object | None) -> str | None:
+    """The warning printed when the server listens beyond this machine and takes no keys."""
+    if keys is None and not _loopback(host):
+        return WARN_EXPOSED.format(host=host)
+    return None
+
+
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     uvicorn: Any = require("uvicorn", why="eoc serve")
     for name in ("max_body_bytes", "max_pending", "workers", "port"):
         if getattr(args, name) < (0 if name == "port" else 1):
             raise ConfigError(f"--{name.replace('_', '-')} must be at least 1")
     app = build(args, sys.stderr)
-    if not _loopback(args.host) and app.keys is None:
-        print(WARN_EXPOSED.format(host=args.host), file=sys.stderr, flush=True)
+    warning = exposure_warning(args.host, app.keys)
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
     meter = app.cascade.meter
     print(
         f"eoc serve: http://{args.host}:{args.port}/v1  model {app.config.model_id!r}, "

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
+
+START_S = 90.0
 
 START_TIMEOUT_S = 20.0
 
@@ -32,3 +41,56 @@ def serving(app: Any) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class EocServe:
+    """``eoc serve ARGS`` in its own process (a process group, so kill() is a real SIGKILL)."""
+
+    def __init__(self, *args: str, env: dict[str, str] | None = None, model: str = "tiny") -> None:
+        self.model = model
+        self.port = _free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log = tempfile.TemporaryFile()
+        cmd = [sys.executable, "-m", "eoc", "serve", "--port", str(self.port), *args]
+        env = {**os.environ, "EOC_EMBEDDER": "hashed", **(env or {})}
+        self.proc = subprocess.Popen(
+            cmd, stdout=self.log, stderr=self.log, env=env, start_new_session=True
+        )
+        deadline = time.monotonic() + START_S
+        while True:
+            try:
+                if httpx.get(self.base + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"eoc serve did not start:\n{self.output()}")
+            time.sleep(0.1)
+
+    def output(self) -> str:
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")[-3000:]
+
+    def ask(self, text: str, timeout: float = 30) -> httpx.Response:
+        doc = {"model": self.model, "messages": [{"role": "user", "content": text}]}
+        return httpx.post(self.base + "/v1/chat/completions", json=doc, timeout=timeout)
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self.log.close()

@@ -6,14 +6,7 @@ real processes (so one can be killed with SIGKILL) running eoc's model runner on
 
 from __future__ import annotations
 
-import contextlib
 import itertools
-import os
-import signal
-import socket
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -29,64 +22,18 @@ pytest.importorskip("uvicorn")
 import httpx
 
 from native.store.postgres import PgStore
+from tests.native.serving import EocServe
 from tests.native.test_llm_tiny import BLOCKS, write_tiny_model
 
 MODEL = "tiny"
-START_S = 60.0
 _names = itertools.count()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Replica:
+class Replica(EocServe):
     def __init__(self, model: Path, url: str) -> None:
-        self.port = _free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.log = tempfile.TemporaryFile()
-        cmd = [
-            sys.executable, "-m", "eoc", "serve", "--port", str(self.port), "--model", str(model),
-            "--model-id", MODEL, "--max-tokens", "6", "--store", url,
-        ]  # fmt: skip
-        env = {**os.environ, "EOC_EMBEDDER": "hashed"}
-        self.proc = subprocess.Popen(
-            cmd, stdout=self.log, stderr=self.log, env=env, start_new_session=True
+        super().__init__(
+            "--model", str(model), "--model-id", MODEL, "--max-tokens", "6", "--store", url
         )
-        deadline = time.monotonic() + START_S
-        while True:
-            try:
-                if httpx.get(self.base + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"replica did not start:\n{self.output()}")
-            time.sleep(0.1)
-
-    def output(self) -> str:
-        self.log.seek(0)
-        return self.log.read().decode(errors="replace")[-3000:]
-
-    def ask(self, text: str, timeout: float = 30) -> httpx.Response:
-        doc = {"model": MODEL, "messages": [{"role": "user", "content": text}]}
-        return httpx.post(self.base + "/v1/chat/completions", json=doc, timeout=timeout)
-
-    def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
-        self.log.close()
 
 
 @pytest.fixture(scope="module")
