@@ -9,7 +9,6 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
