@@ -259,6 +259,8 @@ class EocServer:
                 Route("/v1/eoc/budget", guarded(budget)),
                 Route("/v1/eoc/public-key", guarded(public_key)),
                 Route("/metrics", guarded(metrics)),
+                # POSTs never reach these (the hot path takes them); other methods get a 405
+                *(Route(path, healthz, methods=["POST"]) for path in _POSTS),
                 Route("/healthz", healthz),
                 Route("/openapi.json", openapi),
             ],

@@ -250,6 +250,8 @@ def test_bad_requests_get_typed_json_errors(
 def test_wrong_method_is_a_json_405(server: str) -> None:
     r = httpx.delete(server + "/v1/models")
     assert r.status_code == 405 and r.json()["error"]["code"] == "method_not_allowed"
+    r = httpx.get(server + "/v1/chat/completions")
+    assert r.status_code == 405 and r.json()["error"]["code"] == "method_not_allowed"
 
 
 def test_a_model_error_is_a_json_400_and_the_server_keeps_serving(server: str) -> None:
