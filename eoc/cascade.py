@@ -17,6 +17,10 @@ Costs follow the design document (docs/design.md §3 and §4):
   (see :mod:`eoc.calibration`).
 * With no live meter nothing is MEASURED, whatever a stage or backend claims: each
   answer keeps its stage's estimate, and a claim of MEASURED is demoted with the reason.
+
+A query with a context (a question inside a conversation, or with its own sampling parameters:
+:mod:`eoc.chat`) is answered by the cache or the model only, and its answer is never offered to
+kv; an uncacheable one (sampled without a seed) by the model only, remembered nowhere.
 """
 
 from __future__ import annotations
