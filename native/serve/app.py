@@ -40,13 +40,16 @@ from native.serve.budget import Budgets, OverBudget
 from native.serve.keys import ApiKeys
 from native.serve.metrics import Metrics
 from native.serve.openapi import document
-from native.serve.wire import JSON, SSE, Chunks, answer_body, error_body, verdict_headers
+from native.serve.wire import JSON, SSE, AnswerBodies, Chunks, error_body, verdict_headers
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 _POSTS = {"/v1/chat/completions": "chat", "/v1/completions": "completion"}
+_MEMO_BODIES = 4096
+"""Request bodies whose parse is remembered (a repeat skips the checks it already passed)."""
+_MEMO_BODY_BYTES = 8192
 _JSON_HEADERS = [(b"content-type", JSON)]
 _SSE_HEADERS = [(b"content-type", SSE), (b"cache-control", b"no-cache")]
 
@@ -153,6 +156,8 @@ class EocServer:
         self.metrics = metrics if metrics is not None else Metrics()
         self.executor = ThreadPoolExecutor(config.workers, thread_name_prefix="eoc-answer")
         self.pending = 0
+        self._parsed: dict[tuple[str, bytes], tuple[ChatRequest, Query]] = {}
+        self._bodies = AnswerBodies(config.model_id, config.public_key)
         self.openapi = document(config.model_id)
         self._openapi_body = orjson.dumps(self.openapi)
         self._models_body = orjson.dumps(
@@ -199,7 +204,7 @@ class EocServer:
                     key = self._key_of(request.scope)
                     return fn(key)
                 except HttpError as err:
-                    self.metrics.errors.labels(str(err.status)).inc()
+                    self.metrics.error(err.status, err.code)
                     return json(err.body(), err.status, dict(_str_headers(err.headers())))
 
             return endpoint
@@ -244,7 +249,7 @@ class EocServer:
                 status, str(getattr(exc, "detail", "error"))
             )
             code = {404: "not_found", 405: "method_not_allowed"}.get(status, "http_error")
-            self.metrics.errors.labels(str(status)).inc()
+            self.metrics.error(status, code)
             return json(error_body(status, "HTTPError", message, code), status)
 
         @contextlib.asynccontextmanager
@@ -357,7 +362,21 @@ class EocServer:
             "too_large",
         )
 
-    def _request(self, body: bytes, kind: str) -> ChatRequest:
+    def _request(self, body: bytes, kind: str) -> tuple[ChatRequest, Query]:
+        """The checked request and its query; a body seen before is not parsed again."""
+        key = (kind, body)
+        known = self._parsed.get(key)
+        if known is not None:
+            return known
+        request = self._parse(body, kind)
+        if len(body) <= _MEMO_BODY_BYTES:
+            if len(self._parsed) >= _MEMO_BODIES:
+                self._parsed.clear()
+            self._parsed[key] = (request, request.query())
+            return self._parsed[key]
+        return request, request.query()
+
+    def _parse(self, body: bytes, kind: str) -> ChatRequest:
         try:
             doc = orjson.loads(body)
         except orjson.JSONDecodeError as exc:
@@ -378,13 +397,12 @@ class EocServer:
         t0 = time.perf_counter()
         try:
             key = self._key_of(scope)
-            request = self._request(await self._body(scope, receive), kind)
+            request, query = self._request(await self._body(scope, receive), kind)
             if self.budgets is not None:
                 self.budgets.check(key)
             if request.stream:
                 await self._stream(request, key, t0, send)
                 return
-            query = request.query()
             response = self.cascade.cached(query)
             if response is None:
                 self._store_up()
@@ -393,12 +411,7 @@ class EocServer:
             await self._error(send, HttpError.of(exc))
             return
         self._account(key, response, t0)
-        body = answer_body(request, response, self.config.model_id, self.config.public_key)
-        headers = [
-            *_JSON_HEADERS,
-            (b"content-length", str(len(body)).encode()),
-            *verdict_headers(response),
-        ]
+        body, headers = self._bodies.answer(request, response)
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
@@ -408,21 +421,14 @@ class EocServer:
         self.metrics.answered(response, time.perf_counter() - t0)
 
     async def _error(self, send: Send, err: HttpError) -> None:
-        if isinstance(err, HttpError):
-            self._count_error(err)
+        self._count_error(err)
         body = err.body()
         headers = [*err.headers(), (b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": err.status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
     def _count_error(self, err: HttpError) -> None:
-        self.metrics.errors.labels(str(err.status)).inc()
-        if err.status == 429:
-            self.metrics.budget_refusals.labels(err.extra.get("budget", {}).get("scope", "?")).inc()
-        elif err.code == "upstream_unavailable":
-            self.metrics.breaker_refusals.inc()
-        elif err.code == "backend_error":
-            self.metrics.upstream_errors.inc()
+        self.metrics.error(err.status, err.code, err.extra.get("budget", {}).get("scope"))
 
     def _store_up(self) -> None:
         """Refuse a miss while the shared store is down: its answer could not be kept."""

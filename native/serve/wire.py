@@ -84,7 +84,59 @@ def answer_body(
     request: ChatRequest, response: Response, model: str, public_key: str | None
 ) -> bytes:
     """The whole (non-streamed) completion object, with its verdict."""
-    reason = finish_reason(request, response)
+    return AnswerBodies(model, public_key).answer(request, response)[0]
+
+
+class AnswerBodies:
+    """Whole answers as bytes, the part after ``id`` and ``created`` kept per response.
+
+    The cascade hands out the same (read-only) :class:`Response` for every repeat of a cache
+    hit charged the same, so its choices, usage and verdict are serialized once; each answer
+    still gets its own ``id`` and ``created``.
+    """
+
+    MAX = 4096
+
+    def __init__(self, model: str, public_key: str | None) -> None:
+        self.model = model
+        self.public_key = public_key
+        self._tails: dict[
+            tuple[int, str, str], tuple[Response, bytes, list[tuple[bytes, bytes]]]
+        ] = {}
+        self._model_json = orjson.dumps(model)
+
+    def answer(
+        self, request: ChatRequest, response: Response
+    ) -> tuple[bytes, list[tuple[bytes, bytes]]]:
+        """The body of the completion object and its headers (content type, length, verdict)."""
+        reason = finish_reason(request, response)
+        key = (id(response), request.kind, reason)
+        known = self._tails.get(key)
+        if known is None or known[0] is not response:
+            tail = _tail(request, response, reason, self.public_key)
+            known = (response, tail, [(b"content-type", JSON), *verdict_headers(response)])
+            if len(self._tails) >= self.MAX:
+                self._tails.clear()
+            self._tails[key] = known
+        _, tail, headers = known
+        obj = b"chat.completion" if request.kind == "chat" else b"text_completion"
+        body = (
+            b'{"id":"'
+            + completion_id(request.kind).encode()
+            + b'","object":"'
+            + obj
+            + b'","created":'
+            + str(int(time.time())).encode()
+            + b',"model":'
+            + self._model_json
+            + b","
+            + tail
+        )
+        return body, [*headers, (b"content-length", str(len(body)).encode())]
+
+
+def _tail(request: ChatRequest, response: Response, reason: str, public_key: str | None) -> bytes:
+    """``"choices":...,"usage":...,"eoc":...}``: the part of a body shared by repeats."""
     if request.kind == "chat":
         choice: dict[str, Any] = {
             "index": 0,
@@ -92,20 +144,10 @@ def answer_body(
             "finish_reason": reason,
             "logprobs": None,
         }
-        obj = "chat.completion"
     else:
         choice = {"index": 0, "text": response.payload, "finish_reason": reason, "logprobs": None}
-        obj = "text_completion"
-    doc = {
-        "id": completion_id(request.kind),
-        "object": obj,
-        "created": int(time.time()),
-        "model": model,
-        "choices": [choice],
-        "usage": usage(response),
-        "eoc": verdict(response, public_key),
-    }
-    return orjson.dumps(doc)
+    doc = {"choices": [choice], "usage": usage(response), "eoc": verdict(response, public_key)}
+    return orjson.dumps(doc)[1:]
 
 
 class Chunks:
@@ -183,6 +225,7 @@ def error_body(status: int, kind: str, message: str, code: str, **extra: Any) ->
 __all__ = [
     "JSON",
     "SSE",
+    "AnswerBodies",
     "Chunks",
     "answer_body",
     "completion_id",
