@@ -157,6 +157,9 @@ class EocServer:
         self.executor = ThreadPoolExecutor(config.workers, thread_name_prefix="eoc-answer")
         self.pending = 0
         self._parsed: dict[tuple[str, bytes], tuple[ChatRequest, Query]] = {}
+        self._reading: dict[asyncio.Task[Any], float] = {}  # body reads and their deadlines
+        self._late: set[asyncio.Task[Any]] = set()
+        self._watchdog: asyncio.Task[None] | None = None
         self._bodies = AnswerBodies(config.model_id, config.public_key)
         self.openapi = document(config.model_id)
         self._openapi_body = orjson.dumps(self.openapi)
@@ -255,6 +258,8 @@ class EocServer:
         @contextlib.asynccontextmanager
         async def lifespan(_app: Any) -> AsyncIterator[None]:
             yield
+            if self._watchdog is not None:
+                self._watchdog.cancel()
             self.close()
 
         Route = routing.Route
@@ -332,27 +337,49 @@ class EocServer:
             )
         parts: list[bytes] = []
         size = 0
+        # the body must arrive within body_timeout_s; a watchdog cancels a read that is late
+        # (cheaper on the hot path than a timer per request)
+        task = asyncio.current_task()
+        assert task is not None
+        self._reading[task] = time.monotonic() + self.config.body_timeout_s
+        if self._watchdog is None:
+            self._watchdog = asyncio.get_running_loop().create_task(self._watch())
         try:
-            async with asyncio.timeout(self.config.body_timeout_s):
-                while True:
-                    message = await receive()
-                    if message["type"] == "http.disconnect":
-                        raise HttpError(400, "BadRequest", "the client went away", "disconnected")
-                    chunk = message.get("body", b"")
-                    size += len(chunk)
-                    if size > self.config.max_body_bytes:
-                        raise self._too_large()
-                    parts.append(chunk)
-                    if not message.get("more_body", False):
-                        break
-        except TimeoutError:
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise HttpError(400, "BadRequest", "the client went away", "disconnected")
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > self.config.max_body_bytes:
+                    raise self._too_large()
+                parts.append(chunk)
+                if not message.get("more_body", False):
+                    break
+        except asyncio.CancelledError:
+            if task not in self._late:
+                raise
+            self._late.discard(task)
+            task.uncancel()
             raise HttpError(
                 408,
                 "RequestTimeout",
                 f"the body did not arrive within {self.config.body_timeout_s:g} s",
                 "body_timeout",
             ) from None
+        finally:
+            self._reading.pop(task, None)
         return b"".join(parts)
+
+    async def _watch(self) -> None:
+        """Cancel body reads past their deadline (see :meth:`_body`)."""
+        while True:
+            await asyncio.sleep(min(0.5, self.config.body_timeout_s / 4))
+            now = time.monotonic()
+            for task, deadline in list(self._reading.items()):
+                if now > deadline and task not in self._late:
+                    self._late.add(task)
+                    task.cancel()
 
     def _too_large(self) -> HttpError:
         return HttpError(

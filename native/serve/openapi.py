@@ -21,6 +21,7 @@ def _errors(*codes: int) -> dict[str, Any]:
         401: "An API key is required and none (or an unknown one) was sent.",
         404: "No such model (or route).",
         405: "Method not allowed.",
+        408: "The request body did not arrive in time.",
         413: "The body, a message or the conversation is too large.",
         415: "The body is not JSON.",
         429: "A joule budget is spent; Retry-After says when it has room.",
@@ -293,7 +294,7 @@ def document(model: str) -> dict[str, Any]:
                         "headers": answer_headers,
                         "content": answer_content,
                     },
-                    **_errors(400, 401, 404, 413, 415, 429, 502, 503, 504),
+                    **_errors(400, 401, 404, 408, 413, 415, 429, 502, 503, 504),
                 },
             }
         }

@@ -153,6 +153,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         log_level="warning",
         timeout_keep_alive=5,
         lifespan="on",
+        access_log=False,  # uvicorn formats each access line even when the level drops it
     )
     return 0
 

@@ -373,3 +373,18 @@ def test_while_the_store_is_down_a_miss_is_refused_and_hits_are_served(tiny: Pat
         hit = httpx.post(url + "/v1/chat/completions", json=ask("hello again"))
         assert hit.status_code == 200 and hit.headers["x-eoc-stage"] == "cache"
         assert httpx.get(url + "/healthz").json()["status"] == "degraded"
+
+
+def test_a_body_that_never_arrives_gets_a_408_and_the_server_keeps_serving(tiny: Path) -> None:
+    import socket
+
+    with serving(make_app(tiny, config={"body_timeout_s": 0.5})) as url:
+        port = int(url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 100\r\n\r\n{"
+            )
+            reply = sock.recv(4096).decode()
+        assert reply.startswith("HTTP/1.1 408") and "body_timeout" in reply
+        assert httpx.post(url + "/v1/chat/completions", json=ask("what is 2+2")).status_code == 200
