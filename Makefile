@@ -92,5 +92,11 @@ bench: web chromium
 	$(BIN)/python bench/native.py
 	$(BIN)/python bench/semantic.py
 
+# eoc serve's cache hits, semantic hits and miss overhead against GPTCache's server, a Starlette
+# floor and llama.cpp's server, side by side (wrk; bench/serve.py says what and how; ~3 min)
+.PHONY: bench-serve
+bench-serve: $(BIN)/.installed
+	$(BIN)/python bench/serve.py
+
 clean:
 	rm -rf $(VENV) web/dist web/node_modules web/.cache test-artifacts .pytest_cache .mypy_cache .ruff_cache .hypothesis
