@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
@@ -46,6 +47,7 @@ Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
+log = logging.getLogger("eoc.serve")
 _POSTS = {"/v1/chat/completions": "chat", "/v1/completions": "completion"}
 _MEMO_BODIES = 4096
 """Request bodies whose parse is remembered (a repeat skips the checks it already passed)."""
@@ -437,6 +439,10 @@ class EocServer:
         except (EocError, HttpError) as exc:
             await self._error(send, HttpError.of(exc))
             return
+        except Exception:  # a fault of eoc's own: logged, and still a JSON error
+            log.exception("eoc serve: answering %s failed", scope["path"])
+            await self._error(send, HttpError.of(RuntimeError()))
+            return
         self._account(key, response, t0)
         body, headers = self._bodies.answer(request, response)
         await send({"type": "http.response.start", "status": 200, "headers": headers})
@@ -564,7 +570,9 @@ class EocServer:
                 )
             try:
                 response = work.result()
-            except (EocError, HttpError) as exc:
+            except Exception as exc:
+                if not isinstance(exc, EocError | HttpError):
+                    log.exception("eoc serve: a streamed answer failed")
                 err = HttpError.of(exc)
                 if started:
                     self._count_error(err)
