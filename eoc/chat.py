@@ -210,7 +210,7 @@ def parse_chat(doc: object, defaults: ChatDefaults, *, kind: str = "chat") -> Ch
         raise BadRequest(
             "tools are not supported by this server yet: send the request without tools"
         )
-    if doc.get("logprobs") not in (None, False):
+    if doc.get("logprobs") is not None and doc.get("logprobs") is not False:
         raise BadRequest("logprobs are not supported: send the request without logprobs")
     fmt = doc.get("response_format")
     if fmt is not None and fmt != {"type": "text"}:
@@ -231,9 +231,10 @@ def parse_chat(doc: object, defaults: ChatDefaults, *, kind: str = "chat") -> Ch
         or not isinstance(options.get("include_usage", False), bool)
     ):
         raise BadRequest('"stream_options" takes only {"include_usage": true|false}')
+    legacy = _whole(doc.get("max_tokens"), "max_tokens", 1, MAX_OUTPUT_TOKENS, None)
     max_tokens = doc.get("max_completion_tokens")
     if max_tokens is None:
-        max_tokens = doc.get("max_tokens")
+        max_tokens = legacy
     temperature = _number(doc, "temperature", 0.0, 2.0, defaults.temperature)
     top_p = _top_p(doc, defaults.top_p)  # checked even when greedy decoding ignores it
     seed = _whole(doc.get("seed"), "seed", 0, MAX_SEED, None)
@@ -241,7 +242,9 @@ def parse_chat(doc: object, defaults: ChatDefaults, *, kind: str = "chat") -> Ch
         kind=kind,
         model=model,
         messages=messages,
-        max_tokens=_whole(max_tokens, "max_tokens", 1, MAX_OUTPUT_TOKENS, defaults.max_tokens),
+        max_tokens=_whole(
+            max_tokens, "max_completion_tokens", 1, MAX_OUTPUT_TOKENS, defaults.max_tokens
+        ),
         temperature=temperature,
         top_p=top_p if temperature > 0 else 1.0,
         stop=_stops(doc.get("stop")),
@@ -268,6 +271,9 @@ def _messages(value: object) -> tuple[tuple[str, str], ...]:
         extra = set(msg) - {"role", "content", "name"}
         if extra:
             raise BadRequest(f"{where} has a field eoc does not take: {sorted(extra)[0]!r:.40}")
+        name = msg.get("name")
+        if name is not None and (not isinstance(name, str) or len(name) > 256):
+            raise BadRequest(f"{where}.name must be a string of at most 256 characters")
         role = msg.get("role")
         if role not in ROLES:
             raise BadRequest(f"{where}.role must be one of {', '.join(ROLES)}")

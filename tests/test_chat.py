@@ -235,3 +235,37 @@ def test_an_uncacheable_answer_is_not_remembered_even_if_the_backend_says_it_may
     assert c.resolve(q).stage is Stage.NEURAL
     same_key = Query(q.prompt, context=q.context)  # the same id, asked as cacheable
     assert same_key.id == q.id and c.cached(same_key) is None
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        ({"max_tokens": 0, "max_completion_tokens": 5}, "max_tokens"),
+        ({"logprobs": 0}, "logprobs"),
+    ],
+)
+def test_every_field_is_checked_even_when_another_wins(
+    extra: dict[str, object], words: str
+) -> None:
+    with pytest.raises(BadRequest, match=words):
+        parse_chat({**chat(Q), **extra}, D)
+
+
+def test_a_message_name_must_be_text() -> None:
+    doc = {"model": "m", "messages": [{"role": "user", "content": "hi", "name": 5}]}
+    with pytest.raises(BadRequest, match="name"):
+        parse_chat(doc, D)
+
+
+def test_a_model_that_says_nothing_gives_an_empty_answer_never_remembered() -> None:
+    from eoc.stages.neural import Reply
+
+    class Silent(ScriptedBackend):
+        def chat(self, request, on_piece=None):  # type: ignore[no-untyped-def]
+            return Reply(" ", tokens_in=3, tokens_out=1)
+
+    c = Cascade(small_stages(Silent()))
+    q = parse_chat(chat(("user", "say nothing")), D).query()
+    r = c.resolve(q)
+    assert r.stage is Stage.NEURAL and r.payload == "" and r.tokens == (3, 1)
+    assert c.cached(q) is None

@@ -143,12 +143,20 @@ class NeuralStage:
             raise BackendError(
                 f"neural backend {self.backend.name!r} reported a cost that is not a JouleCost"
             )
-        try:
-            check_text(reply.text, "the reply", max_bytes=MAX_REPLY_BYTES)
-        except InputError as exc:
-            raise BackendError(
-                f"neural backend {self.backend.name!r} returned unusable text: {exc.reason}"
-            ) from None
+        # a model that ran and said nothing printable (it counted its tokens) gave an empty
+        # answer, served as such and never remembered; any other empty reply is a failure
+        said_nothing = (
+            not reply.text.strip() and reply.tokens_in is not None and reply.tokens_out is not None
+        )
+        if said_nothing:
+            reply = reply._replace(text="", memoize=False)
+        else:
+            try:
+                check_text(reply.text, "the reply", max_bytes=MAX_REPLY_BYTES)
+            except InputError as exc:
+                raise BackendError(
+                    f"neural backend {self.backend.name!r} returned unusable text: {exc.reason}"
+                ) from None
         if reply.estimate is not None and (
             not isinstance(reply.estimate, JouleCost) or reply.estimate.measured
         ):

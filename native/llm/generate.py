@@ -65,9 +65,12 @@ class Sampler:
         """Choose a token id from one row of logits."""
         if self.temperature <= 0.0:
             return int(np.argmax(logits))
-        # float64 so the probabilities of a 49k-token vocabulary still sum to 1 closely.
-        z = logits.astype(np.float64) / self.temperature
-        p = np.exp(z - z.max())
+        # float64 so the probabilities of a 49k-token vocabulary still sum to 1 closely; the
+        # maximum is taken off first, so a tiny temperature sends the others to -inf, never NaN
+        z = logits.astype(np.float64)
+        with np.errstate(over="ignore", divide="ignore"):
+            z = (z - z.max()) / self.temperature
+        p = np.exp(z)
         p /= p.sum()
         order = np.argsort(-p, kind="stable")
         cumulative = np.cumsum(p[order])

@@ -176,8 +176,7 @@ class EocServer:
         self.other = self._routes()
         self._entry: Callable[[Scope, Receive, Send], Awaitable[None]] = self._dispatch
         if config.cors_origins:
-            cors = require("starlette.middleware.cors", package="starlette", why="eoc serve")
-            self._entry = cors.CORSMiddleware(
+            self._entry = _json_cors()(
                 self._dispatch,
                 allow_origins=list(config.cors_origins),
                 allow_methods=["GET", "POST"],
@@ -257,6 +256,12 @@ class EocServer:
             self.metrics.error(status, code)
             return json(error_body(status, "HTTPError", message, code), status)
 
+        async def fault(_request: Any, _exc: Exception) -> Any:
+            log.exception("eoc serve: a route failed")
+            err = HttpError.of(RuntimeError())
+            self.metrics.error(err.status, err.code)
+            return json(err.body(), err.status)
+
         @contextlib.asynccontextmanager
         async def lifespan(_app: Any) -> AsyncIterator[None]:
             yield
@@ -276,7 +281,7 @@ class EocServer:
                 Route("/healthz", healthz),
                 Route("/openapi.json", openapi),
             ],
-            exception_handlers={exceptions.HTTPException: http_error},
+            exception_handlers={exceptions.HTTPException: http_error, Exception: fault},
             lifespan=lifespan,
         )
 
@@ -599,6 +604,34 @@ class EocServer:
             )
             body = chunks.piece(response.payload) + body
         await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def _json_cors() -> Any:
+    """Starlette's CORS middleware, answering a refused preflight with a JSON error body."""
+    cors: Any = require("starlette.middleware.cors", package="starlette", why="eoc serve")
+    responses: Any = require("starlette.responses", package="starlette", why="eoc serve")
+
+    class JsonCors(cors.CORSMiddleware):  # type: ignore[misc]
+        def preflight_response(self, request_headers: Any) -> Any:
+            plain = super().preflight_response(request_headers)
+            if plain.status_code == 200:
+                return plain
+            message = plain.body.decode("utf-8", "replace")
+            headers = {k: v for k, v in plain.headers.items() if k.lower() != "content-length"}
+            headers.pop("content-type", None)
+            return responses.Response(
+                error_body(
+                    400,
+                    "CorsRefused",
+                    f"{message}: this origin may not call the server",
+                    "cors_refused",
+                ),
+                400,
+                headers=headers,
+                media_type="application/json",
+            )
+
+    return JsonCors
 
 
 def _str_headers(headers: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from eoc.errors import BackendError, ConfigError
+from eoc.errors import BackendError, ConfigError, InputError
 from eoc.stages.neural import Reply
 
 
@@ -78,6 +78,11 @@ class CircuitBreaker:
             self._trial = False
             self._backoff = self.backoff_s
 
+    def neutral(self) -> None:
+        """A request refused for its own fault: says nothing of the backend (ends a trial)."""
+        with self._lock:
+            self._trial = False
+
     def failure(self) -> None:
         with self._lock:
             self._failures += 1
@@ -102,8 +107,8 @@ class GuardedBackend:
         self.breaker.before()
         try:
             reply = fn()
-        except BackendError:
-            self.breaker.failure()
+        except InputError:
+            self.breaker.neutral()  # the request was at fault, not the backend
             raise
         except Exception:
             self.breaker.failure()

@@ -231,3 +231,11 @@ def test_forward_rejects_bad_ids(tiny: tuple[Any, Any]) -> None:
         model.forward([10**6])
     with pytest.raises(InputError):
         Llama.forward(model, [])
+
+
+def test_a_tiny_temperature_samples_the_most_likely_token_not_nan() -> None:
+    from native.llm.generate import Sampler
+
+    logits = np.array([1.0, 3.0, 2.0], np.float32)
+    sampler = Sampler(temperature=5e-324, seed=1)
+    assert sampler.pick(logits, sampler.rng()) == 1

@@ -19,11 +19,12 @@ from typing import Any
 
 import pytest
 
-schemathesis = pytest.importorskip("schemathesis")
+pytest.importorskip("schemathesis")
 pytest.importorskip("starlette")
 
 import httpx
 import requests
+import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
@@ -34,6 +35,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from native.serve.breaker import CircuitBreaker
 from native.serve.openapi import document
 from tests.native.serving import serving
 from tests.native.test_llm_tiny import BLOCKS, write_tiny_model
@@ -185,8 +187,103 @@ def test_invalid_requests_get_json_4xx_errors(
     assert 400 in statuses, sorted(set(statuses))
 
 
+def ask(text: str, **params: Any) -> dict[str, Any]:
+    return {"model": MODEL, "messages": [{"role": "user", "content": text}], **params}
+
+
+CHAT, COMPLETIONS = "/v1/chat/completions", "/v1/completions"
+
+# Requests Schemathesis found (or that pin what it checks), run through the same checks.
+VALID = {
+    # streamed answers: every event conforms to the document's StreamEvent
+    "chat-stream-usage": (CHAT, ask("hello", stream=True, stream_options={"include_usage": True})),
+    "chat-stream-graph": (CHAT, ask("what is 2+2", stream=True)),  # one piece
+    "completion-stream": (COMPLETIONS, {"model": MODEL, "prompt": "hello", "stream": True}),
+    # content parts and a one-prompt list, as the document allows
+    "content-parts": (
+        CHAT,
+        {
+            "model": MODEL,
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+        },
+    ),
+    "prompt-list": (COMPLETIONS, {"model": MODEL, "prompt": ["hello"], "max_tokens": 2}),
+    # found: the sampler divides the logits by a subnormal temperature (502, overflow)
+    "completion-subnormal-temperature": (
+        COMPLETIONS,
+        {"model": MODEL, "prompt": "0", "max_tokens": 1, "temperature": 5e-324},
+    ),
+    "chat-subnormal-temperature": (CHAT, ask("hello there", temperature=5e-324, seed=1)),
+    # found: the model's one token decodes to no text (502, "the reply is empty")
+    "completion-empty-reply": (
+        COMPLETIONS,
+        {"model": MODEL, "top_p": 1.0, "max_tokens": 1, "prompt": "\u00ae"},
+    ),
+}
+INVALID = {
+    # found: max_tokens is not checked when max_completion_tokens is sent (200)
+    "max-tokens-0-beside-max-completion-tokens": (
+        CHAT,
+        ask("0", max_completion_tokens=1, max_tokens=0),
+    ),
+    "message-name-not-a-string": (
+        CHAT,
+        {"model": MODEL, "messages": [{"role": "user", "content": "hi", "name": 5}]},
+    ),
+    "logprobs-0": (CHAT, ask("hi", logprobs=0)),  # 0 is not false in JSON
+    "tools": (CHAT, ask("hi", tools=[{"type": "function", "function": {"name": "f"}}])),
+    "two-prompts": (COMPLETIONS, {"model": MODEL, "prompt": ["a", "b"]}),
+    "stop-too-long": (CHAT, ask("hi", stop="x" * 257)),
+}
+
+
+@pytest.mark.parametrize(("path", "body"), list(VALID.values()), ids=list(VALID))
+def test_pinned_valid_requests_get_documented_answers(
+    schema: Any, server: str, session: requests.Session, path: str, body: dict[str, Any]
+) -> None:
+    case = schema[path]["POST"].Case(body=body, media_type="application/json")
+    response = case.call_and_validate(base_url=server, session=session, checks=CONFORMANCE)
+    assert response.status_code == 200, response.text[:300]
+
+
+@pytest.mark.parametrize(("path", "body"), list(INVALID.values()), ids=list(INVALID))
+def test_pinned_invalid_requests_get_json_4xx_errors(
+    schema: Any, server: str, session: requests.Session, path: str, body: dict[str, Any]
+) -> None:
+    case = schema[path]["POST"].Case(body=body, media_type="application/json")
+    case.call_and_validate(
+        base_url=server, session=session, checks=[*CONFORMANCE, rejected_as_client_error]
+    )
+
+
+def test_requests_the_model_refuses_do_not_open_the_breaker(tiny: Path) -> None:
+    """Found: a client's 4xx counted as the backend failing, so three refused requests (valid by
+    the document, refused by the model runner: a penalty, too long for its context) opened the
+    breaker and every client's next question got 503 upstream_unavailable."""
+    breaker = CircuitBreaker(3, 30.0, 60.0)
+    with serving(make_app(tiny, breaker=breaker)) as url:
+        for doc in (
+            ask("hello", presence_penalty=0.5),
+            ask("hello", frequency_penalty=-1.0),
+            ask("word " * 40),
+        ):
+            r = httpx.post(f"{url}{CHAT}", json=doc, timeout=30)
+            assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_request", r.text
+        assert httpx.get(f"{url}/healthz", timeout=30).json()["breaker"] == "closed"
+        r = httpx.post(f"{url}{CHAT}", json=ask("hello model"), timeout=30)
+        assert r.status_code == 200, r.text
+        assert r.json()["eoc"]["stage"] == "neural"
+
+
 def test_the_server_is_still_healthy_afterwards(server: str) -> None:
+    """After everything above: nothing pending, and no 5xx ever counted."""
     r = httpx.get(f"{server}/healthz", timeout=30)
     assert r.status_code == 200 and r.json()["pending"] == 0
     metrics = httpx.get(f"{server}/metrics", timeout=30).text
-    assert 'eoc_errors_total{status="500"}' not in metrics
+    counted = {
+        line.split('"')[1]: float(line.rsplit(" ", 1)[1])
+        for line in metrics.splitlines()
+        if line.startswith('eoc_request_errors_total{status="')
+    }
+    assert "# TYPE eoc_request_errors_total counter" in metrics
+    assert not [status for status in counted if status.startswith("5")], counted
