@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,34 @@ def decode_vector(text: str, embedder: Any, dense: bool) -> Any:
     except (ValueError, TypeError, RecursionError):
         pass  # json.JSONDecodeError is a ValueError; int("x"), float([]) and deep nesting
     return None
+
+
+def put_pairs(kv: Any, pairs: Iterable[tuple[str, str]], write: Callable[[list[Any]], None]) -> int:
+    """Store many (prompt, answer) pairs in a write-through kv (SQLite's or PostgreSQL's).
+
+    Every pair is checked, the fresh ones (not stored with the same answer) embedded in a batch,
+    their rows (``kv._row``) handed to ``write`` in one go, and memory changed only after it
+    returned. Returns how many pairs were given.
+    """
+    try:
+        items = [(p, a) for p, a in pairs]
+    except (TypeError, ValueError):
+        raise InputError("load_pairs takes an iterable of (prompt, answer) pairs") from None
+    keys = [kv.checked_key(p, a) for p, a in items]
+    fresh = [(k, p, a) for k, (p, a) in zip(keys, items, strict=True) if kv._stored.get(k) != a]
+    if not fresh:
+        return len(items)
+    batch = getattr(kv.embedder, "embed_batch", None)
+    prompts = [p for _, p, _ in fresh]
+    vecs = list(batch(prompts)) if batch else [kv.embedder.embed(p) for p in prompts]
+    write([kv._row(k, p, a, v) for (k, p, a), v in zip(fresh, vecs, strict=True)])
+    for (k, p, a), v in zip(fresh, vecs, strict=True):
+        KVStage.put(kv, p, a, embedding=v)
+        kv._stored[k] = a
+    flush = getattr(kv.embedder, "flush", None)
+    if callable(flush):
+        flush()
+    return len(items)
 
 
 class SqliteCache(CacheStage):
@@ -215,33 +243,13 @@ class SqliteKV(KVStage):
 
         Every pair is checked before anything is written; a failed write changes nothing.
         """
-        try:
-            items = [(p, a) for p, a in pairs]
-        except (TypeError, ValueError):
-            raise InputError("load_pairs takes an iterable of (prompt, answer) pairs") from None
-        keys = [self.checked_key(p, a) for p, a in items]
-        with self.db.lock:
-            fresh = [
-                (k, p, a) for k, (p, a) in zip(keys, items, strict=True) if self._stored.get(k) != a
-            ]
-            if not fresh:
-                return len(items)
-            batch = getattr(self.embedder, "embed_batch", None)
-            vecs = (
-                list(batch([p for _, p, _ in fresh]))
-                if batch
-                else [self.embedder.embed(p) for _, p, _ in fresh]
-            )
-            rows = [self._row(k, p, a, v) for (k, p, a), v in zip(fresh, vecs, strict=True)]
+
+        def write(rows: list[tuple[str, ...]]) -> None:
             with self.db.transaction("storing kv pairs") as c:
                 c.executemany(_KV_UPSERT, rows)
-            for (k, p, a), v in zip(fresh, vecs, strict=True):
-                KVStage.put(self, p, a, embedding=v)
-                self._stored[k] = a
-        flush = getattr(self.embedder, "flush", None)
-        if callable(flush):
-            flush()
-        return len(items)
+
+        with self.db.lock:
+            return put_pairs(self, pairs, write)
 
     def close(self) -> None:
         self.db.close()
@@ -314,4 +322,11 @@ class SqliteTripleStore(TripleStore):
         self.db.close()
 
 
-__all__ = ["SqliteCache", "SqliteKV", "SqliteTripleStore", "decode_vector", "encode_vector"]
+__all__ = [
+    "SqliteCache",
+    "SqliteKV",
+    "SqliteTripleStore",
+    "decode_vector",
+    "encode_vector",
+    "put_pairs",
+]

@@ -465,6 +465,15 @@ class EocServer:
         await send({"type": "http.response.start", "status": err.status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
+    async def _stream_error(self, send: Send, err: HttpError, started: bool) -> None:
+        """An error of a streamed answer: a JSON error before the stream began, else its last event."""
+        if not started:
+            await self._error(send, err)
+            return
+        self._count_error(err)
+        body = Chunks.error(err.status, err.kind, err.message, err.code)
+        await send({"type": "http.response.body", "body": body})
+
     def _count_error(self, err: HttpError) -> None:
         self.metrics.error(err.status, err.code, err.extra.get("budget", {}).get("scope"))
 
@@ -552,17 +561,7 @@ class EocServer:
                 try:
                     piece = await asyncio.wait_for(queue.get(), max(0.0, deadline - loop.time()))
                 except TimeoutError:
-                    err = self._timeout()
-                    if started:
-                        self._count_error(err)
-                        await send(
-                            {
-                                "type": "http.response.body",
-                                "body": Chunks.error(err.status, err.kind, err.message, err.code),
-                            }
-                        )
-                    else:
-                        await self._error(send, err)
+                    await self._stream_error(send, self._timeout(), started)
                     return
                 if piece is None:
                     break
@@ -578,17 +577,7 @@ class EocServer:
             except Exception as exc:
                 if not isinstance(exc, EocError | HttpError):
                     log.exception("eoc serve: a streamed answer failed")
-                err = HttpError.of(exc)
-                if started:
-                    self._count_error(err)
-                    await send(
-                        {
-                            "type": "http.response.body",
-                            "body": Chunks.error(err.status, err.kind, err.message, err.code),
-                        }
-                    )
-                else:
-                    await self._error(send, err)
+                await self._stream_error(send, HttpError.of(exc), started)
                 return
         finally:
             self.pending -= 1

@@ -32,7 +32,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from eoc.errors import EocError, InputError, StoreError, StoreUnusable, StoreVersionError
-from eoc.persist import decode_vector, encode_vector
+from eoc.persist import decode_vector, encode_vector, put_pairs
 from eoc.persist_schema import row_sum
 from eoc.query import Query
 from eoc.stages.cache import CacheStage, checked_answer, qid_of
@@ -405,28 +405,12 @@ class PgKV(KVStage):
 
     def load_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
         """Store many pairs in one transaction; pairs already stored with the same answer are skipped."""
-        items = [(p, a) for p, a in pairs]
-        keys = [self.checked_key(p, a) for p, a in items]
-        fresh = [
-            (k, p, a) for k, (p, a) in zip(keys, items, strict=True) if self._stored.get(k) != a
-        ]
-        if not fresh:
-            return len(items)
-        batch = getattr(self.embedder, "embed_batch", None)
-        vecs = (
-            list(batch([p for _, p, _ in fresh]))
-            if batch
-            else [self.embedder.embed(p) for _, p, _ in fresh]
-        )
-        rows = [self._row(k, p, a, v) for (k, p, a), v in zip(fresh, vecs, strict=True)]
-        self.store.write("kv", _KV_UPSERT, rows, "storing kv pairs")
-        for (k, p, a), v in zip(fresh, vecs, strict=True):
-            KVStage.put(self, p, a, embedding=v)
-            self._stored[k] = a
-        flush = getattr(self.embedder, "flush", None)
-        if callable(flush):
-            flush()
-        return len(items)
+        with self._write_lock:
+            return put_pairs(
+                self,
+                pairs,
+                lambda rows: self.store.write("kv", _KV_UPSERT, rows, "storing kv pairs"),
+            )
 
     def close(self) -> None:
         self.store.close()
