@@ -903,8 +903,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "unseeded samples memoized",
         "native/llm/backend.py",
-        "return self.sampler.temperature <= 0.0 or self.sampler.seed is not None",
-        "return True",
+        "    return sampler.temperature <= 0.0 or sampler.seed is not None",
+        "    return True",
     ),
     (
         "a model's control characters passed on",

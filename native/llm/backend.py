@@ -153,7 +153,7 @@ class LocalModel:
     @property
     def memoizable(self) -> bool:
         """Greedy and seeded answers repeat; unseeded samples do not."""
-        return self.sampler.temperature <= 0.0 or self.sampler.seed is not None
+        return _repeatable(self.sampler)
 
     def generate(self, prompt: str) -> Reply:
         stream = self.stream(prompt)
@@ -241,7 +241,7 @@ class LocalModel:
             "".join(text).strip(),
             None,  # the work ran here: a live counter's span measures it
             estimate=cost,  # charged only when no live counter brackets the answer
-            memoize=sampler.temperature <= 0.0 or sampler.seed is not None,
+            memoize=_repeatable(sampler),
             tokens_in=len(ids),
             tokens_out=len(produced),
         )
@@ -266,6 +266,11 @@ class ReplyStream:
 
     def __iter__(self) -> Iterator[str]:
         return self._it
+
+
+def _repeatable(sampler: Sampler) -> bool:
+    """Greedy and seeded answers repeat; unseeded samples do not (they are never remembered)."""
+    return sampler.temperature <= 0.0 or sampler.seed is not None
 
 
 def _counted(tokens: Iterator[int], produced: list[int]) -> Iterator[int]:

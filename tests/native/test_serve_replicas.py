@@ -41,8 +41,10 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_tiny_model(tmp_path_factory.mktemp("llm") / "tiny.gguf", tensor_types=BLOCKS)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def pair(postgres: Any, tiny: Path) -> Iterator[tuple[Replica, Replica, str]]:
+    """Two replicas on one database for the whole file; the tests run in order, the one that
+    kills a replica last."""
     url = postgres.new_database(f"eoc_replicas_{next(_names)}")
     a = Replica(tiny, url)
     b = Replica(tiny, url)
@@ -83,45 +85,14 @@ def test_an_answer_computed_on_one_replica_is_a_hit_on_the_other_within_100_ms(
 WORKLOAD = [f"q{i} tell me" for i in range(12)]
 
 
-def mixed(i: int) -> str:
+def mixed(i: int, tag: str = "") -> str:
     """Repeats, near-repeats (a paraphrase kv may take) and new questions."""
     kind = i % 3
     if kind == 0:
-        return WORKLOAD[i % 4]  # repeats
+        return tag + WORKLOAD[i % 4]  # repeats
     if kind == 1:
-        return WORKLOAD[i % 4] + " please"  # near-repeat
-    return f"new {i} ok"  # new
-
-
-def test_kill_9_one_replica_mid_load_the_other_answers_and_nothing_acknowledged_is_lost(
-    pair: tuple[Replica, Replica, str],
-) -> None:
-    a, b, url = pair
-    acked: dict[str, str] = {}  # query id -> answer, for answers a replica acknowledged
-
-    def send(i: int) -> tuple[int, str, int]:
-        target = a if i % 2 == 0 else b
-        try:
-            r = target.ask(mixed(i), timeout=20)
-        except httpx.HTTPError:
-            return (i, "", -1)  # the killed replica's connections fail; nothing was acknowledged
-        if r.status_code == 200:
-            verdict = r.json()["eoc"]
-            if verdict["stage"] == "neural":
-                acked[verdict["query_id"]] = verdict["receipt"]["payload"]
-        return (i, "b" if target is b else "a", r.status_code)
-
-    with ThreadPoolExecutor(4) as pool:
-        first = list(pool.map(send, range(30)))
-        a.kill()  # SIGKILL, mid-load: no shutdown code runs
-        after = list(pool.map(send, range(30, 60)))
-    assert all(code == 200 for _, _, code in first), first
-    to_b = [code for i, who, code in after if who == "b"]
-    assert to_b and all(code == 200 for code in to_b), after
-    rows = stored_answers(url)
-    missing = {qid for qid in acked if qid not in rows}
-    assert not missing, f"acknowledged answers lost: {missing}"
-    assert all(rows[qid] == text for qid, text in acked.items())
+        return tag + WORKLOAD[i % 4] + " please"  # near-repeat
+    return f"{tag}new {i} ok"  # new
 
 
 def test_a_postgres_restart_mid_load_gives_typed_503s_then_replicas_reconnect(
@@ -170,3 +141,35 @@ def test_a_postgres_restart_mid_load_gives_typed_503s_then_replicas_reconnect(
     assert b.ask("asked after the restart").headers["x-eoc-stage"] == "cache"
     rows = stored_answers(url)  # every row whole: no partial writes
     assert not any("gap" in p for p in rows.values())
+
+
+def test_kill_9_one_replica_mid_load_the_other_answers_and_nothing_acknowledged_is_lost(
+    pair: tuple[Replica, Replica, str],
+) -> None:
+    a, b, url = pair
+    acked: dict[str, str] = {}  # query id -> answer, for answers a replica acknowledged
+
+    def send(i: int) -> tuple[int, str, int]:
+        target = a if i % 2 == 0 else b
+        try:
+            r = target.ask(mixed(i, "k "), timeout=20)
+        except httpx.HTTPError:
+            return (i, "", -1)  # the killed replica's connections fail; nothing was acknowledged
+        if r.status_code == 200:
+            verdict = r.json()["eoc"]
+            if verdict["stage"] == "neural":
+                acked[verdict["query_id"]] = verdict["receipt"]["payload"]
+        return (i, "b" if target is b else "a", r.status_code)
+
+    with ThreadPoolExecutor(4) as pool:
+        first = list(pool.map(send, range(30)))
+        a.kill()  # SIGKILL, mid-load: no shutdown code runs
+        after = list(pool.map(send, range(30, 60)))
+    assert all(code == 200 for _, _, code in first), first
+    to_b = [code for i, who, code in after if who == "b"]
+    assert to_b and all(code == 200 for code in to_b), after
+    rows = stored_answers(url)
+    missing = {qid for qid in acked if qid not in rows}
+    assert len(acked) >= 10  # the load did make new answers
+    assert not missing, f"acknowledged answers lost: {missing}"
+    assert all(rows[qid] == text for qid, text in acked.items())
