@@ -26,7 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from falsify_breaks import BREAKS, TESTS_FOR  # noqa: E402
+from falsify_breaks import BREAKS, FOCUS, TESTS_FOR  # noqa: E402
 
 COPY = ("eoc", "native", "tests", "bench", "scripts", "pyproject.toml", "web")
 # __pycache__ is copied: its bytecode and numba's compiled kernels stay valid in the copies
@@ -37,7 +37,9 @@ SKIP = shutil.ignore_patterns(".pytest_cache", "node_modules", "dist", ".cache")
 
 def check_patterns() -> list[str]:
     """Every break whose original text does not occur exactly once in its file."""
-    problems = []
+    problems: list[str] = []
+    names = {b[0] for b in BREAKS}
+    problems.extend(f"FOCUS names no break: {n}" for n in FOCUS if n not in names)
     for name, path, old, _new in BREAKS:
         try:
             count = (ROOT / path).read_text(encoding="utf-8").count(old)
@@ -76,6 +78,7 @@ def _copy_tree(dest: Path) -> None:
 
 def _run_one(work: Path, brk: tuple[str, str, str, str]) -> tuple[str, str]:
     name, path, old, new = brk
+    tests = FOCUS.get(name) or tests_for(path)
     target = work / path
     original = target.read_text(encoding="utf-8")
     target.write_text(original.replace(old, new, 1), encoding="utf-8")
@@ -91,8 +94,8 @@ def _run_one(work: Path, brk: tuple[str, str, str, str]) -> tuple[str, str]:
                 "-q",
                 "-p",
                 "no:cacheprovider",
-                *_unused_plugins(tests_for(path)),
-                *tests_for(path),
+                *_unused_plugins(tests),
+                *tests,
             ],
             cwd=work,  # the copy's eoc/ and native/ come first on sys.path
             capture_output=True,

@@ -1081,3 +1081,13 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "                ok = True",
     ),
 ]
+
+# Breaks whose group of tests is slow, and the one test that shows each (instead of the group).
+FOCUS: dict[str, list[str]] = {
+    "SentencePiece merges ranked against their scores": [
+        "tests/native/test_llm_vocab.py::test_the_tokenizer_gives_the_reference_ids[llama-spm]"
+    ],
+    "Llama 3 pre-tokens merged when whole in the vocabulary": [
+        "tests/native/test_llm_vocab.py::test_the_tokenizer_gives_the_reference_ids[llama-bpe]"
+    ],
+}
