@@ -627,21 +627,14 @@ def _str_headers(headers: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
     return [(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers]
 
 
-def create_app(
-    cascade: Cascade,
-    config: ServeConfig,
-    *,
-    keys: ApiKeys | None = None,
-    budgets: Budgets | None = None,
-    breaker: CircuitBreaker | None = None,
-    metrics: Metrics | None = None,
-) -> EocServer:
+def create_app(cascade: Cascade, config: ServeConfig, **options: Any) -> EocServer:
     """The ASGI app answering through ``cascade`` (run it with uvicorn: :mod:`native.serve.run`).
 
-    ``breaker`` must be the one guarding the cascade's neural backend
-    (:class:`native.serve.breaker.GuardedBackend`); it is passed here to be reported.
+    ``options`` are :class:`EocServer`'s: ``keys``, ``budgets``, ``breaker`` (the one guarding
+    the cascade's neural backend, :class:`native.serve.breaker.GuardedBackend`, passed here to
+    be reported) and ``metrics``.
     """
-    return EocServer(cascade, config, keys=keys, budgets=budgets, breaker=breaker, metrics=metrics)
+    return EocServer(cascade, config, **options)
 
 
 __all__ = ["EocServer", "HttpError", "ServeConfig", "create_app"]
