@@ -336,6 +336,10 @@ class PgCache(CacheStage):
     def remember(self, query: Query, payload: str) -> None:
         """Cache an answer: committed to PostgreSQL (and announced) before memory changes."""
         qid, payload = qid_of(query), checked_answer(payload)
+        with self._write_lock:  # memory changes in the order the database did
+            self._remember(qid, payload)
+
+    def _remember(self, qid: str, payload: str) -> None:
         self.store.write(
             "cache",
             "INSERT INTO eoc_cache (qid, payload, checksum) VALUES (%s, %s, %s) "
@@ -397,11 +401,12 @@ class PgKV(KVStage):
         """Store a pair: committed to PostgreSQL (and announced) before memory changes."""
         key = self.checked_key(prompt, payload)
         vec = embedding if embedding is not None else self.embedder.embed(prompt)
-        self.store.write(
-            "kv", _KV_UPSERT, [self._row(key, prompt, payload, vec)], "storing a kv pair"
-        )
-        KVStage.put(self, prompt, payload, embedding=vec)
-        self._stored[key] = payload
+        with self._write_lock:  # memory changes in the order the database did
+            self.store.write(
+                "kv", _KV_UPSERT, [self._row(key, prompt, payload, vec)], "storing a kv pair"
+            )
+            KVStage.put(self, prompt, payload, embedding=vec)
+            self._stored[key] = payload
 
     def load_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
         """Store many pairs in one transaction; pairs already stored with the same answer are skipped."""
