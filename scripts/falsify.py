@@ -111,6 +111,8 @@ def _run_one(work: Path, brk: tuple[str, str, str, str]) -> tuple[str, str]:
     failed = [line for line in done.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
     if done.returncode == 0:
         return name, f"{took} still green"
+    if done.returncode in (4, 5):  # a usage error, or no test ran (all skipped): nothing shown
+        return name, f"{took} still green (no test ran: pytest exit {done.returncode})"
     return name, f"{took} RED " + (failed[0][7:80] if failed else f"exit {done.returncode}")
 
 
@@ -143,7 +145,7 @@ def main() -> int:
             results = [r for rs in pool.map(lane, range(len(works))) for r in rs]
     for name, verdict in results:
         print(f"{name:55s} {verdict}")
-    green = [n for n, v in results if v.endswith("still green")]
+    green = [n for n, v in results if " still green" in v]
     print(
         f"falsify: {len(results)} breaks, {len(results) - len(green)} red, "
         f"{len(green)} still green, {time.perf_counter() - started:.0f} s"
