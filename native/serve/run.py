@@ -9,7 +9,7 @@ import sys
 from typing import Any, TextIO
 
 from eoc.cascade import Cascade
-from eoc.chat import ChatDefaults
+from eoc.chat import MAX_OUTPUT_TOKENS, ChatDefaults
 from eoc.errors import ConfigError
 from native import require
 from native.serve.app import EocServer, ServeConfig, create_app
@@ -133,6 +133,10 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     for name in ("max_body_bytes", "max_pending", "workers", "port"):
         if getattr(args, name) < (0 if name == "port" else 1):
             raise ConfigError(f"--{name.replace('_', '-')} must be at least 1")
+    if not 1 <= args.max_tokens <= MAX_OUTPUT_TOKENS:
+        raise ConfigError(f"--max-tokens must be from 1 to {MAX_OUTPUT_TOKENS}")
+    if not 0 < args.request_timeout <= 86_400:
+        raise ConfigError("--request-timeout must be a positive number of seconds (at most a day)")
     app = build(args, sys.stderr)
     warning = exposure_warning(args.host, app.keys)
     if warning:

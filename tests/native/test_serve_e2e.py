@@ -101,3 +101,14 @@ def test_a_server_exposed_without_keys_says_so_loudly() -> None:
     assert exposure_warning("localhost", keys=None) is None
     assert exposure_warning("::1", keys=None) is None
     assert exposure_warning("192.168.1.5", keys=object()) is None
+
+
+@pytest.mark.parametrize(
+    ("flag", "words"),
+    [("--max-tokens=0", "--max-tokens"), ("--request-timeout=-1", "--request-timeout")],
+)
+def test_bad_serve_options_are_refused_before_anything_loads(flag: str, words: str) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "eoc", "serve", flag], capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode != 0 and words in run.stderr and "Traceback" not in run.stderr
