@@ -153,6 +153,12 @@ class Cascade:
         # the hot loop: (stage, its kind, the cost of a hit when nothing is live)
         why = "" if self.live else "no live counter"
         self._plan = tuple((s, s.stage, self._demote(s.figure, why)) for s in self._cheap)
+        # by (plain question?, cacheable?): the steps that may answer such a query, built once
+        self._plans = {
+            (plain, cacheable): self._narrowed(self._plan, plain, cacheable)
+            for plain in (True, False)
+            for cacheable in (True, False)
+        }
 
     @staticmethod
     def _liveness(
@@ -247,7 +253,7 @@ class Cascade:
             BackendError: the neural backend failed.
         """
         q = Query(query) if type(query) is str else self._as_query(query)
-        plan = self._plan if q.context is None and q.cacheable else self._plan_for(q)
+        plan = self._plans[q.context is None, q.cacheable]
         for stage, kind, plain in plan:
             answer = stage.lookup(q)
             if answer is not None:
@@ -272,16 +278,20 @@ class Cascade:
             return None
         return self._respond(kind, q, answer, self._cheap_cost(stage, q, answer, plain))
 
-    def _plan_for(self, q: Query) -> tuple[tuple[StageLike, Stage, JouleCost], ...]:
-        """The cheap stages that may answer ``q`` (see :class:`eoc.query.Query`).
+    @staticmethod
+    def _narrowed(
+        plan: tuple[tuple[StageLike, Stage, JouleCost], ...], plain: bool, cacheable: bool
+    ) -> tuple[tuple[StageLike, Stage, JouleCost], ...]:
+        """The steps of ``plan`` that may answer a query (see :class:`eoc.query.Query`).
 
-        A query with a context is answered by the cache alone (kv and graph match a question
-        without its conversation); an uncacheable one by none of the memoizing stages.
+        A query with a context (``plain`` False) is answered by the cache alone (kv and graph
+        match a question without its conversation); an uncacheable one by none of the memoizing
+        stages.
         """
         return tuple(
             step
-            for step in self._plan
-            if (q.context is None or step[1] is _CACHE) and (q.cacheable or step[1] not in _MEMOS)
+            for step in plan
+            if (plain or step[1] is _CACHE) and (cacheable or step[1] not in _MEMOS)
         )
 
     def _cheap_cost(

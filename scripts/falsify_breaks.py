@@ -1023,7 +1023,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "kv and graph answer a question inside a conversation",
         "eoc/cascade.py",
-        "            if (q.context is None or step[1] is _CACHE)",
+        "            if (plain or step[1] is _CACHE)",
         "            if True",
     ),
     (

@@ -435,7 +435,7 @@ class EocServer:
             if self.budgets is not None:
                 self.budgets.check(key)
             if request.stream:
-                await self._stream(request, key, t0, send)
+                await self._stream(request, query, key, t0, send)
                 return
             response = self.cascade.cached(query)
             if response is None:
@@ -521,10 +521,12 @@ class EocServer:
             "timeout",
         )
 
-    async def _stream(self, request: ChatRequest, key: str | None, t0: float, send: Send) -> None:
+    async def _stream(
+        self, request: ChatRequest, query: Query, key: str | None, t0: float, send: Send
+    ) -> None:
         chunks = Chunks(request, self.config.model_id)
         public_key = self.config.public_key
-        hit = self.cascade.cached(request.query())
+        hit = self.cascade.cached(query)
         if hit is not None:
             self._account(key, hit, t0)
             await send(

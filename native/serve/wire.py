@@ -80,13 +80,6 @@ def finish_reason(request: ChatRequest, response: Response) -> str:
     return "stop"
 
 
-def answer_body(
-    request: ChatRequest, response: Response, model: str, public_key: str | None
-) -> bytes:
-    """The whole (non-streamed) completion object, with its verdict."""
-    return AnswerBodies(model, public_key).answer(request, response)[0]
-
-
 class AnswerBodies:
     """Whole answers as bytes, the part after ``id`` and ``created`` kept per response.
 
@@ -227,7 +220,6 @@ __all__ = [
     "SSE",
     "AnswerBodies",
     "Chunks",
-    "answer_body",
     "completion_id",
     "error_body",
     "error_doc",

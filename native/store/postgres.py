@@ -145,11 +145,9 @@ class PgStore:
         try:
             with self.pool.connection() as conn, conn.transaction():
                 yield conn
-        except StoreError:
+        except EocError:
             raise
-        except (self._pg.Error, Exception) as exc:
-            if isinstance(exc, EocError):
-                raise
+        except Exception as exc:  # psycopg's errors and the pool's timeout
             self.last_error = self._reason(exc)
             if isinstance(exc, self._pg.OperationalError) or "PoolTimeout" in type(exc).__name__:
                 self.healthy = False
