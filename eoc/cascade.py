@@ -145,6 +145,10 @@ class Cascade:
         self._neural = self.stages[-1]
         self._cache = self._memo(Stage.CACHE)
         self._kv = self._memo(Stage.KV)
+        # told before the model is asked, so it can embed the question meanwhile (optional)
+        self._will_remember: Callable[[Query], None] | None = getattr(
+            self._kv, "will_remember", None
+        )
         self._bracket_lock = threading.Lock()
         self._cal_lock = threading.Lock()
         self._chargers: dict[Stage, HitCharger] = {}
@@ -261,6 +265,8 @@ class Cascade:
                 if kind is not _CACHE:
                     self._memoize(kind, q, answer.payload)
                 return self._respond(kind, q, answer, cost)
+        if self._will_remember is not None and q.context is None and q.cacheable:
+            self._will_remember(q)
         return self._resolve_neural(q)
 
     def cached(self, query: Query | str) -> Response | None:

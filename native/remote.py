@@ -1,4 +1,4 @@
-"""A neural-stage backend for any OpenAI-compatible server, over ``httpx``.
+"""A neural-stage backend for any OpenAI-compatible server, over ``http.client``.
 
 :class:`OpenAIBackend` asks ``POST {base_url}/chat/completions`` of llama.cpp's server, vLLM,
 Ollama or a hosted API, and answers with a :class:`~eoc.stages.neural.Reply`.
@@ -19,6 +19,8 @@ Everything the server sends is hostile until checked: bodies are read up to
 from __future__ import annotations
 
 import email.utils
+import http.client as http_client
+import json
 import math
 import os
 import time
@@ -42,10 +44,10 @@ from eoc.stages.browser_remote import (
     reply_object,
 )
 from eoc.stages.neural import MAX_TOKENS, Reply
-from native import require
+from native.keepalive import Connections
 
 if TYPE_CHECKING:
-    import httpx
+    import http.client
 
 MAX_BODY_BYTES = 2 << 20
 """The most bytes read of one reply (and of one streamed reply, all events together)."""
@@ -159,7 +161,6 @@ class OpenAIBackend:
     Raises:
         ConfigError: an argument it cannot use (the message says what to pass instead).
         BackendError: no model given and the server did not list one.
-        MissingExtra: ``httpx`` is not installed.
     """
 
     runs_model = True
@@ -223,16 +224,14 @@ class OpenAIBackend:
         self.max_retries = max_retries
         self.system = system
         self._sleep = sleep
-        self._hx: Any = require("httpx", why="the OpenAI-compatible backend")
+        # keep-alive http.client connections, one per thread (native.keepalive says why);
+        # no proxy or .netrc settings are read from the environment
+        self._conns = Connections(self.base_url, connect_s=connect, read_s=read)
         headers = {"Accept-Encoding": "identity", "User-Agent": "eoc-openai-backend"}
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
-        self._client: httpx.Client = self._hx.Client(
-            timeout=self._hx.Timeout(read, connect=connect),
-            headers=headers,
-            follow_redirects=False,
-            trust_env=False,  # no proxies or .netrc credentials from the environment
-        )
+        self._headers = headers
+        self._post_headers = {**headers, "Content-Type": "application/json"}
         self.name = f"openai:?@{self.host}"
         given = model if model is not None else env.get("EOC_OPENAI_MODEL")
         if given is not None:
@@ -363,7 +362,7 @@ class OpenAIBackend:
 
     def close(self) -> None:
         """Close the connections held to the server."""
-        self._client.close()
+        self._conns.close()
 
     def __enter__(self) -> OpenAIBackend:
         return self
@@ -415,13 +414,18 @@ class OpenAIBackend:
         for attempt in range(self.max_retries + 1):
             last = attempt == self.max_retries
             try:
-                request = self._client.build_request(method, url, json=body)
-                resp = self._client.send(request, stream=True)
-            except (
-                self._hx.ConnectError,
-                self._hx.ConnectTimeout,
-                self._hx.RemoteProtocolError,
-            ) as exc:
+                conn, resp = self._conns.request(
+                    method,
+                    path,
+                    None if body is None else json.dumps(body).encode(),
+                    self._headers if body is None else self._post_headers,
+                )
+            except TimeoutError as exc:
+                raise self._fail(
+                    f"{url} timed out ({type(exc).__name__}): "
+                    "raise timeout=, or ask for fewer max_tokens"
+                ) from None
+            except (OSError, http_client.HTTPException) as exc:
                 if last:
                     raise self._fail(
                         f"cannot reach {self.host} ({type(exc).__name__}: "
@@ -430,23 +434,15 @@ class OpenAIBackend:
                     ) from None
                 self._wait(self._backoff(attempt), deadline)
                 continue
-            except self._hx.TimeoutException as exc:
-                raise self._fail(
-                    f"{url} timed out ({type(exc).__name__}): "
-                    "raise timeout=, or ask for fewer max_tokens"
-                ) from None
-            except self._hx.HTTPError as exc:
-                raise self._fail(
-                    f"request to {url} failed: {type(exc).__name__}: {printable(str(exc), 120)}"
-                ) from None
-            status = resp.status_code
+            status = resp.status
             if 200 <= status < 300:
-                return _Response(resp, deadline)
+                return _Response(self._conns, conn, resp, deadline)
             try:
                 excerpt = self._excerpt(resp, deadline)
                 retry_after = resp.headers.get("retry-after")
             finally:
                 resp.close()
+                self._conns.done(conn, resp)
             if (status == 429 or status >= 500) and not last:
                 wait = self._backoff(attempt)
                 if retry_after is not None:
@@ -477,15 +473,16 @@ class OpenAIBackend:
             )
         self._sleep(seconds)
 
-    def _excerpt(self, resp: httpx.Response, deadline: float) -> str:
+    def _excerpt(self, resp: http.client.HTTPResponse, deadline: float) -> str:
         """At most :data:`EXCERPT_CHARS` characters of an error body, on one line."""
         data = b""
         try:
-            for chunk in resp.iter_bytes():
-                data += chunk
-                if len(data) >= 4 * EXCERPT_CHARS or time.monotonic() > deadline:
+            while len(data) < 4 * EXCERPT_CHARS and time.monotonic() <= deadline:
+                chunk = resp.read1(4 * EXCERPT_CHARS)
+                if not chunk:
                     break
-        except self._hx.HTTPError:
+                data += chunk
+        except (OSError, http_client.HTTPException):
             pass
         text = printable(self._redact(data.decode("utf-8", "replace")), EXCERPT_CHARS)
         return text or "(empty body)"
@@ -658,19 +655,29 @@ class OpenAIBackend:
 class _Response:
     """An open streaming response and the deadline its body must arrive by."""
 
-    def __init__(self, response: httpx.Response, deadline: float) -> None:
+    def __init__(
+        self,
+        conns: Connections,
+        conn: http.client.HTTPConnection,
+        response: http.client.HTTPResponse,
+        deadline: float,
+    ) -> None:
+        self.conns = conns
+        self.conn = conn
         self.response = response
         self.deadline = deadline
 
     def chunks(self, backend: OpenAIBackend) -> Iterator[bytes]:
+        """The body as it arrives (a streamed reply's events as soon as they are sent)."""
+        read = self.response.read1
         try:
-            for chunk in self.response.iter_bytes():
+            while chunk := read(1 << 16):
                 yield chunk
                 if time.monotonic() > self.deadline:
                     raise backend._fail(
                         f"the reply took longer than total_timeout ({backend.total_timeout:g} s)"
                     )
-        except backend._hx.HTTPError as exc:
+        except (OSError, http_client.HTTPException) as exc:
             raise backend._fail(
                 f"reading the reply failed: {type(exc).__name__}: {printable(str(exc), 120)}"
             ) from None
@@ -684,7 +691,9 @@ class _Response:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.response.close()
+        # a body read to its end keeps its connection alive; one left unfinished (a stream
+        # stopped early) closes it, so the server stops
+        self.conns.done(self.conn, self.response)
 
 
 def _hint(status: int) -> str:

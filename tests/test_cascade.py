@@ -577,3 +577,15 @@ def test_a_backend_reply_that_is_not_clean_text_is_a_backend_error_and_nothing_i
         cascade.resolve("hello")
     assert cascade.resolve("what is 2+2").stage is Stage.KV  # still serving
     assert cascade.resolve("hello there").receipt.verify()  # later answers encode fine
+
+
+def test_the_model_is_asked_only_after_kv_is_told_it_will_remember_the_answer() -> None:
+    stages = small_stages()
+    told: list[str] = []
+    stages[1].will_remember = lambda q: told.append(q.prompt)  # type: ignore[attr-defined]
+    c = Cascade(stages)
+    c.resolve("write a haiku about autumn leaves")
+    c.resolve("what is the capital of France")  # graph answers: nothing to remember
+    c.resolve(Query("a sampled question", cacheable=False))
+    c.resolve(Query("a follow-up", context="earlier turns"))
+    assert told == ["write a haiku about autumn leaves"]

@@ -177,6 +177,83 @@ def test_texts_with_different_fingerprints_are_never_allowed(
     assert ruled_out > 100
 
 
+@pytest.mark.parametrize("guard", [EntityGuard(), ExactWordsGuard()])
+def test_a_stored_prompt_is_allowed_only_when_its_terms_are_all_in_the_query(
+    guard: EntityGuard | ExactWordsGuard,
+) -> None:
+    allowed = 0
+    for query, stored in PAIRS:
+        if guard.allows(query, stored):
+            allowed += 1
+            assert guard.terms(stored) <= guard.terms(query), (query, stored)
+    assert allowed > 100
+
+
+class CountingEmbedder(HashedNgramEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[str] = []
+
+    def embed(self, text: str):  # type: ignore[no-untyped-def]
+        self.calls.append(text)
+        return super().embed(text)
+
+
+def _counting_kv() -> tuple[KVStage, CountingEmbedder]:
+    emb = CountingEmbedder()
+    kv = KVStage(embedder=emb)
+    kv.load_pairs(kv_pairs())
+    emb.calls.clear()
+    return kv, emb
+
+
+def test_a_question_no_stored_prompt_could_pass_for_is_a_miss_without_an_embedding() -> None:
+    kv, emb = _counting_kv()
+    for q in ("write a haiku about autumn leaves", "What is 1234 times 5678?",
+              "explain the rules of cricket to a child"):  # fmt: skip
+        assert kv.lookup(Query(q)) is None
+    assert emb.calls == []
+
+
+def test_the_term_check_never_loses_a_hit_the_guard_would_serve() -> None:
+    kv, emb = _counting_kv()
+    plain = KVStage()  # the same pairs, looked up without the term check
+    plain._terms = None
+    plain.load_pairs(kv_pairs())
+    served = 0
+    for query, _ in PAIRS[:3_000]:
+        got, want = kv.lookup(Query(query)), plain.lookup(Query(query))
+        assert (got and got.payload) == (want and want.payload), query
+        served += want is not None
+    assert served > 100 and emb.calls  # hits were embedded and found
+
+
+def test_a_stored_prompt_without_terms_makes_every_lookup_embed() -> None:
+    kv, emb = _counting_kv()
+    kv.put("is it?", "maybe")  # stopwords only: no terms, so any query might pass the guard
+    emb.calls.clear()
+    assert kv.lookup(Query("write a haiku about autumn leaves")) is None
+    assert emb.calls == ["write a haiku about autumn leaves"]
+
+
+def test_the_term_check_reads_at_most_max_term_checks_stored_prompts() -> None:
+    import itertools
+
+    vocab = ["price", "hat", "red", "blue", "green", "big", "small", "old", "new", "cheap"]
+    query = Query(" ".join(vocab))  # every word of the vocabulary, never "shoe"
+    emb = CountingEmbedder()
+    kv = KVStage(embedder=emb)
+    for a, b in itertools.permutations(vocab, 2):  # 90 prompts, each needing "shoe"
+        kv.put(f"shoe {a} {b}", "x")
+    emb.calls.clear()
+    assert kv.lookup(query) is None and emb.calls == []  # all read, none can pass
+    for a, b, c in itertools.permutations(vocab, 3):  # 720 more: past the cap
+        kv.put(f"shoe {a} {b} {c}", "x")
+    emb.calls.clear()
+    kv.lookup(query)
+    assert emb.calls == [query.prompt]  # too many to read: embedded, as before
+
+
 def test_a_self_correcting_text_has_no_entity_fingerprint() -> None:
     assert EntityGuard.fingerprint("the 2007 I mean 2001 report") is None
     assert EntityGuard.fingerprint("the 2001 report, 3 pages") == ("2001", "3")

@@ -2,8 +2,9 @@
 
 No language model runs in the browser. :class:`BrowserOpenAIBackend` lets the page ask one that
 runs on the user's machine (llama.cpp's server, vLLM, Ollama...) through
-``POST {base_url}/chat/completions``. It mirrors ``native.remote.OpenAIBackend`` (which needs
-``httpx``) with the standard library only, so the same code runs natively and under Pyodide.
+``POST {base_url}/chat/completions``. It mirrors ``native.remote.OpenAIBackend`` (which keeps
+connections alive with ``http.client``, and Pyodide has no sockets) with the standard library's
+pure parts only, so the same code runs natively and under Pyodide.
 
 How a request is made (the *transport*):
 

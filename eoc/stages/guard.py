@@ -21,6 +21,11 @@ Both are pure Python and work with any embedder. Besides ``allows``, a guard may
   number cheap to miss in.
 * ``prepare(text)``: an analysis of ``text`` that ``allows`` takes in place of the text, so the
   kv stage analyses a query once per lookup and a stored prompt once, not once per check.
+* ``terms(text)``: a set of hashable terms such that ``allows(query, stored)`` holds only if
+  ``terms(stored) <= terms(query)``. The kv stage indexes each stored prompt by its terms and,
+  when no stored prompt's terms are all in the query's, knows before embedding the query that
+  the guard would refuse every candidate: a new question is a miss without an embedding
+  (which, with a neural embedder, is most of what a miss costs).
 """
 
 from __future__ import annotations
@@ -63,6 +68,10 @@ class ExactWordsGuard:
     def fingerprint(self, text: str) -> Hashable | None:
         """The whole signature: ``allows`` is exactly "the fingerprints are equal"."""
         return signature(normalize(text))
+
+    def terms(self, text: str) -> frozenset[Hashable]:
+        """The signature's words: equal signatures have equal sets."""
+        return frozenset(signature(normalize(text)))
 
 
 def numbers(text: str) -> list[str]:
@@ -176,6 +185,20 @@ class EntityGuard:
     def prepare(text: str) -> Analysis:
         """The analysis of ``text`` that :meth:`allows` reads (reuse it across checks)."""
         return Analysis(text)
+
+    @staticmethod
+    def terms(text: str) -> frozenset[Hashable]:
+        """The content words (stemmed), numbers and answer-type question words of ``text``.
+
+        Every rule of :meth:`allows` keeps these of the stored question inside the query's:
+        its content words must all be in the query, its numbers and question words equal the
+        query's (or, for a query that corrects itself, appear in it).
+        """
+        ws = words(normalize(text))
+        out: set[Hashable] = {("w", w) for w in ws if w in ANSWER_TYPE_WORDS}
+        out.update(("c", _stem(w)) for w in ws if w not in STOPWORDS and not w.isdigit())
+        out.update(("n", n) for n in numbers(text))
+        return frozenset(out)
 
     @staticmethod
     def fingerprint(text: str) -> Hashable | None:

@@ -15,6 +15,15 @@ A miss costs a bounded amount of work however large the store: the index walks a
 scores a capped number of candidates (:mod:`eoc.stages.index`), a candidate whose guard
 fingerprint differs from the query's (another number) is dropped by a set lookup, and
 at most :data:`MAX_GUARD_CHECKS` candidates reach the guard itself.
+
+Most misses cost no embedding at all: with a guard that names its ``terms`` (both built-in
+guards do), each stored prompt is indexed by its rarest term, and a query none of whose stored
+prompts has all its terms in the query is a miss before it is embedded — the guard would refuse
+every candidate. The check reads at most :data:`MAX_TERM_CHECKS` stored prompts; past that, or
+when a stored prompt has no terms, the query is embedded as before. When the cascade then asks
+the model, it tells the kv stage (:meth:`KVStage.will_remember`), so an embedder that can
+(``native.semantic.CachedEmbedder``) embeds the question while the model works, for the answer
+to be remembered.
 """
 
 from __future__ import annotations
@@ -35,6 +44,8 @@ from eoc.stages.text import normalize
 
 DEFAULT_THRESHOLD = 0.6
 MAX_PAYLOAD_BYTES = 1 << 20
+MAX_TERM_CHECKS = 256
+"""Stored prompts whose terms a lookup compares with the query's before embedding it, at most."""
 MAX_GUARD_CHECKS = 16
 """Guard checks per lookup, at most (candidates above the threshold whose fingerprint matches,
 best first). A check of a prompt not analysed before costs tens of µs, so this bounds the guard's
@@ -138,7 +149,13 @@ class KVStage:
             self._guard, "fingerprint", None
         )
         self._prepare: Callable[[str], object] | None = getattr(self._guard, "prepare", None)
+        self._terms: Callable[[str], frozenset[Hashable]] | None = getattr(
+            self._guard, "terms", None
+        )
         self._fps = _Fingerprints()
+        self._needs: dict[str, frozenset[Hashable]] = {}  # key -> the guard's terms of its prompt
+        self._by_term: dict[Hashable, list[str]] = {}  # a term -> keys indexed under it
+        self._bare: set[str] = set()  # keys whose prompt has no terms: always candidates
         self.threshold = float(threshold)
         self.figure = stage_figure(Stage.KV, figure_uj)
         self._flat = figure_uj is not None  # a caller's flat figure: answers carry no cost
@@ -166,12 +183,60 @@ class KVStage:
         vec = embedding if embedding is not None else self.embedder.embed(prompt)
         fingerprint = self._fingerprint
         fp = None if fingerprint is None else fingerprint(prompt)
+        needs = None if self._terms is None else self._terms(prompt)
         entry = _Entry(key, prompt, payload)
         with self._lock:
+            if needs is not None and key not in self._needs:
+                self._index_terms(key, needs)  # before the vector: never a vector without terms
             self.index.add(key, vec)
             self._entries[key] = entry
             if fingerprint is not None:
                 self._fps.add(key, fp)
+
+    def _index_terms(self, key: str, needs: frozenset[Hashable]) -> None:
+        """Index ``key`` under its rarest term so far (any one of them finds it; the rarest
+        keeps the lists short). Called with the lock held; lists are only appended to, so a
+        lookup may read them meanwhile."""
+        self._needs[key] = needs
+        if not needs:
+            self._bare.add(key)
+            return
+        by_term = self._by_term
+        term = min(needs, key=lambda t: len(by_term.get(t, ())))
+        by_term.setdefault(term, []).append(key)
+
+    def _may_pass(self, text: str) -> bool:
+        """False when the guard is sure to refuse every stored prompt for ``text`` (no stored
+        prompt has all its terms in ``text``'s); True when one might pass, or when finding out
+        would read more than :data:`MAX_TERM_CHECKS` stored prompts."""
+        terms = self._terms
+        assert terms is not None
+        if len(self._needs) != len(self._entries):  # entries stored without put (a subclass's)
+            with self._lock:
+                for key, entry in list(self._entries.items()):
+                    if key not in self._needs:
+                        self._index_terms(key, terms(entry.prompt))
+        if self._bare:
+            return True
+        held = terms(text)
+        needs, by_term = self._needs, self._by_term
+        checked = 0
+        for term in held:
+            for key in by_term.get(term, ()):
+                need = needs.get(key)
+                if need is None or need <= held:
+                    return True
+                checked += 1
+                if checked >= MAX_TERM_CHECKS:
+                    return True
+        return False
+
+    def will_remember(self, query: Query) -> None:
+        """The cascade is asking the model ``query``, whose answer this stage will be asked to
+        remember: an embedder that can (``prefetch``) starts embedding the prompt now."""
+        prefetch = getattr(self.embedder, "prefetch", None)
+        if callable(prefetch) and query.embedding is None:
+            prefetch(query.prompt)
 
     def _sync_fingerprints(self, fingerprint: Callable[[str], Hashable | None]) -> None:
         """Fingerprint entries stored without ``put`` (a subclass loading its own rows)."""
@@ -249,6 +314,8 @@ class KVStage:
         if entry is not None:
             return self._answer(entry.payload, query, 0)
         if vec is None:
+            if self._terms is not None and not self._may_pass(query.prompt):
+                return None  # the guard would refuse every stored prompt: no need to embed
             vec = self.embedder.embed(query.prompt)
         entries, text, prepare = self._entries, query.prompt, self._prepare
         allows: Callable[[Any, Any], bool] = self._guard.allows  # texts, or prepare()'s analyses

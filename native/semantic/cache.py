@@ -4,6 +4,10 @@ texts as the last one (``eoc query`` each time it starts) does not embed them ag
 One ``.npz`` file per model under ``$EOC_CACHE_DIR`` (default ``~/.cache/eoc``), keyed by the
 SHA-256 of each text, written atomically by :meth:`CachedEmbedder.flush` — which the kv stage
 calls after a bulk load, and which also runs at interpreter exit — not after every batch.
+
+:meth:`CachedEmbedder.prefetch` embeds a text in a background thread: the kv stage asks for it
+when a question it did not need to embed (no stored question could match) goes to the model,
+whose answer it will then remember; the embedding is ready, or nearly, when the answer is.
 """
 
 from __future__ import annotations
@@ -14,8 +18,10 @@ import os
 import stat
 import tempfile
 import threading
+import time
 import zipfile
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +38,15 @@ def _key(text: str) -> str:
 
 MAX_ENTRIES = 200_000  # about 300 MB of vectors; past it, new texts are embedded but not kept
 
+
+PREFETCH_DELAY_S = 0.003
+"""How long a prefetch waits before it embeds: the question it was asked for is on its way to the
+model meanwhile, and an embedding (Python and numpy holding the interpreter's lock in turns)
+would slow sending it by milliseconds. A model takes far longer than this to answer."""
+
+MAX_PREFETCH = 64
+"""Embeddings started by :meth:`CachedEmbedder.prefetch` and not finished, at most (more are
+not started: ``embed`` then computes them itself)."""
 
 MAX_CACHE_BYTES = 1 << 30
 """The most an embedding cache may hold unpacked (about 700,000 MiniLM vectors)."""
@@ -62,6 +77,8 @@ class CachedEmbedder:
         self._mem: dict[str, Any] = {}
         self._dirty = False
         self._lock = threading.Lock()
+        self._pending: dict[str, Future[Any]] = {}
+        self._prefetcher: ThreadPoolExecutor | None = None
         self._load()
         atexit.register(self.flush)
 
@@ -109,11 +126,39 @@ class CachedEmbedder:
         except OSError:
             pass  # a read-only home: the cache is an optimisation, the embeddings are right
 
+    def prefetch(self, text: str) -> None:
+        """Start embedding ``text`` in a background thread; :meth:`embed` takes the result (or
+        waits for it). Nothing happens for a text already known or being embedded."""
+        k = _key(text)
+        if k in self._mem:
+            return
+        with self._lock:
+            if k in self._pending or len(self._pending) >= MAX_PREFETCH:
+                return
+            if self._prefetcher is None:
+                self._prefetcher = ThreadPoolExecutor(1, thread_name_prefix="eoc-embed")
+            future = self._prefetcher.submit(self._later, text)
+            self._pending[k] = future
+        future.add_done_callback(lambda f: self._prefetched(k, f))
+
+    def _later(self, text: str) -> Any:
+        time.sleep(PREFETCH_DELAY_S)
+        return self.inner.embed(text)
+
+    def _prefetched(self, k: str, future: Future[Any]) -> None:
+        with self._lock:
+            self._pending.pop(k, None)
+            if future.exception() is None and len(self._mem) < MAX_ENTRIES:
+                self._mem[k] = future.result()
+
     def embed(self, text: str) -> Any:
         k = _key(text)
         hit = self._mem.get(k)
         if hit is not None:
             return hit
+        pending = self._pending.get(k)
+        if pending is not None and pending.exception() is None:  # waits for it to finish
+            return pending.result()
         v = self.inner.embed(text)
         with self._lock:
             if len(self._mem) < MAX_ENTRIES:

@@ -214,14 +214,27 @@ def delta(content: object, finish: str | None = None) -> dict[str, Any]:
 
 
 class FakeServer:
-    """Replies with the scripted actions in order; records each request."""
+    """Replies with the scripted actions in order; records each request.
 
-    def __init__(self) -> None:
+    With ``keep_alive`` it speaks HTTP/1.1, keeps connections open between requests and closes
+    one that idles ``idle_s`` seconds (as servers do); ``connections`` counts those accepted.
+    """
+
+    def __init__(self, *, keep_alive: bool = False, idle_s: float = 0.3) -> None:
         self.script: list[Action] = []
         self.requests: list[tuple[str, str, dict[str, str], Any]] = []
+        self.connections = 0
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            if keep_alive:
+                protocol_version = "HTTP/1.1"
+                timeout = idle_s
+
+            def setup(self) -> None:
+                fake.connections += 1
+                super().setup()
+
             def handle_one(self) -> None:
                 n = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(n)) if n else None
@@ -405,6 +418,56 @@ def test_without_usage_tokens_are_approximated(fake: FakeServer, backend: OpenAI
     assert cost is not None and counts(cost.basis) == (8, 6)
     assert "approximated at 4 characters a token" in cost.basis
     assert reply.tokens_in is None and reply.tokens_out is None  # no counts of the model's own
+
+
+def test_connections_are_kept_alive_and_replaced_when_the_server_closed_them(
+    backends: Callable[..., OpenAIBackend],
+) -> None:
+    fake = FakeServer(keep_alive=True, idle_s=0.3)
+    try:
+        b = backends(fake.url, model="m", max_retries=0, timeout=5)
+        fake.script = [send(200, completion(f"answer {i}")) for i in range(3)]
+        assert b.generate("one").text == "answer 0"
+        assert b.generate("two").text == "answer 1"
+        assert fake.connections == 1  # the second request reused the first's connection
+        time.sleep(0.6)  # the server closes the idle connection
+        assert b.generate("three").text == "answer 2"  # no retry allowed: replaced at once
+        assert fake.connections == 2
+    finally:
+        fake.close()
+
+
+def test_a_stream_stopped_early_closes_its_connection(
+    backends: Callable[..., OpenAIBackend],
+) -> None:
+    fake = FakeServer(keep_alive=True, idle_s=5)
+    gone = threading.Event()
+
+    def slow(h: BaseHTTPRequestHandler) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", "text/event-stream")
+        h.send_header("Transfer-Encoding", "chunked")
+        h.end_headers()
+        try:
+            for i in range(200):
+                event = b"data: " + json.dumps(delta(f"w{i} ")).encode() + b"\n\n"
+                h.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+                h.wfile.flush()
+                time.sleep(0.02)
+        except OSError:
+            gone.set()
+
+    try:
+        b = backends(fake.url, model="m", max_retries=0, timeout=5)
+        fake.script = [slow, send(200, completion("next"))]
+        s = b.stream(PROMPT)
+        pieces = iter(s)
+        assert next(pieces) == "w0 "
+        s.close()  # stopped after one piece
+        assert gone.wait(5), "the server kept streaming to a client that had stopped"
+        assert b.generate("again").text == "next" and fake.connections == 2
+    finally:
+        fake.close()
 
 
 def test_streams_from_the_fake_server(fake: FakeServer, backend: OpenAIBackend) -> None:

@@ -240,3 +240,31 @@ def test_an_embedding_cache_that_is_not_sane_is_ignored_never_read_whole(tmp_pat
     good = tmp_path / "good.npz"
     np.savez(good, keys=np.array(["a"]), vectors=np.array([[0.0, 1.0]], dtype=np.float32))
     assert len(CachedEmbedder(Tiny(), good)._mem) == 1
+
+
+def test_a_prefetched_embedding_is_computed_once_off_the_callers_thread(tmp_path) -> None:
+    import threading
+
+    from native.semantic import CachedEmbedder
+
+    class Slow:
+        name, dim = "slow", 2
+
+        def __init__(self) -> None:
+            self.threads: list[str] = []
+            self.go = threading.Event()
+
+        def embed(self, text: str) -> object:
+            self.threads.append(threading.current_thread().name)
+            self.go.wait(10)
+            return np.array([0.6, 0.8], dtype=np.float32)
+
+    inner = Slow()
+    cached = CachedEmbedder(inner, tmp_path / "c.npz")
+    cached.prefetch("a new question")
+    cached.prefetch("a new question")  # already on its way: not started twice
+    inner.go.set()
+    assert np.allclose(cached.embed("a new question"), [0.6, 0.8])  # waits for it, or finds it
+    assert len(inner.threads) == 1 and inner.threads[0].startswith("eoc-embed")
+    cached.prefetch("a new question")  # known now: nothing to do
+    assert len(inner.threads) == 1
