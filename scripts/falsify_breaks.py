@@ -824,6 +824,18 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "        finished = True",
     ),
     (
+        "pg cache never trimmed",
+        "native/store/postgres.py",
+        "        if self._writes % TRIM_EVERY == 0:",
+        "        if False:",
+    ),
+    (
+        "pg cache reads every row at start-up",
+        "native/store/postgres.py",
+        '        for qid, payload in store.rows("cache", self.damaged, newest=max_entries):',
+        '        for qid, payload in store.rows("cache", self.damaged):',
+    ),
+    (
         "kv guard checks uncapped",
         "eoc/stages/kv.py",
         "            if guarded >= MAX_GUARD_CHECKS:",

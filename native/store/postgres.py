@@ -202,14 +202,23 @@ class PgStore:
                 conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, message))
 
     def rows(
-        self, table: str, damaged: list[Damage], where: str = "", args: tuple[Any, ...] = ()
+        self,
+        table: str,
+        damaged: list[Damage],
+        where: str = "",
+        args: tuple[Any, ...] = (),
+        *,
+        newest: int | None = None,
     ) -> list[tuple[Any, ...]]:
-        """Rows of ``table`` (oldest first) whose checksum holds; the others go to ``damaged``."""
+        """Rows of ``table`` (oldest first) whose checksum holds; the others go to ``damaged``.
+        With ``newest``, only that many of the newest rows are read."""
+        select = f"SELECT seq, {_COLUMNS[table]}, checksum FROM eoc_{table} {where}"
         with self.connection(f"reading {table}") as conn:
-            got = conn.execute(
-                f"SELECT seq, {_COLUMNS[table]}, checksum FROM eoc_{table} {where} ORDER BY seq",
-                args,
-            ).fetchall()
+            if newest is None:
+                got = conn.execute(select + " ORDER BY seq", args).fetchall()
+            else:
+                got = conn.execute(select + " ORDER BY seq DESC LIMIT %s", (*args, newest))
+                got = got.fetchall()[::-1]
         good = []
         n = _CHECKED[table]
         for seq, *values, checksum in got:
@@ -301,8 +310,13 @@ class PgStore:
         self.pool.close()
 
 
+TRIM_EVERY = 100
+"""A replica trims the shared cache table after this many of its own writes."""
+
+
 class PgCache(CacheStage):
-    """The cache stage over a :class:`PgStore`."""
+    """The cache stage over a :class:`PgStore`: bounded in the table as in memory (the newest
+    ``max_entries`` answers are read at start-up and kept; older rows are trimmed)."""
 
     def __init__(
         self, store: PgStore, max_entries: int = 100_000, max_bytes: int = 64 << 20, **kw: Any
@@ -311,7 +325,9 @@ class PgCache(CacheStage):
         self.store = store
         self.damaged: list[Damage] = []
         self._write_lock = threading.Lock()
-        for qid, payload in store.rows("cache", self.damaged):
+        self._writes = 0
+        # the newest max_entries answers: what memory would hold (the table is trimmed to them)
+        for qid, payload in store.rows("cache", self.damaged, newest=max_entries):
             self._take(qid, payload)
         store.subscribe("cache", lambda row: self._take(*row), self._resync)
 
@@ -327,7 +343,7 @@ class PgCache(CacheStage):
                 self._apply(qid, payload, *plan)
 
     def _resync(self) -> None:
-        for qid, payload in self.store.rows("cache", self.damaged):
+        for qid, payload in self.store.rows("cache", self.damaged, newest=self.max_entries):
             if qid not in self._entries:
                 self._take(qid, payload)
 
@@ -347,6 +363,20 @@ class PgCache(CacheStage):
             "caching an answer",
         )
         self._take(qid, payload)
+        self._writes += 1
+        if self._writes % TRIM_EVERY == 0:
+            with contextlib.suppress(StoreError):  # the answer is stored; a later trim catches up
+                self.trim()
+
+    def trim(self) -> None:
+        """Delete the rows older than the newest ``max_entries`` (every replica trims to the
+        same bound; a row gone from the table may still be served from a replica's memory)."""
+        with self.store.connection("trimming the cache") as conn:
+            conn.execute(
+                "DELETE FROM eoc_cache WHERE seq < "
+                "(SELECT seq FROM eoc_cache ORDER BY seq DESC OFFSET %s LIMIT 1)",
+                (self.max_entries - 1,),
+            )
 
     def close(self) -> None:
         self.store.close()

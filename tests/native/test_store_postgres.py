@@ -15,6 +15,7 @@ pytest.importorskip("psycopg_pool")
 import psycopg
 
 from eoc.errors import StoreUnusable, StoreVersionError
+from eoc.persist_schema import row_sum
 from eoc.query import Query
 from eoc.stages.kv import KVStage
 from native.store.postgres import PgCache, PgKV, PgStore, PgTripleStore
@@ -69,6 +70,39 @@ def test_what_was_acknowledged_survives_and_a_new_replica_loads_it(url: str) -> 
         assert PgCache(s2).lookup(Query("q one")).payload == "answer one"
         assert PgKV(s2).lookup(Query("what is the capital of peru")).payload == "Lima"
         assert PgTripleStore(s2).objects("Peru", "capital") == ["Lima"]
+    finally:
+        s2.close()
+
+
+def test_the_cache_table_is_trimmed_and_read_back_bounded(url: str) -> None:
+    from native.store.postgres import TRIM_EVERY
+
+    s = PgStore(url)
+    cache = PgCache(s, max_entries=5)
+    for i in range(TRIM_EVERY):  # the last write trims
+        cache.remember(Query(f"question {i}"), f"answer {i}")
+    with psycopg.connect(url, autocommit=True) as conn:
+        left = conn.execute("SELECT count(*) FROM eoc_cache").fetchone()[0]
+        # an old row changed outside eoc: past the bound, so never read again
+        conn.execute(
+            "INSERT INTO eoc_cache (qid, payload, checksum, seq) VALUES ('old', 'x', 'bad', 1)"
+        )
+        # more rows, as another replica might have written: a new replica reads the newest 5
+        for i in range(8):
+            qid = Query(f"another question {i}").id
+            conn.execute(
+                "INSERT INTO eoc_cache (qid, payload, checksum) VALUES (%s, %s, %s)",
+                (qid, f"another {i}", row_sum("cache", (qid, f"another {i}"))),
+            )
+    s.close()
+    assert left == 5
+    s2 = PgStore(url)
+    try:
+        fresh = PgCache(s2, max_entries=5)
+        assert len(fresh) == 5 and fresh.damaged == []
+        assert fresh.lookup(Query(f"question {TRIM_EVERY - 1}")) is None  # 8 newer rows
+        assert fresh.lookup(Query("another 7")) is None
+        assert fresh.lookup(Query("another question 7")).payload == "another 7"
     finally:
         s2.close()
 
