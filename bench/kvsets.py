@@ -1,0 +1,596 @@
+"""Evaluation sets for the semantic kv: stored questions, paraphrases and hard negatives.
+
+Two sets, each generated here, deterministically, and never tuned on whole:
+
+* ``facts`` — questions over real facts from eoc's own knowledge pack (capitals and UN regions of
+  countries from ``countryinfo`` 1.0.1, MIT; ISO 3166-1 codes from the same; chemical symbols and
+  atomic numbers from the IUPAC periodic table; see ``eoc/knowledge/data/README.md``). The
+  store holds half of the countries and elements; paraphrases reword a stored question; hard
+  negatives ask about a country or element that is not stored (named like a stored one, or
+  its neighbour in the table), another relation of a stored one, or a superlative or comparative
+  the store does not answer.
+* ``requests`` — user-style requests to a support desk, written for this benchmark (eoc's own
+  text, same licence as eoc): the store holds one wording of each request with its answer;
+  paraphrases change politeness, filler, word order and synonyms ("turn on" / "enable" /
+  "switch on"); hard negatives change what decides the answer: negation, polarity ("turn
+  off"), the direction of a transfer and its multi-word sides, a scope word narrowing a noun
+  ("gift" / "gift card"), a number or a date, or the product named.
+
+Each set is split in two **by what generalization needs**: the entities (countries, elements)
+and the request topics are split by a stable hash, and every paraphrase and negative template
+family comes in two disjoint groups of wordings. The ``tune`` part uses one half of the entities
+or topics with the first group of wordings; the ``held-out`` part the other half with the other
+group. Nothing of the held-out wordings or entities is seen while tuning.
+
+    python bench/kvsets.py [--set facts|requests] [--part tune|held-out] [--dump]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[1] / "eoc" / "knowledge" / "data"
+PARTS = ("tune", "held-out")
+
+
+@dataclass
+class Item:
+    """A stored question and its answer, with questions that must and must not get it."""
+
+    id: str
+    stored: str
+    answer: str
+    paraphrases: list[str] = field(default_factory=list)
+    negatives: list[tuple[str, str]] = field(default_factory=list)  # (question, trap class)
+
+
+def _half(name: str) -> str:
+    return PARTS[zlib.crc32(name.encode()) % 2]
+
+
+def _triples(name: str) -> list[tuple[str, str, str]]:
+    out = []
+    for line in (DATA / name).read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            s, p, o = line.split("\t")
+            out.append((s, p, o))
+    return out
+
+
+def _pairs(name: str) -> list[tuple[str, str]]:
+    out = []
+    for line in (DATA / name).read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            q, a = line.split("\t")
+            out.append((q, a))
+    return out
+
+
+# -- facts --------------------------------------------------------------------------------------
+
+# per relation: the stored wording, then paraphrase wordings in two groups (tune, held-out)
+FACT_WORDINGS: dict[str, tuple[str, tuple[list[str], list[str]]]] = {
+    "capital": (
+        "What is the capital of {x}?",
+        (
+            [
+                "what's the capital of {x}",
+                "Which city is the capital of {x}?",
+                "capital city of {x}?",
+                "Tell me the capital of {x}, please.",
+                "What is {x}'s capital city?",
+            ],
+            [
+                "{x} capital?",
+                "What city serves as the capital of {x}?",
+                "Name the capital city of {x}.",
+                "could you tell me what the capital of {x} is",
+                "Which city is {x}'s seat of government?",
+            ],
+        ),
+    ),
+    "region": (
+        "Which region of the world is {x} in?",
+        (
+            [
+                "In which region is {x}?",
+                "what region of the world is {x} located in",
+                "Which world region does {x} belong to?",
+                "{x} is in which region?",
+            ],
+            [
+                "Where in the world is {x}, by region?",
+                "Which part of the world is {x} in?",
+                "tell me the world region of {x}",
+                "Name the region {x} lies in.",
+            ],
+        ),
+    ),
+    "iso": (
+        "What is the ISO country code of {x}?",
+        (
+            [
+                "what's the ISO code for {x}",
+                "ISO country code of {x}?",
+                "Which ISO code does {x} have?",
+                "Tell me {x}'s ISO country code.",
+            ],
+            [
+                "What is the two-letter country code of {x}?",
+                "{x} ISO 3166 code?",
+                "Give me the ISO alpha-2 code for {x}.",
+                "which country code does {x} use in ISO 3166",
+            ],
+        ),
+    ),
+    "symbol": (
+        "What is the chemical symbol of {x}?",
+        (
+            [
+                "what's the symbol for {x}",
+                "Which chemical symbol does {x} have?",
+                "chemical symbol of {x}?",
+                "Tell me the element symbol of {x}.",
+            ],
+            [
+                "{x} symbol?",
+                "What symbol stands for {x} in the periodic table?",
+                "Give me the chemical symbol for {x}, please.",
+                "how is {x} written as a chemical symbol",
+            ],
+        ),
+    ),
+    "number": (
+        "What is the atomic number of {x}?",
+        (
+            [
+                "what's the atomic number of {x}",
+                "Atomic number of {x}?",
+                "Which atomic number does {x} have?",
+                "Tell me {x}'s atomic number.",
+            ],
+            [
+                "{x} atomic number?",
+                "How many protons does an atom of {x} have?",
+                "Give me the atomic number for {x}, please.",
+                "what number is {x} in the periodic table",
+            ],
+        ),
+    ),
+}
+
+# negatives that ask another relation, or a superlative or comparative, of the same entity
+FACT_TRAPS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
+    "capital": (
+        [
+            ("What is the largest city of {x}?", "superlative"),
+            ("What is the currency of {x}?", "relation"),
+            ("What was the capital of {x} before its current one?", "scope"),
+        ],
+        [
+            ("Which is the biggest city in {x}?", "superlative"),
+            ("What is the official language of {x}?", "relation"),
+            ("What is the second largest city of {x}?", "superlative"),
+        ],
+    ),
+    "region": (
+        [
+            ("Which countries border {x}?", "relation"),
+            ("What is the largest region of {x}?", "superlative"),
+        ],
+        [
+            ("Which sub-region is {x} in?", "scope"),
+            ("What is the smallest region of {x}?", "superlative"),
+        ],
+    ),
+    "iso": (
+        [
+            ("What is the three-letter ISO code of {x}?", "scope"),
+            ("What is the calling code of {x}?", "relation"),
+        ],
+        [
+            ("What is the ISO currency code of {x}?", "scope"),
+            ("What is the internet domain of {x}?", "relation"),
+        ],
+    ),
+    "symbol": (
+        [
+            ("What is the atomic mass of {x}?", "relation"),
+            ("Which element comes after {x}?", "direction"),
+        ],
+        [
+            ("What is the melting point of {x}?", "relation"),
+            ("Which element comes before {x}?", "direction"),
+        ],
+    ),
+    "number": (
+        [
+            ("What is the mass number of {x}?", "relation"),
+            ("How many neutrons does {x} have?", "relation"),
+        ],
+        [
+            ("What is the atomic weight of {x}?", "relation"),
+            ("How many electrons does {x} lose?", "relation"),
+        ],
+    ),
+}
+
+
+def _entity_swaps(stored: list[str], absent: list[str]) -> dict[str, str]:
+    """For each stored name, an absent one that looks like it (a shared prefix, else any)."""
+    rng = random.Random(7)
+    out = {}
+    for name in stored:
+        best = max(absent, key=lambda a: (_shared_prefix(a, name), -abs(len(a) - len(name))))
+        out[name] = best if _shared_prefix(best, name) >= 2 else rng.choice(absent)
+    return out
+
+
+def _shared_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a.lower(), b.lower(), strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def facts_set(part: str) -> list[Item]:
+    group = PARTS.index(part)
+    capitals = {s: o for s, _, o in _triples("capitals.tsv")}
+    regions = {s: o for s, _, o in _triples("regions.tsv")}
+    iso = {q.rsplit(" of ", 1)[1]: a for q, a in _pairs("iso_codes.tsv")}
+    symbols = {s: o for s, p, o in _triples("elements.tsv") if p == "symbol"}
+    numbers = {s: o for s, p, o in _triples("elements.tsv") if p == "atomic number"}
+    tables = {
+        "capital": capitals,
+        "region": regions,
+        "iso": iso,
+        "symbol": symbols,
+        "number": numbers,
+    }
+    items: list[Item] = []
+    for relation, table in tables.items():
+        names = sorted(table)
+        mine = [n for n in names if _half(n) == part]
+        # what is stored: half of this part's entities; the other half are the near misses
+        stored = [n for n in mine if zlib.crc32(("s" + n).encode()) % 2 == 0]
+        absent = [n for n in mine if n not in stored]
+        swaps = _entity_swaps(stored, absent)
+        wording, groups = FACT_WORDINGS[relation]
+        traps = FACT_TRAPS[relation][group]
+        for name in stored:
+            item = Item(f"{relation}:{name}", wording.format(x=name), table[name])
+            item.paraphrases = [w.format(x=name) for w in groups[group]]
+            item.negatives = [(wording.format(x=swaps[name]), "entity")]
+            item.negatives += [(t.format(x=name), kind) for t, kind in traps]
+            items.append(item)
+    return items
+
+
+# -- requests -------------------------------------------------------------------------------------
+
+# Action families: the verb stored, the synonyms a user may write instead (two disjoint groups,
+# tune and held-out), the opposite verb (a polarity trap), and objects, each with a narrower
+# variant (a scope trap) and a sibling (another thing: an entity trap).
+ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, str]]]] = [
+    (
+        "turn on",
+        (["enable", "switch on"], ["activate", "turn on"]),
+        "turn off",
+        [
+            ("notifications", "push notifications", "sounds"),
+            ("dark mode", "dark mode on the web app", "light mode"),
+            ("location sharing", "background location sharing", "Bluetooth"),
+            ("two-factor authentication", "two-factor authentication for admins", "single sign-on"),
+        ],
+    ),
+    (
+        "cancel",
+        (["end", "stop"], ["call off", "cancel"]),
+        "renew",
+        [
+            ("my subscription", "my family subscription", "my order"),
+            ("my booking", "part of my booking", "my flight"),
+            ("my membership", "my student membership", "my insurance"),
+        ],
+    ),
+    (
+        "add",
+        (["put", "include"], ["add", "insert"]),
+        "remove",
+        [
+            ("a user to my team", "an admin user to my team", "a user to my project"),
+            ("a payment method", "a default payment method", "a shipping method"),
+            ("a device to my account", "a shared device to my account", "a device to my network"),
+        ],
+    ),
+    (
+        "lock",
+        (["lock", "secure"], ["lock down", "lock"]),
+        "unlock",
+        [
+            ("my card", "my virtual card", "my phone"),
+            ("my account", "my child's account", "my laptop"),
+            ("the app", "the app with a PIN", "the door"),
+        ],
+    ),
+    (
+        "upgrade",
+        (["move up", "upgrade"], ["step up", "upgrade"]),
+        "downgrade",
+        [
+            ("my plan", "my family plan", "my phone"),
+            ("my storage", "my cloud storage for photos", "my memory"),
+        ],
+    ),
+    (
+        "subscribe to",
+        (["sign up for", "join"], ["register for", "subscribe to"]),
+        "unsubscribe from",
+        [
+            ("the newsletter", "the weekly newsletter", "the podcast"),
+            ("price alerts", "price alerts for flights", "stock alerts"),
+        ],
+    ),
+    (
+        "delete",
+        (["remove", "erase"], ["get rid of", "delete"]),
+        "restore",
+        [
+            ("my photos", "my shared photos", "my videos"),
+            ("a message", "a message for everyone", "a contact"),
+            ("my search history", "my search history on mobile", "my bookmarks"),
+        ],
+    ),
+    (
+        "buy",
+        (["purchase", "get"], ["order", "buy"]),
+        "return",
+        [
+            ("a gift card", "a digital gift card", "a gift"),
+            ("more storage", "more storage for my team", "more seats"),
+            ("a ticket", "a group ticket", "a parking pass"),
+        ],
+    ),
+    (
+        "download",
+        (["save", "get a copy of"], ["export", "download"]),
+        "upload",
+        [
+            ("my invoices", "last year's invoices", "my receipts"),
+            ("my data", "my health data", "my contacts"),
+        ],
+    ),
+    (
+        "show",
+        (["display", "reveal"], ["make visible", "show"]),
+        "hide",
+        [
+            ("my online status", "my online status to friends", "my last name"),
+            ("my phone number", "my work phone number", "my email address"),
+            ("hidden files", "hidden system files", "file extensions"),
+        ],
+    ),
+    (
+        "import",
+        (["bring in", "load"], ["pull in", "import"]),
+        "export",
+        [
+            ("my contacts", "my work contacts", "my calendar"),
+            ("my bookmarks", "my bookmarks from Chrome", "my passwords"),
+        ],
+    ),
+    (
+        "connect",
+        (["link", "pair"], ["hook up", "connect"]),
+        "disconnect",
+        [
+            ("my bank account", "my business bank account", "my credit card"),
+            ("a printer", "a wireless printer", "a scanner"),
+            ("my headphones", "my noise-cancelling headphones", "my speaker"),
+        ],
+    ),
+    (
+        "mute",
+        (["silence", "mute"], ["quiet", "mute"]),
+        "unmute",
+        [
+            ("a group chat", "a group chat for a week", "a channel"),
+            ("my microphone", "my microphone in meetings", "my camera"),
+        ],
+    ),
+    (
+        "increase",
+        (["raise", "increase"], ["up", "increase"]),
+        "decrease",
+        [
+            ("my credit limit", "my credit limit temporarily", "my overdraft"),
+            ("the font size", "the font size in emails", "the screen brightness"),
+            ("my daily limit", "my daily cash withdrawal limit", "my weekly limit"),
+        ],
+    ),
+    (
+        "share",
+        (["send", "share"], ["pass on", "share"]),
+        "stop sharing",
+        [
+            ("a folder", "a read-only folder", "a file"),
+            ("my screen", "my screen with sound", "my camera"),
+        ],
+    ),
+]
+
+# paraphrase wordings of "How do I {verb} {obj}?" in two groups; {syn} is a synonym of the verb
+REQUEST_WORDINGS = (
+    [
+        "how can i {syn} {obj}",
+        "Please help me {verb} {obj}.",
+        "{verb} {obj} - how?",
+        "I want to {syn} {obj}, how do I do that?",
+    ],
+    [
+        "What are the steps to {syn} {obj}?",
+        "could you tell me how to {verb} {obj}",
+        "I'd like to {syn} {obj}.",
+        "hi, how do i {verb} {obj} please",
+    ],
+)
+NEGATION_WORDINGS = (
+    "How do I make sure I don't {verb} {obj}?",
+    "What happens if I don't {verb} {obj}?",
+)
+
+# the direction of a transfer: sides of several words, swapped in a negative
+SIDES = [
+    "my savings account",
+    "my current account",
+    "my joint account",
+    "my credit card",
+    "my PayPal balance",
+    "my brokerage account",
+    "my old phone",
+    "my new phone",
+]
+DIRECTED = [
+    (
+        "transfer money from {a} to {b}",
+        (["move money from {a} to {b}"], ["send money from {a} into {b}"]),
+        [
+            ("my savings account", "my current account"),
+            ("my joint account", "my savings account"),
+            ("my PayPal balance", "my current account"),
+            ("my current account", "my brokerage account"),
+        ],
+    ),
+    (
+        "copy my contacts from {a} to {b}",
+        (["move my contacts from {a} to {b}"], ["transfer my contacts from {a} onto {b}"]),
+        [("my old phone", "my new phone"), ("my new phone", "my old phone")],
+    ),
+]
+
+# numbers and dates that decide the answer
+COUNTED = [
+    (
+        "book {n} tickets for {d}",
+        (["reserve {n} tickets for {d}"], ["get {n} tickets for {d}"]),
+        [(2, "Saturday"), (4, "Friday"), (3, "Sunday"), (6, "Monday")],
+    ),
+    (
+        "get a refund within {n} days",
+        (["get my money back within {n} days"], ["be refunded within {n} days"]),
+        [(30, ""), (14, ""), (60, "")],
+    ),
+]
+
+
+def _answer(text: str) -> str:
+    return f"[answer to: {text}]"
+
+
+def requests_set(part: str) -> list[Item]:
+    """Requests generated from the families above: a family (and so its verbs and synonyms)
+    belongs to one part only."""
+    group = PARTS.index(part)
+    items: list[Item] = []
+    for verb, synonyms, opposite, objects in ACTIONS:
+        if _half(verb) != part:
+            continue
+        for obj, narrower, sibling in objects:
+            stored = f"How do I {verb} {obj}?"
+            item = Item(f"request:{stored}", stored, _answer(stored))
+            for i, wording in enumerate(REQUEST_WORDINGS[group]):
+                syn = synonyms[group][i % len(synonyms[group])]
+                item.paraphrases.append(wording.format(verb=verb, syn=syn, obj=obj))
+            # the opposite verb takes the opposite preposition: add to / remove from
+            undo = obj.replace(" to ", " from ") if opposite == "remove" else obj
+            item.negatives = [
+                (f"How do I {opposite} {undo}?", "polarity"),
+                (f"How do I {verb} {narrower}?", "scope"),
+                (f"How do I {verb} {sibling}?", "entity"),
+                (NEGATION_WORDINGS[group].format(verb=verb, obj=obj), "negation"),
+            ]
+            items.append(item)
+    for template, wordings, pairs in DIRECTED:
+        if _half(template) != part:
+            continue
+        for a, b in pairs:
+            stored = "How do I " + template.format(a=a, b=b) + "?"
+            item = Item(f"request:{stored}", stored, _answer(stored))
+            item.paraphrases = [
+                "how can i " + template.format(a=a, b=b),
+                "Please help me " + wordings[group][0].format(a=a, b=b) + ".",
+                "I want to " + wordings[group][0].format(a=a, b=b) + ", how?",
+            ]
+            other = next(s for s in SIDES if s not in (a, b))
+            item.negatives = [
+                ("How do I " + template.format(a=b, b=a) + "?", "direction"),
+                ("How do I " + wordings[group][0].format(a=b, b=a) + "?", "direction"),
+                ("How do I " + template.format(a=a, b=other) + "?", "direction"),
+            ]
+            items.append(item)
+    for template, wordings, values in COUNTED:
+        if _half(template) != part:
+            continue
+        for n, d in values:
+
+            def fill(t: str, n: int = n, d: str = d) -> str:
+                return t.format(n=n, d=d).replace(" for .", ".").strip()
+
+            stored = "How do I " + fill(template) + "?"
+            item = Item(f"request:{stored}", stored, _answer(stored))
+            item.paraphrases = [
+                "how can i " + fill(template),
+                "Please help me " + fill(wordings[group][0]) + ".",
+                "I want to " + fill(wordings[group][0]) + ", how?",
+            ]
+            item.negatives = [("How do I " + fill(template, n + 1) + "?", "number")]
+            if d:
+                later = "Tuesday" if d != "Tuesday" else "Wednesday"
+                item.negatives.append(("How do I " + fill(template, n, later) + "?", "date"))
+            items.append(item)
+    return items
+
+
+SETS = {"facts": facts_set, "requests": requests_set}
+
+
+def load(name: str, part: str) -> list[Item]:
+    if part not in PARTS:
+        raise SystemExit(f"part must be one of {PARTS}")
+    return SETS[name](part)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", choices=sorted(SETS), action="append")
+    parser.add_argument("--part", choices=PARTS, action="append")
+    parser.add_argument("--dump", action="store_true", help="print every item as JSON lines")
+    args = parser.parse_args()
+    for name in args.set or sorted(SETS):
+        for part in args.part or PARTS:
+            items = load(name, part)
+            if args.dump:
+                try:
+                    for it in items:
+                        print(json.dumps(it.__dict__, ensure_ascii=False))
+                except BrokenPipeError:
+                    return
+                continue
+            n_p = sum(len(i.paraphrases) for i in items)
+            n_n = sum(len(i.negatives) for i in items)
+            print(
+                f"{name:<9} {part:<9} {len(items):4d} stored  {n_p:5d} paraphrases  {n_n:5d} negatives"
+            )
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
