@@ -6,11 +6,20 @@ score 0.99 on MiniLM, "capital of France" and "capital of Germany" 0.97 on a sta
 
 * :class:`ExactWordsGuard` (strict): the content words and numbers must be the same, in the
   same order; only wording differences (stopwords, case, punctuation, plurals) pass.
-* :class:`EntityGuard` (the default, with either embedder): numbers, named entities (a
-  capitalized word not opening the sentence, an acronym, a quoted phrase) and the question words
-  that fix the kind of answer must agree in order (a query that corrects itself may carry extra
-  ones it took back); every content word of the stored question must be in the query; and words
-  around "to", "from", "than" keep their sides. Other wording may differ, as in a paraphrase.
+* :class:`EntityGuard` (the default, with either embedder) compares what decides the answer
+  and lets what only rewords differ. It refuses, saying why (:meth:`EntityGuard.refusal`):
+  numbers that differ; named entities (a capitalized word not opening the sentence, an acronym,
+  a quoted phrase) missing from either side or in another order (unless a possessive moved
+  them); question words that fix the kind of answer and differ (when both have some); a
+  negation on one side only; opposite poles of an axis ("turn on" / "disable", "within" /
+  "after", "largest" / "smallest") or different actions; ranks that differ ("second largest");
+  the sides of a transfer ("from savings to current") that differ or swap; and any content word
+  one side has and the other lacks (a word that narrows a noun: "gift" / "gift card").
+  Politeness, framing, filler and kind-naming words ("please", "I want to", "capital city") may
+  differ, synonyms are compared as one word ("reserve" is "book"), and a possessive ending is
+  dropped ("Algeria's capital"). A query that corrects itself may carry words and numbers it
+  took back. The word lists are data, next to this module: ``data/polarity.tsv`` (the axes),
+  ``data/synonyms.tsv`` and ``data/rewording.tsv``.
 
 Both are pure Python and work with any embedder. Besides ``allows``, a guard may offer
 
@@ -30,8 +39,10 @@ Both are pure Python and work with any embedder. Besides ``allows``, a guard may
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Hashable
+from importlib import resources
 from typing import Protocol, runtime_checkable
 
 from eoc.stages.text import STOPWORDS, normalize, signature, words
@@ -88,7 +99,7 @@ def entities(text: str) -> list[str]:
         starts.add(1)
     out: list[str] = []
     for m in _TOKEN.finditer(text):
-        w = m.group()
+        w = _own(m.group())
         if not w[0].isupper():
             continue
         acronym = len(w) > 1 and w.isupper()
@@ -109,6 +120,163 @@ _CORRECTION = re.compile(
 _DIRECTIONAL = frozenset(
     {"to", "into", "from", "than", "versus", "vs", "per", "over", "before", "after"}
 )
+
+
+NEGATIONS = frozenset({"not", "no", "never", "cannot", "nor", "neither", "without"})
+"""Words that negate what they are said of (besides any word ending in "n't")."""
+_ORDINALS = frozenset(
+    "second third fourth fifth sixth seventh eighth ninth tenth 2nd 3rd 4th 5th 6th 7th 8th 9th 10th".split()
+)
+_SIDE_END = frozenset(
+    {"to", "into", "onto", "from", "and", "or", "for", "with", "by", "via", "then"}
+)
+Axis = tuple[str, tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...]]]
+
+
+@functools.cache
+def polarity_axes() -> tuple[Axis, ...]:
+    """The opposites of ``data/polarity.tsv``: (axis, (pole A phrases, pole B phrases)), each
+    phrase a tuple of stemmed words."""
+    text = (resources.files(__package__) / "data" / "polarity.tsv").read_text(encoding="utf-8")
+    axes = []
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, a, b = line.split("\t")
+        poles = tuple(
+            tuple(tuple(_stem(w) for w in phrase.split()) for phrase in side.split("|"))
+            for side in (a, b)
+        )
+        axes.append((name, (poles[0], poles[1])))
+    return tuple(axes)
+
+
+@functools.cache
+def rewording_words() -> frozenset[str]:
+    """The stems of ``data/rewording.tsv``: words a rewording may add or drop."""
+    text = (resources.files(__package__) / "data" / "rewording.tsv").read_text(encoding="utf-8")
+    out: set[str] = set()
+    for line in text.splitlines():
+        if line.strip() and not line.startswith("#"):
+            out.update(_stem(w) for w in line.split("\t", 1)[1].split())
+    return frozenset(out)
+
+
+@functools.cache
+def _pole_index() -> dict[str, list[tuple[tuple[str, ...], str, int]]]:
+    """Every phrase of an axis by its first word: (phrase, axis, pole)."""
+    index: dict[str, list[tuple[tuple[str, ...], str, int]]] = {}
+    for name, poles in polarity_axes():
+        for i, phrases in enumerate(poles):
+            for phrase in phrases:
+                index.setdefault(phrase[0], []).append((phrase, name, i))
+    return index
+
+
+@functools.cache
+def synonyms() -> dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]]:
+    """``data/synonyms.tsv`` by first word: (phrase, the word it is compared as)."""
+    text = (resources.files(__package__) / "data" / "synonyms.tsv").read_text(encoding="utf-8")
+    index: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {}
+    for line in text.splitlines():
+        if line.strip() and not line.startswith("#"):
+            head, variants = line.split("\t")
+            canon = tuple(_stem(w) for w in head.split())
+            for v in variants.split("|"):
+                phrase = tuple(_stem(w) for w in v.split())
+                index.setdefault(phrase[0], []).append((phrase, canon))
+    for phrases in index.values():
+        phrases.sort(key=lambda p: -len(p[0]))  # the longest first
+    return index
+
+
+def _canonical(ws: list[str]) -> tuple[list[str], tuple[str, ...]]:
+    """``ws`` and their stems with each synonym phrase replaced by the word it is compared as."""
+    index = synonyms()
+    out_w: list[str] = []
+    out_s: list[str] = []
+    i = 0
+    while i < len(ws):
+        st = _stem(ws[i])
+        for phrase, canon in index.get(st, ()):
+            n = len(phrase)
+            if tuple(_stem(w) for w in ws[i : i + n]) == phrase:
+                out_w.extend(canon)
+                out_s.extend(canon)
+                i += n
+                break
+        else:
+            out_w.append(ws[i])
+            out_s.append(st)
+            i += 1
+    return out_w, tuple(out_s)
+
+
+def _poles(stems: tuple[str, ...]) -> tuple[dict[str, tuple[frozenset[int], str]], frozenset[int]]:
+    """For each axis the text touches: the poles it holds and the first phrase found; and the
+    positions of the words those phrases cover."""
+    held: dict[str, set[int]] = {}
+    said: dict[str, str] = {}
+    covered: set[int] = set()
+    index = _pole_index()
+    for start, st in enumerate(stems):
+        for phrase, axis, pole in index.get(st, ()):
+            n = len(phrase)
+            if n == 1 or stems[start : start + n] == phrase:
+                held.setdefault(axis, set()).add(pole)
+                said.setdefault(axis, " ".join(phrase))
+                covered.update(range(start, start + n))
+    out = {axis: (frozenset(poles), said[axis]) for axis, poles in held.items()}
+    return out, frozenset(covered)
+
+
+def _content(ws: list[str], stems: tuple[str, ...], covered: frozenset[int]) -> frozenset[str]:
+    """The words that say what is asked: not stopwords, numbers, rewording words, nor the words
+    of an opposite (those are compared by axis)."""
+    light = rewording_words()
+    return frozenset(
+        st
+        for i, (w, st) in enumerate(zip(ws, stems, strict=True))
+        if i not in covered
+        and w not in STOPWORDS
+        and w not in NEGATIONS
+        and not w.endswith("n't")
+        and not w.isdigit()
+        and st not in light
+    )
+
+
+def _sides(ws: list[str]) -> tuple[frozenset[str], frozenset[str]] | None:
+    """The content words of a transfer's two sides, "from X to Y" in either order; None
+    without "from"."""
+    if "from" not in ws:
+        return None
+
+    def side(start: int) -> frozenset[str]:
+        out = []
+        for w in ws[start:]:
+            if w in _SIDE_END:
+                break
+            if w not in STOPWORDS:
+                out.append(_stem(w))
+        return frozenset(out)
+
+    f = ws.index("from")
+    source = side(f + 1)
+    after = [i for i in range(f + 1, len(ws)) if ws[i] in ("to", "into", "onto")]
+    before = [i for i in range(f) if ws[i] in ("to", "into", "onto")]
+    target = side(after[0] + 1) if after else side(before[-1] + 1) if before else frozenset()
+    return source, target
+
+
+def _own(w: str) -> str:
+    """``w`` without a possessive ending: "Algeria's" is Algeria."""
+    return w[:-2] if len(w) > 2 and w[-2:] in ("'s", "’s") else w
+
+
+def _words(text: str) -> list[str]:
+    """The normalized words of ``text``, possessive endings dropped."""
+    return [_own(w) for w in words(normalize(text))]
 
 
 def _stem(w: str) -> str:
@@ -137,12 +305,19 @@ class Analysis:
     """What :class:`EntityGuard` reads from one text, computed once (see ``prepare``)."""
 
     __slots__ = (
+        "axes",
         "content",
         "corrected",
         "directions",
         "entities",
         "entity_parts",
+        "negated",
         "numbers",
+        "ordinals",
+        "poles",
+        "possessive",
+        "sides",
+        "spelled",
         "swapped",
         "text",
         "wh",
@@ -156,27 +331,30 @@ class Analysis:
         self.numbers = tuple(numbers(text))
         self.entities = tuple(entities(text))
         self.entity_parts = tuple(tuple(e.split()) for e in self.entities)
-        ws = words(normalize(text))
+        raw = words(normalize(text))
+        ws = [_own(w) for w in raw]
+        self.possessive = ws != raw  # "Algeria's code": the owner's name comes first
         self.words = frozenset(ws)
         self.wh = tuple(w for w in ws if w in ANSWER_TYPE_WORDS)
         self.wh_set = frozenset(self.wh)
-        self.content = frozenset(_stem(w) for w in ws if w not in STOPWORDS and not w.isdigit())
+        cws, stems = _canonical(ws)
+        self.poles, covered = _poles(stems)
+        self.axes = frozenset(self.poles)
+        self.content = _content(cws, stems, covered)
+        self.spelled = dict(zip(stems, cws, strict=True))  # for the reasons: a stem as written
         self.directions = _directions(ws)
+        self.negated = next((w for w in ws if w in NEGATIONS or w.endswith("n't")), "")
+        self.ordinals = frozenset(w for w in ws if w in _ORDINALS)
+        self.sides = _sides(ws)
         # as a stored prompt: the triples a query must not hold (this prompt's sides swapped)
         self.swapped = frozenset((b, d, a) for (a, d, b) in self.directions) - self.directions
 
 
 class EntityGuard:
-    """Serve a similar stored question only if it asks the same thing:
+    """Serve a similar stored question only if it asks the same thing (the rules are in the
+    module docstring; :meth:`refusal` says which one refused a pair).
 
-    * its numbers, named entities and answer-type question words (when, where, who, why, how)
-      are the query's, in the same order — or, when the query corrects itself ("2007 I mean
-      2001"), appear in the query in that order;
-    * every content word of the stored question appears in the query (lightly stemmed), so
-      "when did the age of imperialism end?" never answers "... begin?";
-    * words around "to", "from", "than" ... keep their sides ("10 miles to km" is not "10 km to miles").
-
-    ``allows`` takes texts or their :meth:`prepare` analyses; the decision is the same.
+    ``allows`` and ``refusal`` take texts or their :meth:`prepare` analyses; the decision is the same.
     """
 
     name = "entities"
@@ -194,9 +372,8 @@ class EntityGuard:
         its content words must all be in the query, its numbers and question words equal the
         query's (or, for a query that corrects itself, appear in it).
         """
-        ws = words(normalize(text))
-        out: set[Hashable] = {("w", w) for w in ws if w in ANSWER_TYPE_WORDS}
-        out.update(("c", _stem(w)) for w in ws if w not in STOPWORDS and not w.isdigit())
+        cws, stems = _canonical(_words(text))
+        out: set[Hashable] = {("c", c) for c in _content(cws, stems, _poles(stems)[1])}
         out.update(("n", n) for n in numbers(text))
         return frozenset(out)
 
@@ -209,25 +386,65 @@ class EntityGuard:
         return tuple(numbers(text))
 
     def allows(self, query: str | Analysis, stored: str | Analysis) -> bool:
+        return not self.refusal(query, stored)
+
+    def refusal(self, query: str | Analysis, stored: str | Analysis) -> str:
+        """Why the stored question may not answer the query ("" when it may)."""
         q = query if isinstance(query, Analysis) else Analysis(query)
         s = stored if isinstance(stored, Analysis) else Analysis(stored)
         corrected = q.corrected
         if corrected:
-            if not (_subsequence(s.numbers, q.numbers) and _subsequence(s.wh, q.wh)):
-                return False
-        elif q.numbers != s.numbers or q.wh_set != s.wh_set:
-            return False
+            if not _subsequence(s.numbers, q.numbers):
+                return f"numbers: {' '.join(s.numbers) or 'none'} are not among the query's"
+            if not _subsequence(s.wh, q.wh):
+                return f"question words: {' '.join(s.wh)} are not among the query's"
+        elif q.numbers != s.numbers:
+            return (
+                f"numbers differ: {' '.join(q.numbers) or 'none'} / {' '.join(s.numbers) or 'none'}"
+            )
+        elif q.wh_set and s.wh_set and q.wh_set != s.wh_set:
+            return f"they ask different things: {' '.join(q.wh)} / {' '.join(s.wh)}"
         q_words, s_words = q.words, s.words
         for parts in s.entity_parts if corrected else (*q.entity_parts, *s.entity_parts):
             if not all(p in q_words for p in parts) or not all(p in s_words for p in parts):
-                return False
+                return f"the name {' '.join(parts)!r} is not in both"
         q_ent = q.entities
         shared = tuple(e for e in s.entities if e in q_ent)
-        if not _subsequence(shared, q_ent):
-            return False
-        if not s.content <= q.content:
-            return False
-        return not s.swapped & q.directions
+        if not (q.possessive or s.possessive) and not _subsequence(shared, q_ent):
+            return "the names come in another order"
+        if not corrected and bool(q.negated) != bool(s.negated):
+            return f"negated in one only ({q.negated or s.negated!r})"
+        if q.ordinals != s.ordinals:
+            return f"ranks differ: {' '.join(sorted(q.ordinals)) or 'none'} / {' '.join(sorted(s.ordinals)) or 'none'}"
+        for axis, (held, said) in q.poles.items():
+            other = s.poles.get(axis)
+            if other is not None and not held & other[0]:
+                return f"opposites ({axis}): {said!r} / {other[1]!r}"
+        if q.sides is not None and s.sides is not None:
+            for i, name in enumerate(("from", "to")):
+                if q.sides[i] and s.sides[i] and q.sides[i] != s.sides[i]:
+                    return (
+                        f"the {name} side differs: {' '.join(sorted(q.sides[i]))} / "
+                        f"{' '.join(sorted(s.sides[i]))}"
+                    )
+        if q.axes and s.axes and not q.axes & s.axes:
+            return (
+                f"different actions: {' / '.join(sorted(q.axes))} and {' / '.join(sorted(s.axes))}"
+            )
+        if bool(q.axes) != bool(s.axes):
+            said = next(iter((q.poles or s.poles).values()))[1]
+            return f"only one of them says {said!r}"
+        missing = s.content - q.content
+        if missing:
+            said = ", ".join(sorted(s.spelled.get(w, w) for w in missing))
+            return f"the query lacks {said} of the stored question"
+        extra = q.content - s.content
+        if extra and not corrected:  # a query that corrects itself holds words it took back
+            said = ", ".join(sorted(q.spelled.get(w, w) for w in extra))
+            return f"the query adds {said}: it may ask something narrower"
+        if s.swapped & q.directions:
+            return "the sides of a to/from are swapped"
+        return ""
 
 
 class NoGuard:

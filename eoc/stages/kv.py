@@ -4,9 +4,10 @@ Similarity is cosine between unit vectors; ``threshold`` is the least cosine a
 stored prompt needs to be served, so **higher is stricter** (1.0 serves only
 prompts that embed identically). A similarity hit is also guarded (see
 :mod:`eoc.stages.guard`, :class:`~eoc.stages.guard.EntityGuard` by default, with
-either embedder): numbers, named entities and answer-type question words must
-agree, every content word of the stored question must be in the query, and
-"convert 10 miles to km" never gets the answer stored for "convert 10 km to miles".
+either embedder): what decides the answer must agree (numbers, names, negation, opposites
+such as "turn on" / "turn off", ranks, the sides of a transfer, the words that narrow a noun),
+so "convert 10 miles to km" never gets the answer stored for "convert 10 km to miles", while
+politeness, framing and synonyms may differ.
 
 The default thresholds (0.6 for the core's hashed n-grams, 0.7 for MiniLM) were
 chosen on real paraphrases and hard negatives: see ``bench/semantic.py``.

@@ -1,0 +1,78 @@
+"""The hit guard's rules, one pair each: what decides the answer must agree (numbers, names,
+negation, opposites, ranks, the sides of a transfer, the words that narrow a noun), while what
+only rewords may differ (politeness, framing, synonyms, a possessive). Every refusal says why."""
+
+from __future__ import annotations
+
+import pytest
+
+from eoc.stages.guard import EntityGuard
+
+GUARD = EntityGuard()
+
+REFUSED = [
+    # (query, stored, a word of the reason)
+    ("How do I book 3 tickets for Saturday?", "How do I book 2 tickets for Saturday?", "numbers"),
+    ("Where was Edison born?", "When was Edison born?", "different things"),
+    ("Did Brazil beat Germany?", "Did Germany beat Brazil?", "order"),
+    ("What happens if I don't add a payment method?", "How do I add a payment method?", "negated"),
+    ("How do I pay without a credit card?", "How do I pay with a credit card?", "negated"),
+    ("How do I turn off dark mode?", "How do I turn on dark mode?", "opposites"),
+    ("How do I disable dark mode?", "How do I turn on dark mode?", "opposites"),
+    ("What is the smallest city of France?", "What is the largest city of France?", "opposites"),
+    ("Can I get a refund after 30 days?", "Can I get a refund within 30 days?", "opposites"),
+    ("How do I import my account?", "How do I delete my account?", "different actions"),
+    ("How do I lock my card?", "How do I freeze my card?", "only one"),
+    ("What is the second largest city of France?", "What is the largest city of France?", "ranks"),
+    (
+        "How do I transfer money from my current account to my savings account?",
+        "How do I transfer money from my savings account to my current account?",
+        "side differs",
+    ),
+    ("How do I buy a gift card?", "How do I buy a gift?", "adds card"),
+    ("How do I delete my business account?", "How do I delete my account?", "adds business"),
+    ("How do I buy a gift?", "How do I buy a gift card?", "lacks card"),
+    ("What is the currency of France?", "What is the capital of France?", "lacks capital"),
+]
+
+ALLOWED = [
+    ("What is Algeria's capital city?", "What is the capital of Algeria?"),
+    ("Tell me Algeria's ISO country code.", "What is the ISO country code of Algeria?"),
+    ("how can i enable dark mode", "How do I turn on dark mode?"),
+    ("Please help me delete my account.", "How do I delete my account?"),
+    ("I want to delete my account, how do I do that?", "How do I delete my account?"),
+    ("Please help me reserve 2 tickets for Saturday.", "How do I book 2 tickets for Saturday?"),
+    (
+        "Please help me move money from my savings account to my current account.",
+        "How do I transfer money from my savings account to my current account?",
+    ),
+    ("postgresql default port number", "the default port for postgresql"),
+    ("the 2007 I mean 2001 report on Mars", "the 2001 report on Mars"),
+    ("No sorry, what is 2+2", "what is 2+2"),
+]
+
+
+@pytest.mark.parametrize(("query", "stored", "why"), REFUSED)
+def test_a_pair_that_asks_something_else_is_refused_with_its_reason(
+    query: str, stored: str, why: str
+) -> None:
+    reason = GUARD.refusal(query, stored)
+    assert why in reason, (query, stored, reason)
+    assert not GUARD.allows(query, stored)
+
+
+@pytest.mark.parametrize(("query", "stored"), ALLOWED)
+def test_a_rewording_is_allowed(query: str, stored: str) -> None:
+    assert GUARD.refusal(query, stored) == ""
+    assert GUARD.allows(query, stored)
+    assert GUARD.terms(stored) <= GUARD.terms(query)  # the kv's term check lets it through
+
+
+def test_the_rules_come_from_data_files_next_to_the_guard() -> None:
+    from eoc.stages.guard import polarity_axes, rewording_words, synonyms
+
+    assert len(polarity_axes()) >= 20 and "unlock" in {
+        p[0] for _, poles in polarity_axes() for phrases in poles for p in phrases
+    }
+    assert "pleas" in rewording_words() or "please" in rewording_words()
+    assert "reserv" in synonyms() or "reserve" in synonyms()
