@@ -44,28 +44,48 @@ MEMBERS = {
 
 
 def fetch() -> dict[str, Path]:
-    """The two JSON files, downloaded and extracted once."""
+    """The two JSON files, downloaded and extracted once.
+
+    pip refuses to finish downloading bigbench 1.0.0 (it declares a direct-URL dependency,
+    ``bleurt @ file://...``, which PyPI distributions may not), but with ``--no-clean`` the
+    sdist it unpacked before refusing is left in a temporary folder: the two files are taken
+    from there.
+    """
+    import os
+    import shutil
+    import tempfile
+
     out = {k: CACHE / Path(v).name for k, v in MEMBERS.items()}
     if all(p.is_file() for p in out.values()):
         return out
     CACHE.mkdir(parents=True, exist_ok=True)
     tarballs = sorted(CACHE.glob("bigbench-*.tar.gz"))
-    if not tarballs:
-        print(
-            "downloading bigbench 1.0.0 (358 MB) from PyPI for its Disfl-QA and SQuAD data ...",
-            file=sys.stderr,
-        )
+    if tarballs:
+        with tarfile.open(tarballs[-1]) as tar:
+            for key, name in MEMBERS.items():
+                f = tar.extractfile(name)
+                assert f is not None, name
+                out[key].write_bytes(f.read())
+        return out
+    print(
+        "downloading bigbench 1.0.0 (358 MB) from PyPI for its Disfl-QA and SQuAD data ...",
+        file=sys.stderr,
+    )
+    work = Path(tempfile.mkdtemp(prefix="eoc-bigbench-", dir=CACHE))
+    try:
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary=:all:",
-             "bigbench==1.0.0", "-d", str(CACHE)],
-            check=True,
+             "--no-clean", "bigbench==1.0.0", "-d", str(work)],
+            env={**os.environ, "TMPDIR": str(work)}, check=False, capture_output=True,
         )  # fmt: skip
-        tarballs = sorted(CACHE.glob("bigbench-*.tar.gz"))
-    with tarfile.open(tarballs[-1]) as tar:
         for key, name in MEMBERS.items():
-            f = tar.extractfile(name)
-            assert f is not None, name
-            out[key].write_bytes(f.read())
+            rel = Path(name).relative_to("bigbench-1.0.0")
+            found = sorted(work.rglob(str(rel)))
+            if not found:
+                raise SystemExit(f"bigbench's {rel} was not found after pip download")
+            shutil.copyfile(found[0], out[key])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return out
 
 

@@ -891,6 +891,12 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "    if False:\n        starts.add(1)",
     ),
     (
+        "kv explain hides the guard's reason",
+        "eoc/stages/kv.py",
+        "                reason = refusal(query.prompt, candidate.prompt)",
+        '                reason = ""',
+    ),
+    (
         "guard ignores numbers",
         "eoc/stages/guard.py",
         "        elif q.numbers != s.numbers:",

@@ -76,3 +76,18 @@ def test_the_rules_come_from_data_files_next_to_the_guard() -> None:
     }
     assert "pleas" in rewording_words() or "please" in rewording_words()
     assert "reserv" in synonyms() or "reserve" in synonyms()
+
+
+def test_kv_explain_lists_the_nearest_stored_questions_with_each_reason() -> None:
+    from eoc import Query
+    from eoc.stages import KVStage
+
+    kv = KVStage()
+    kv.put("How do I turn on dark mode?", "Settings > Display")
+    kv.put("How do I turn on notifications?", "Settings > Notifications")
+    why = kv.explain(Query("How do I turn off dark mode?"))
+    assert why[0]["stored"] == "How do I turn on dark mode?" and not why[0]["served"]
+    assert "opposites" in str(why[0]["reason"])
+    served = kv.explain(Query("how can i enable dark mode please"))
+    assert served[0]["served"] and served[0]["reason"] == ""
+    assert all(not c["served"] for c in served[1:])

@@ -146,7 +146,20 @@ def cmd_query(args: argparse.Namespace, out: TextIO) -> int:
     stages = default_stages(backend, store=args.store)
     with Cascade(stages, signer=signer) as cascade:
         response = cascade.resolve(query)
-    _emit(out, args.json, response.to_dict(), format_response(response))
+        kv = next((s for s in stages if s.stage is Stage.KV), None)
+        why = kv.explain(query) if args.explain and isinstance(kv, KVStage) else None
+    doc = response.to_dict()
+    lines = format_response(response)
+    if why is not None:
+        doc["explain"] = {"kv": why}
+        lines.append("kv candidates (nearest first):")
+        for c in why:
+            mark = "SERVED" if c["served"] else "refused"
+            note = f"  ({c['reason']})" if c["reason"] else ""
+            lines.append(f"  {c['cosine']:.2f}  {mark}  {c['stored']!r}{note}")
+        if not why:
+            lines.append("  none with cosine >= 0.3")
+    _emit(out, args.json, doc, lines)
     return 0
 
 
@@ -526,6 +539,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     query = add("query", "answer one prompt and print stage, payload, cost and receipt", cmd_query)
     query.add_argument("prompt", help="the question")
+    query.add_argument(
+        "--explain",
+        action="store_true",
+        help="also show the kv stage's nearest stored questions and why each was served or refused",
+    )
     query.add_argument(
         "--sign-key",
         default=os.environ.get("EOC_SIGNING_KEY"),

@@ -358,6 +358,48 @@ class KVStage:
         entry = entries.get(str(found[0][1]))
         return None if entry is None else self._answer(entry.payload, query, checked)
 
+    def explain(self, query: Query, limit: int = 5, floor: float = 0.3) -> list[dict[str, object]]:
+        """Why the nearest stored questions were served or refused for ``query``: up to ``limit``
+        of them with cosine >= ``floor``, best first, each with its cosine and ``reason`` (""
+        for the one served). The query is embedded even when the term check would have spared it.
+        """
+        key = normalize(query.prompt)
+        entry = self._entries.get(key)
+        if entry is not None:
+            return [{"stored": entry.prompt, "cosine": 1.0, "served": True, "reason": ""}]
+        vec: Any = self._query_vector(query)
+        if vec is None:
+            vec = self.embedder.embed(query.prompt)
+        refusal = getattr(self._guard, "refusal", None)
+        out: list[dict[str, object]] = []
+        served = False
+        for score, k in self.index.search(vec, min(floor, self.threshold), limit):
+            candidate = self._entries.get(str(k))
+            if candidate is None:
+                continue
+            if score < self.threshold:
+                reason = f"cosine {score:.2f} is below the threshold {self.threshold:g}"
+            elif refusal is not None:
+                reason = refusal(query.prompt, candidate.prompt)
+            else:
+                reason = (
+                    ""
+                    if self._guard.allows(query.prompt, candidate.prompt)
+                    else "the guard refused it"
+                )
+            if not reason and served:
+                reason = "a better candidate was served"
+            served = served or not reason
+            out.append(
+                {
+                    "stored": candidate.prompt,
+                    "cosine": round(score, 4),
+                    "served": not reason,
+                    "reason": reason,
+                }
+            )
+        return out
+
     def _answer(self, payload: str, query: Query, candidates: int) -> Answer:
         if self._flat:
             return Answer(payload)
