@@ -366,11 +366,12 @@ class EntityGuard:
 
     @staticmethod
     def terms(text: str) -> frozenset[Hashable]:
-        """The content words (stemmed), numbers and answer-type question words of ``text``.
+        """The content words (stemmed, synonyms as one word, without rewording words and the
+        words of an opposite) and the numbers of ``text``.
 
-        Every rule of :meth:`allows` keeps these of the stored question inside the query's:
-        its content words must all be in the query, its numbers and question words equal the
-        query's (or, for a query that corrects itself, appear in it).
+        :meth:`allows` keeps these of the stored question inside the query's: its content words
+        must all be in the query, its numbers equal the query's (or, for a query that corrects
+        itself, appear in it).
         """
         cws, stems = _canonical(_words(text))
         out: set[Hashable] = {("c", c) for c in _content(cws, stems, _poles(stems)[1])}
