@@ -363,7 +363,9 @@ def test_a_miss_that_differs_only_by_a_number_never_runs_the_guard() -> None:
     guard = CountingGuard()
     kv = templated(2 * MAX_POSTING, guard)
     for i in range(20):
-        assert kv.lookup(Query(TEMPLATE.format(10**6 + i))) is None
+        assert kv.lookup(Query(TEMPLATE.format(10**6 + i))) is None  # the term check: no embedding
+        # a stored prompt's number and one more: past the term check, to the fingerprints
+        assert kv.lookup(Query(TEMPLATE.format(f"{i} or {10**6 + i}"))) is None
     assert guard.calls == 0
 
 
@@ -378,6 +380,7 @@ def test_without_an_index_prefilter_fingerprint_mismatches_still_skip_the_guard(
     kv = KVStage(guard=guard, index=PlainIndex())
     kv.load_pairs((TEMPLATE.format(i), f"${i}") for i in range(100))
     assert kv.lookup(Query(TEMPLATE.format(10**6))) is None and guard.calls == 0
+    assert kv.lookup(Query(TEMPLATE.format("7 or 1000007"))) is None and guard.calls == 0
     hit = kv.lookup(Query("tell me the price of item 5 in the spring catalogue"))
     assert hit is not None and hit.payload == "$5" and guard.calls == 1
 
