@@ -441,7 +441,7 @@ class OpenAIBackend:
                 excerpt = self._excerpt(resp, deadline)
                 retry_after = resp.headers.get("retry-after")
             finally:
-                resp.close()
+                # an error body read only in part: its connection is closed, never reused
                 self._conns.done(conn, resp)
             if (status == 429 or status >= 500) and not last:
                 wait = self._backoff(attempt)

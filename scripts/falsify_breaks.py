@@ -807,6 +807,12 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "            if len(self._pending) >= MAX_PREFETCH:",
     ),
     (
+        "an error body read in part leaves its connection in the pool",
+        "native/remote.py",
+        "                # an error body read only in part: its connection is closed, never reused\n                self._conns.done(conn, resp)",
+        "                resp.close()\n                self._conns.done(conn, resp)",
+    ),
+    (
         "kept-alive connection closed by the server not replaced",
         "native/keepalive.py",
         "            if not reused:\n                raise",

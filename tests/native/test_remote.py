@@ -437,6 +437,21 @@ def test_connections_are_kept_alive_and_replaced_when_the_server_closed_them(
         fake.close()
 
 
+def test_an_error_body_read_in_part_never_poisons_the_next_request(
+    backends: Callable[..., OpenAIBackend],
+) -> None:
+    fake = FakeServer(keep_alive=True, idle_s=5)
+    try:
+        b = backends(fake.url, model="m", max_retries=0, timeout=5)
+        fake.script = [send(404, "x" * 50_000), send(200, completion("fine"))]
+        with pytest.raises(BackendError, match="HTTP 404"):
+            b.generate("one")
+        assert b.generate("two").text == "fine"  # not the rest of the 404's body
+        assert fake.connections == 2
+    finally:
+        fake.close()
+
+
 def test_a_stream_stopped_early_closes_its_connection(
     backends: Callable[..., OpenAIBackend],
 ) -> None:
