@@ -130,6 +130,13 @@ mode, port = sys.argv[1], int(sys.argv[2])
 import uvicorn
 BODY = b'{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Paris"}}]}'
 lifespan = "auto"
+async def body_of(scope, receive):
+    raw, more = b"", True
+    while more and scope["method"] == "POST":
+        msg = await receive()
+        raw += msg.get("body", b"")
+        more = msg.get("more_body", False)
+    return raw
 if mode == "raw":
     START = {"type": "http.response.start", "status": 200, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(BODY)).encode())]}
@@ -156,11 +163,7 @@ elif mode == "stub-openai":
     def event(doc):
         return b"data: " + json.dumps(doc).encode() + b"\n\n"
     async def app(scope, receive, send):
-        raw, more = b"", True
-        while more and scope["method"] == "POST":
-            msg = await receive()
-            raw += msg.get("body", b"")
-            more = msg.get("more_body", False)
+        raw = await body_of(scope, receive)
         if scope["path"].endswith("/models"):
             body = MODELS
         else:
@@ -196,11 +199,7 @@ elif mode == "forward":
         conn.request("POST", path, raw, {"content-type": "application/json"})
         return conn.getresponse().read()
     async def app(scope, receive, send):
-        raw, more = b"", True
-        while more and scope["method"] == "POST":
-            msg = await receive()
-            raw += msg.get("body", b"")
-            more = msg.get("more_body", False)
+        raw = await body_of(scope, receive)
         if scope["method"] == "POST":
             body = await asyncio.get_running_loop().run_in_executor(pool, forward, scope["path"], raw)
         else:
