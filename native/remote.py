@@ -19,14 +19,14 @@ Everything the server sends is hostile until checked: bodies are read up to
 from __future__ import annotations
 
 import email.utils
-import http.client as http_client
+import http.client
 import json
 import math
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from eoc.boundedio import loads_strict
 from eoc.chat import ChatRequest
@@ -45,9 +45,6 @@ from eoc.stages.browser_remote import (
 )
 from eoc.stages.neural import MAX_TOKENS, Reply
 from native.keepalive import Connections
-
-if TYPE_CHECKING:
-    import http.client
 
 MAX_BODY_BYTES = 2 << 20
 """The most bytes read of one reply (and of one streamed reply, all events together)."""
@@ -425,7 +422,7 @@ class OpenAIBackend:
                     f"{url} timed out ({type(exc).__name__}): "
                     "raise timeout=, or ask for fewer max_tokens"
                 ) from None
-            except (OSError, http_client.HTTPException) as exc:
+            except (OSError, http.client.HTTPException) as exc:
                 if last:
                     raise self._fail(
                         f"cannot reach {self.host} ({type(exc).__name__}: "
@@ -482,7 +479,7 @@ class OpenAIBackend:
                 if not chunk:
                     break
                 data += chunk
-        except (OSError, http_client.HTTPException):
+        except (OSError, http.client.HTTPException):
             pass
         text = printable(self._redact(data.decode("utf-8", "replace")), EXCERPT_CHARS)
         return text or "(empty body)"
@@ -677,7 +674,7 @@ class _Response:
                     raise backend._fail(
                         f"the reply took longer than total_timeout ({backend.total_timeout:g} s)"
                     )
-        except (OSError, http_client.HTTPException) as exc:
+        except (OSError, http.client.HTTPException) as exc:
             raise backend._fail(
                 f"reading the reply failed: {type(exc).__name__}: {printable(str(exc), 120)}"
             ) from None

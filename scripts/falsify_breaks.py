@@ -849,10 +849,16 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "            if False:",
     ),
     (
+        "kv entries stored without put not indexed by terms",
+        "eoc/stages/kv.py",
+        "                if terms is not None and key not in self._needs:",
+        "                if False:",
+    ),
+    (
         "kv entries stored without put not fingerprinted",
         "eoc/stages/kv.py",
-        "            if len(self._fps.by_key) != len(entries):",
-        "            if False:",
+        "                if fingerprint is not None and key not in fps.by_key:",
+        "                if False:",
     ),
     (
         "kv guard off",

@@ -54,7 +54,6 @@ _QUOTED = re.compile(r"[\"“”']([^\"“”']{2,})[\"“”']")
 # also matches before) or ends in ".", "!" or "?" and whitespace. The ends of these matches are
 # exactly such positions: found in one pass instead of searching each token's prefix again.
 _SENTENCE_BREAK = re.compile(r"[.!?]\s+")
-_ORDINAL_WORDS = {"first", "second", "third", "last", "next", "previous"}
 # question words that fix the kind of answer; "what" and "which" do not, so they are left out
 ANSWER_TYPE_WORDS = frozenset({"when", "where", "who", "whom", "whose", "why", "how"})
 
@@ -230,6 +229,16 @@ def _poles(stems: tuple[str, ...]) -> tuple[dict[str, tuple[frozenset[int], str]
     return out, frozenset(covered)
 
 
+def _reading(
+    ws: list[str],
+) -> tuple[list[str], tuple[str, ...], dict[str, tuple[frozenset[int], str]], frozenset[str]]:
+    """The words with synonyms replaced, their stems, the axes touched, and the content words:
+    what :class:`Analysis` and :meth:`EntityGuard.terms` both read."""
+    cws, stems = _canonical(ws)
+    poles, covered = _poles(stems)
+    return cws, stems, poles, _content(cws, stems, covered)
+
+
 def _content(ws: list[str], stems: tuple[str, ...], covered: frozenset[int]) -> frozenset[str]:
     """The words that say what is asked: not stopwords, numbers, rewording words, nor the words
     of an opposite (those are compared by axis)."""
@@ -337,10 +346,8 @@ class Analysis:
         self.words = frozenset(ws)
         self.wh = tuple(w for w in ws if w in ANSWER_TYPE_WORDS)
         self.wh_set = frozenset(self.wh)
-        cws, stems = _canonical(ws)
-        self.poles, covered = _poles(stems)
+        cws, stems, self.poles, self.content = _reading(ws)
         self.axes = frozenset(self.poles)
-        self.content = _content(cws, stems, covered)
         self.spelled = dict(zip(stems, cws, strict=True))  # for the reasons: a stem as written
         self.directions = _directions(ws)
         self.negated = next((w for w in ws if w in NEGATIONS or w.endswith("n't")), "")
@@ -373,8 +380,7 @@ class EntityGuard:
         must all be in the query, its numbers equal the query's (or, for a query that corrects
         itself, appear in it).
         """
-        cws, stems = _canonical(_words(text))
-        out: set[Hashable] = {("c", c) for c in _content(cws, stems, _poles(stems)[1])}
+        out: set[Hashable] = {("c", c) for c in _reading(_words(text))[3]}
         out.update(("n", n) for n in numbers(text))
         return frozenset(out)
 

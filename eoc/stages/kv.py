@@ -213,10 +213,7 @@ class KVStage:
         terms = self._terms
         assert terms is not None
         if len(self._needs) != len(self._entries):  # entries stored without put (a subclass's)
-            with self._lock:
-                for key, entry in list(self._entries.items()):
-                    if key not in self._needs:
-                        self._index_terms(key, terms(entry.prompt))
+            self._sync_unput()
         if self._bare:
             return True
         held = terms(text)
@@ -239,15 +236,16 @@ class KVStage:
         if callable(prefetch) and query.embedding is None:
             prefetch(query.prompt)
 
-    def _sync_fingerprints(self, fingerprint: Callable[[str], Hashable | None]) -> None:
-        """Fingerprint entries stored without ``put`` (a subclass loading its own rows)."""
+    def _sync_unput(self) -> None:
+        """Fingerprint and index by terms the entries stored without ``put`` (a subclass loading
+        its own rows); an entry a ``put`` halfway through already has both is left alone."""
+        fingerprint, terms, fps = self._fingerprint, self._terms, self._fps
         with self._lock:
-            fps = self._fps
-            if len(fps.by_key) == len(self._entries):
-                return  # a put was halfway through when the lookup looked: nothing to add
             for key, entry in list(self._entries.items()):
-                if key not in fps.by_key:
+                if fingerprint is not None and key not in fps.by_key:
                     fps.add(key, fingerprint(entry.prompt))
+                if terms is not None and key not in self._needs:
+                    self._index_terms(key, terms(entry.prompt))
 
     def _query_vector(self, query: Query) -> object | None:
         if query.embedding is None:
@@ -324,7 +322,7 @@ class KVStage:
         fingerprint = self._fingerprint
         if fingerprint is not None:
             if len(self._fps.by_key) != len(entries):
-                self._sync_fingerprints(fingerprint)
+                self._sync_unput()
             matches = self._fps.matcher(fingerprint(text))
         q_side: object = None if prepare is None else _UNKNOWN
         checked = guarded = 0
