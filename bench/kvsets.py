@@ -16,13 +16,16 @@ Two sets, each generated here, deterministically, and never tuned on whole:
   off"), the direction of a transfer and its multi-word sides, a scope word narrowing a noun
   ("gift" / "gift card"), a number or a date, or the product named.
 
-Each set is split in two **by what generalization needs**: the entities (countries, elements)
-and the request topics are split by a stable hash, and every paraphrase and negative template
-family comes in two disjoint groups of wordings. The ``tune`` part uses one half of the entities
-or topics with the first group of wordings; the ``held-out`` part the other half with the other
-group. Nothing of the held-out wordings or entities is seen while tuning.
+Each set is split **by what generalization needs**: the entities (countries, elements) and the
+request topics are split in two by a stable hash, and every paraphrase and negative template
+family comes in three groups of wordings. The ``tune`` part uses one half of the entities or
+topics with the first group of wordings; the ``held-out`` part the other half with the second
+group; the ``fresh`` part the held-out half with the third group, written after the first
+held-out run showed its misses and before the guard's word lists were extended, so that one part
+stays unseen by whoever extended them. Nothing of the held-out or fresh wordings or entities is
+seen while tuning.
 
-    python bench/kvsets.py [--set facts|requests] [--part tune|held-out] [--dump]
+    python bench/kvsets.py [--set facts|requests] [--part tune|held-out|fresh] [--dump]
 """
 
 from __future__ import annotations
@@ -36,7 +39,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parents[1] / "eoc" / "knowledge" / "data"
-PARTS = ("tune", "held-out")
+PARTS = ("tune", "held-out", "fresh")
+"""``fresh``: the held-out entities and families with a third group of wordings, written (and
+committed) before the guard's word lists were extended after the first held-out run."""
 
 
 @dataclass
@@ -51,7 +56,12 @@ class Item:
 
 
 def _half(name: str) -> str:
+    """The part an entity or family belongs to: tune or held-out (fresh reuses held-out's)."""
     return PARTS[zlib.crc32(name.encode()) % 2]
+
+
+def _side(part: str) -> str:
+    return "held-out" if part == "fresh" else part
 
 
 def _triples(name: str) -> list[tuple[str, str, str]]:
@@ -93,6 +103,13 @@ FACT_WORDINGS: dict[str, tuple[str, tuple[list[str], list[str]]]] = {
                 "could you tell me what the capital of {x} is",
                 "Which city is {x}'s seat of government?",
             ],
+            [
+                "capital of {x}",
+                "Do you know the capital of {x}?",
+                "I need the name of {x}'s capital.",
+                "What is the capital city of {x} called?",
+                "{x}: what is its capital?",
+            ],
         ),
     ),
     "region": (
@@ -109,6 +126,13 @@ FACT_WORDINGS: dict[str, tuple[str, tuple[list[str], list[str]]]] = {
                 "Which part of the world is {x} in?",
                 "tell me the world region of {x}",
                 "Name the region {x} lies in.",
+            ],
+            [
+                "What region does {x} belong to?",
+                "{x} belongs to which world region?",
+                "Which region of the globe is {x} part of?",
+                "what area of the world is {x} in",
+                "Can you tell me which region {x} is located in?",
             ],
         ),
     ),
@@ -127,6 +151,13 @@ FACT_WORDINGS: dict[str, tuple[str, tuple[list[str], list[str]]]] = {
                 "Give me the ISO alpha-2 code for {x}.",
                 "which country code does {x} use in ISO 3166",
             ],
+            [
+                "{x} ISO code",
+                "What's the ISO 3166 country code for {x}?",
+                "Which ISO country code belongs to {x}?",
+                "I need the ISO country code for {x}.",
+                "what is {x}'s country code according to ISO",
+            ],
         ),
     ),
     "symbol": (
@@ -143,6 +174,13 @@ FACT_WORDINGS: dict[str, tuple[str, tuple[list[str], list[str]]]] = {
                 "What symbol stands for {x} in the periodic table?",
                 "Give me the chemical symbol for {x}, please.",
                 "how is {x} written as a chemical symbol",
+            ],
+            [
+                "What's the element symbol for {x}?",
+                "Which symbol represents {x}?",
+                "{x} chemical symbol",
+                "What letters stand for {x} on the periodic table?",
+                "Do you know the chemical symbol of {x}?",
             ],
         ),
     ),
@@ -161,6 +199,13 @@ FACT_WORDINGS: dict[str, tuple[str, tuple[list[str], list[str]]]] = {
                 "Give me the atomic number for {x}, please.",
                 "what number is {x} in the periodic table",
             ],
+            [
+                "What's {x}'s atomic number?",
+                "Which atomic number belongs to {x}?",
+                "{x}: atomic number?",
+                "Can you give me the atomic number of {x}?",
+                "what is the proton number of {x}",
+            ],
         ),
     ),
 }
@@ -178,6 +223,11 @@ FACT_TRAPS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
             ("What is the official language of {x}?", "relation"),
             ("What is the second largest city of {x}?", "superlative"),
         ],
+        [
+            ("What is the most populous city of {x}?", "superlative"),
+            ("What is the population of {x}?", "relation"),
+            ("What was the first capital of {x}?", "scope"),
+        ],
     ),
     "region": (
         [
@@ -187,6 +237,10 @@ FACT_TRAPS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
         [
             ("Which sub-region is {x} in?", "scope"),
             ("What is the smallest region of {x}?", "superlative"),
+        ],
+        [
+            ("Which continent is {x} on?", "relation"),
+            ("What is the northernmost region of {x}?", "superlative"),
         ],
     ),
     "iso": (
@@ -198,6 +252,10 @@ FACT_TRAPS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
             ("What is the ISO currency code of {x}?", "scope"),
             ("What is the internet domain of {x}?", "relation"),
         ],
+        [
+            ("What is the numeric ISO code of {x}?", "scope"),
+            ("What is the phone code of {x}?", "relation"),
+        ],
     ),
     "symbol": (
         [
@@ -208,6 +266,10 @@ FACT_TRAPS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
             ("What is the melting point of {x}?", "relation"),
             ("Which element comes before {x}?", "direction"),
         ],
+        [
+            ("What is the symbol of the element after {x}?", "direction"),
+            ("What is the boiling point of {x}?", "relation"),
+        ],
     ),
     "number": (
         [
@@ -217,6 +279,10 @@ FACT_TRAPS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
         [
             ("What is the atomic weight of {x}?", "relation"),
             ("How many electrons does {x} lose?", "relation"),
+        ],
+        [
+            ("What is the atomic mass of {x}?", "relation"),
+            ("How many isotopes does {x} have?", "relation"),
         ],
     ),
 }
@@ -258,7 +324,7 @@ def facts_set(part: str) -> list[Item]:
     items: list[Item] = []
     for relation, table in tables.items():
         names = sorted(table)
-        mine = [n for n in names if _half(n) == part]
+        mine = [n for n in names if _half(n) == _side(part)]
         # what is stored: half of this part's entities; the other half are the near misses
         stored = [n for n in mine if zlib.crc32(("s" + n).encode()) % 2 == 0]
         absent = [n for n in mine if n not in stored]
@@ -282,7 +348,7 @@ def facts_set(part: str) -> list[Item]:
 ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, str]]]] = [
     (
         "turn on",
-        (["enable", "switch on"], ["activate", "turn on"]),
+        (["enable", "switch on"], ["activate", "turn on"], ["power on", "start"]),
         "turn off",
         [
             ("notifications", "push notifications", "sounds"),
@@ -293,7 +359,7 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "cancel",
-        (["end", "stop"], ["call off", "cancel"]),
+        (["end", "stop"], ["call off", "cancel"], ["terminate", "cancel"]),
         "renew",
         [
             ("my subscription", "my family subscription", "my order"),
@@ -303,7 +369,7 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "add",
-        (["put", "include"], ["add", "insert"]),
+        (["put", "include"], ["add", "insert"], ["attach", "add"]),
         "remove",
         [
             ("a user to my team", "an admin user to my team", "a user to my project"),
@@ -313,7 +379,7 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "lock",
-        (["lock", "secure"], ["lock down", "lock"]),
+        (["lock", "secure"], ["lock down", "lock"], ["freeze", "lock"]),
         "unlock",
         [
             ("my card", "my virtual card", "my phone"),
@@ -323,7 +389,7 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "upgrade",
-        (["move up", "upgrade"], ["step up", "upgrade"]),
+        (["move up", "upgrade"], ["step up", "upgrade"], ["upgrade", "upgrade"]),
         "downgrade",
         [
             ("my plan", "my family plan", "my phone"),
@@ -332,7 +398,7 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "subscribe to",
-        (["sign up for", "join"], ["register for", "subscribe to"]),
+        (["sign up for", "join"], ["register for", "subscribe to"], ["sign up to", "subscribe to"]),
         "unsubscribe from",
         [
             ("the newsletter", "the weekly newsletter", "the podcast"),
@@ -341,7 +407,7 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "delete",
-        (["remove", "erase"], ["get rid of", "delete"]),
+        (["remove", "erase"], ["get rid of", "delete"], ["wipe", "clear"]),
         "restore",
         [
             ("my photos", "my shared photos", "my videos"),
@@ -351,7 +417,7 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "buy",
-        (["purchase", "get"], ["order", "buy"]),
+        (["purchase", "get"], ["order", "buy"], ["pay for", "buy"]),
         "return",
         [
             ("a gift card", "a digital gift card", "a gift"),
@@ -361,7 +427,7 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "download",
-        (["save", "get a copy of"], ["export", "download"]),
+        (["save", "get a copy of"], ["export", "download"], ["grab", "download"]),
         "upload",
         [
             ("my invoices", "last year's invoices", "my receipts"),
@@ -370,7 +436,7 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "show",
-        (["display", "reveal"], ["make visible", "show"]),
+        (["display", "reveal"], ["make visible", "show"], ["unhide", "show"]),
         "hide",
         [
             ("my online status", "my online status to friends", "my last name"),
@@ -380,7 +446,7 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "import",
-        (["bring in", "load"], ["pull in", "import"]),
+        (["bring in", "load"], ["pull in", "import"], ["transfer in", "import"]),
         "export",
         [
             ("my contacts", "my work contacts", "my calendar"),
@@ -389,7 +455,7 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "connect",
-        (["link", "pair"], ["hook up", "connect"]),
+        (["link", "pair"], ["hook up", "connect"], ["link up", "connect"]),
         "disconnect",
         [
             ("my bank account", "my business bank account", "my credit card"),
@@ -399,7 +465,7 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "mute",
-        (["silence", "mute"], ["quiet", "mute"]),
+        (["silence", "mute"], ["quiet", "mute"], ["mute", "silence"]),
         "unmute",
         [
             ("a group chat", "a group chat for a week", "a channel"),
@@ -408,7 +474,7 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "increase",
-        (["raise", "increase"], ["up", "increase"]),
+        (["raise", "increase"], ["up", "increase"], ["raise", "boost"]),
         "decrease",
         [
             ("my credit limit", "my credit limit temporarily", "my overdraft"),
@@ -418,7 +484,7 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "share",
-        (["send", "share"], ["pass on", "share"]),
+        (["send", "share"], ["pass on", "share"], ["share", "send"]),
         "stop sharing",
         [
             ("a folder", "a read-only folder", "a file"),
@@ -441,10 +507,18 @@ REQUEST_WORDINGS = (
         "I'd like to {syn} {obj}.",
         "hi, how do i {verb} {obj} please",
     ],
+    [
+        "how do you {syn} {obj}?",
+        "Can you help me {verb} {obj}?",
+        "I need to {syn} {obj}",
+        "what's the way to {verb} {obj}",
+        "is it possible to {syn} {obj}?",
+    ],
 )
 NEGATION_WORDINGS = (
     "How do I make sure I don't {verb} {obj}?",
     "What happens if I don't {verb} {obj}?",
+    "Is there a way to not {verb} {obj}?",
 )
 
 # the direction of a transfer: sides of several words, swapped in a negative
@@ -461,7 +535,7 @@ SIDES = [
 DIRECTED = [
     (
         "transfer money from {a} to {b}",
-        (["move money from {a} to {b}"], ["send money from {a} into {b}"]),
+        (["move money from {a} to {b}"], ["send money from {a} into {b}"], ["shift money from {a} to {b}"]),
         [
             ("my savings account", "my current account"),
             ("my joint account", "my savings account"),
@@ -471,7 +545,11 @@ DIRECTED = [
     ),
     (
         "copy my contacts from {a} to {b}",
-        (["move my contacts from {a} to {b}"], ["transfer my contacts from {a} onto {b}"]),
+        (
+            ["move my contacts from {a} to {b}"],
+            ["transfer my contacts from {a} onto {b}"],
+            ["copy my contacts over from {a} to {b}"],
+        ),
         [("my old phone", "my new phone"), ("my new phone", "my old phone")],
     ),
 ]
@@ -480,15 +558,27 @@ DIRECTED = [
 COUNTED = [
     (
         "book {n} tickets for {d}",
-        (["reserve {n} tickets for {d}"], ["get {n} tickets for {d}"]),
+        (["reserve {n} tickets for {d}"], ["get {n} tickets for {d}"], ["get me {n} tickets for {d}"]),
         [(2, "Saturday"), (4, "Friday"), (3, "Sunday"), (6, "Monday")],
     ),
     (
         "get a refund within {n} days",
-        (["get my money back within {n} days"], ["be refunded within {n} days"]),
+        (
+            ["get my money back within {n} days"],
+            ["be refunded within {n} days"],
+            ["get refunded within {n} days"],
+        ),
         [(30, ""), (14, ""), (60, "")],
     ),
 ]
+
+
+# the frames of a directed or counted request's paraphrases: {0} the stored words, {1} a rewording
+FRAMES = (
+    ("how can i {0}", "Please help me {1}.", "I want to {1}, how?"),
+    ("how can i {0}", "Please help me {1}.", "I want to {1}, how?"),
+    ("how do you {0}?", "Can you help me {1}?", "I need to {1}"),
+)
 
 
 def _answer(text: str) -> str:
@@ -501,7 +591,7 @@ def requests_set(part: str) -> list[Item]:
     group = PARTS.index(part)
     items: list[Item] = []
     for verb, synonyms, opposite, objects in ACTIONS:
-        if _half(verb) != part:
+        if _half(verb) != _side(part):
             continue
         for obj, narrower, sibling in objects:
             stored = f"How do I {verb} {obj}?"
@@ -519,15 +609,14 @@ def requests_set(part: str) -> list[Item]:
             ]
             items.append(item)
     for template, wordings, pairs in DIRECTED:
-        if _half(template) != part:
+        if _half(template) != _side(part):
             continue
         for a, b in pairs:
             stored = "How do I " + template.format(a=a, b=b) + "?"
             item = Item(f"request:{stored}", stored, _answer(stored))
             item.paraphrases = [
-                "how can i " + template.format(a=a, b=b),
-                "Please help me " + wordings[group][0].format(a=a, b=b) + ".",
-                "I want to " + wordings[group][0].format(a=a, b=b) + ", how?",
+                f.format(template.format(a=a, b=b), wordings[group][0].format(a=a, b=b))
+                for f in FRAMES[group]
             ]
             other = next(s for s in SIDES if s not in (a, b))
             item.negatives = [
@@ -537,7 +626,7 @@ def requests_set(part: str) -> list[Item]:
             ]
             items.append(item)
     for template, wordings, values in COUNTED:
-        if _half(template) != part:
+        if _half(template) != _side(part):
             continue
         for n, d in values:
 
@@ -547,9 +636,7 @@ def requests_set(part: str) -> list[Item]:
             stored = "How do I " + fill(template) + "?"
             item = Item(f"request:{stored}", stored, _answer(stored))
             item.paraphrases = [
-                "how can i " + fill(template),
-                "Please help me " + fill(wordings[group][0]) + ".",
-                "I want to " + fill(wordings[group][0]) + ", how?",
+                f.format(fill(template), fill(wordings[group][0])) for f in FRAMES[group]
             ]
             item.negatives = [("How do I " + fill(template, n + 1) + "?", "number")]
             if d:

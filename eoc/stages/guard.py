@@ -441,16 +441,22 @@ class EntityGuard:
         if bool(q.axes) != bool(s.axes):
             said = next(iter((q.poles or s.poles).values()))[1]
             return f"only one of them says {said!r}"
+        if s.swapped & q.directions:
+            return "the sides of a to/from are swapped"
+        return self.wording(q, s)
+
+    @staticmethod
+    def wording(q: Analysis, s: Analysis) -> str:
+        """Why the content words keep the stored question from answering (``""`` when the
+        words of one are all in the other's)."""
         missing = s.content - q.content
         if missing:
             said = ", ".join(sorted(s.spelled.get(w, w) for w in missing))
             return f"the query lacks {said} of the stored question"
         extra = q.content - s.content
-        if extra and not corrected:  # a query that corrects itself holds words it took back
+        if extra and not q.corrected:  # a query that corrects itself holds words it took back
             said = ", ".join(sorted(q.spelled.get(w, w) for w in extra))
             return f"the query adds {said}: it may ask something narrower"
-        if s.swapped & q.directions:
-            return "the sides of a to/from are swapped"
         return ""
 
 

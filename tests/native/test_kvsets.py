@@ -13,8 +13,8 @@ import kvquality  # noqa: E402
 import kvsets  # noqa: E402
 
 
-def _parts(name: str) -> tuple[list[kvsets.Item], list[kvsets.Item]]:
-    return kvsets.load(name, "tune"), kvsets.load(name, "held-out")
+def _parts(name: str) -> tuple[list[kvsets.Item], ...]:
+    return tuple(kvsets.load(name, part) for part in kvsets.PARTS)
 
 
 def test_every_set_has_stored_questions_paraphrases_and_every_trap_class() -> None:
@@ -28,21 +28,25 @@ def test_every_set_has_stored_questions_paraphrases_and_every_trap_class() -> No
     assert {"entity", "relation", "superlative"} <= facts
 
 
-def test_the_held_out_part_shares_no_question_or_wording_with_the_tuning_part() -> None:
+def test_the_held_out_parts_share_no_question_or_wording_with_the_tuning_part() -> None:
     for name in kvsets.SETS:
-        tune, held = _parts(name)
+        tune, held, fresh = _parts(name)
         texts = [
             {t for it in part for t in (it.stored, *it.paraphrases, *(n for n, _ in it.negatives))}
-            for part in (tune, held)
+            for part in (tune, held, fresh)
         ]
-        assert not texts[0] & texts[1], name
+        assert not texts[0] & texts[1] and not texts[0] & texts[2], name
+        # fresh asks about the held-out entities in other words
+        assert {it.stored for it in held} == {it.stored for it in fresh}
+        assert not {p for it in held for p in it.paraphrases} & {
+            p for it in fresh for p in it.paraphrases
+        }
     # the wordings themselves differ, not only the names filled into them
-    for relation, (_, (a, b)) in kvsets.FACT_WORDINGS.items():
-        assert not set(a) & set(b), relation
+    for relation, (_, (a, b, c)) in kvsets.FACT_WORDINGS.items():
+        assert not set(a) & set(b) and not set(a) & set(c) and not set(b) & set(c), relation
     # a request family (its verb, synonyms and opposite) belongs to one part only
-    tune_verbs = {it.stored.split()[3] for it in _parts("requests")[0]}
-    held_verbs = {it.stored.split()[3] for it in _parts("requests")[1]}
-    assert not tune_verbs & held_verbs
+    tune, held, fresh = ({it.stored.split()[3] for it in p} for p in _parts("requests"))
+    assert not tune & held and held == fresh
 
 
 def test_the_quality_harness_runs_on_the_cores_embedder() -> None:
