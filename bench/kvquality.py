@@ -36,7 +36,7 @@ sys.path.append(
 from kvsets import PARTS, SETS, Item, load
 
 from eoc import Query
-from eoc.stages import KVStage
+from eoc.stages import DEFAULT_THRESHOLD, KVStage
 from eoc.stages.guard import EntityGuard, NoGuard
 
 GPTCACHE_COSINE = 0.6
@@ -89,7 +89,7 @@ def texts_of(items: list[Item]) -> list[str]:
 
 
 def configurations(minilm: bool) -> list[tuple[str, str, float, Any]]:
-    rows = [("eoc core default: hashed n-grams + guard", "hashed", 0.6, EntityGuard())]
+    rows = [("eoc core default: hashed n-grams + guard", "hashed", DEFAULT_THRESHOLD, EntityGuard())]
     if minilm:
         rows = [
             ("eoc native default: MiniLM + guard", "minilm", 0.7, EntityGuard()),

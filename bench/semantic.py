@@ -231,7 +231,7 @@ def quality(data: dict[str, Any]) -> list[dict[str, Any]]:
     def minilm(t: float, g: Any) -> KVStage:
         return KVStage(embedder=Cached(), index=ExactIndex(384), threshold=t, guard=g)
 
-    for t in (0.5, 0.6, 0.7):
+    for t in (0.4, 0.5, 0.6):
         run(
             f"eoc core: hashed + entity guard @ {t}",
             "hashed-ngrams",

@@ -116,13 +116,13 @@ def test_kv_guard_refuses_near_misses(kv: KVStage, prompt: str) -> None:
 def test_kv_threshold_higher_is_stricter() -> None:
     loose, strict = KVStage(threshold=0.5), KVStage(threshold=1.0)
     for kv in (loose, strict):
-        kv.put("the default port for postgresql", "5432")
-    q = Query("postgresql default port number")  # the same question, worded differently
+        kv.put("the default port for PostgreSQL", "5432")
+    q = Query("PostgreSQL: which port does it use by default?")  # the same question, reworded
     e = loose.embedder
-    score = cosine(e.embed(q.prompt), e.embed("the default port for postgresql"))
+    score = cosine(e.embed(q.prompt), e.embed("the default port for PostgreSQL"))
     assert 0.5 < score < 1.0
     assert loose.lookup(q) is not None and strict.lookup(q) is None
-    q2 = Query("default port for postgresql, please")  # embeds identically: both serve it
+    q2 = Query("default port for PostgreSQL, please")  # embeds identically: both serve it
     assert loose.lookup(q2) is not None and strict.lookup(q2) is not None
 
 

@@ -116,6 +116,14 @@ _CORRECTION = re.compile(
     r"or better yet|let me rephrase|oh,? sorry|sorry|actually|wait|oh|um+|uh+|er+|no)\b",
     re.IGNORECASE,
 )
+# A statement a query opens with, before what it asks: "I forgot my password, how do I reset
+# it?". Its words may hold what the stored question asks about, and may add what the stored
+# question lacks (the user's situation, not a narrower question).
+_CONTEXT = re.compile(
+    r"(?:i|i'm|i've|i'd|i am|i have|my)\b[^,;.!?]{0,200}[,;.]\s+"
+    r"(?=(?:so\s+|but\s+|and\s+)?(?:how|what|where|when|why|which|who|can|could|would|will|"
+    r"please|is|are|do|does|help|tell|i need|i want|i'd like)\b)"
+)
 _DIRECTIONAL = frozenset(
     {"to", "into", "from", "than", "versus", "vs", "per", "over", "before", "after"}
 )
@@ -151,14 +159,25 @@ def polarity_axes() -> tuple[Axis, ...]:
 
 
 @functools.cache
-def rewording_words() -> frozenset[str]:
-    """The stems of ``data/rewording.tsv``: words a rewording may add or drop."""
+def _rewording() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """The stems of ``data/rewording.tsv`` by where a rewording may add or drop them: anywhere;
+    ``naming`` words next to what they name ("capital city", "which city", "the element
+    Iron", "city of Paris"); ``opening`` words at the start of a text ("Name the capital")."""
     text = (resources.files(__package__) / "data" / "rewording.tsv").read_text(encoding="utf-8")
-    out: set[str] = set()
+    kinds: dict[str, set[str]] = {"naming": set(), "opening": set()}
+    anywhere: set[str] = set()
     for line in text.splitlines():
         if line.strip() and not line.startswith("#"):
-            out.update(_stem(w) for w in line.split("\t", 1)[1].split())
-    return frozenset(out)
+            kind, listed = line.split("\t", 1)
+            kinds.get(kind, anywhere).update(_stem(w) for w in listed.split())
+    return frozenset(anywhere), frozenset(kinds["naming"]), frozenset(kinds["opening"])
+
+
+def rewording_words() -> frozenset[str]:
+    """The stems of ``data/rewording.tsv``: words a rewording may add or drop (the ``naming``
+    and ``opening`` ones only where they name a kind or open the text)."""
+    anywhere, naming, opening = _rewording()
+    return anywhere | naming | opening
 
 
 @functools.cache
@@ -239,20 +258,40 @@ def _reading(
     return cws, stems, poles, _content(cws, stems, covered)
 
 
+def _names_a_kind(ws: list[str], i: int) -> bool:
+    """Whether ``ws[i]``, a word like "city", names the kind of something next to it: after a
+    question word or another word ("which city", "capital city"), before a word or "of" ("the
+    element Iron", "city of Paris"). Alone between small words it is what is asked about
+    ("delete a table in Notion"), and stays."""
+    before = ws[i - 1] if i > 0 else ""
+    after = ws[i + 1] if i + 1 < len(ws) else ""
+    return (
+        before in ("what", "which")
+        or (before != "" and before not in STOPWORDS)
+        or after == "of"
+        or (after != "" and after not in STOPWORDS)
+    )
+
+
 def _content(ws: list[str], stems: tuple[str, ...], covered: frozenset[int]) -> frozenset[str]:
     """The words that say what is asked: not stopwords, numbers, rewording words, nor the words
     of an opposite (those are compared by axis)."""
-    light = rewording_words()
-    return frozenset(
-        st
-        for i, (w, st) in enumerate(zip(ws, stems, strict=True))
-        if i not in covered
-        and w not in STOPWORDS
-        and w not in NEGATIONS
-        and not w.endswith("n't")
-        and not w.isdigit()
-        and st not in light
-    )
+    anywhere, naming, opening = _rewording()
+    out = set()
+    for i, (w, st) in enumerate(zip(ws, stems, strict=True)):
+        if (
+            i in covered
+            or w in STOPWORDS
+            or w in NEGATIONS
+            or w.endswith("n't")
+            or w.isdigit()
+            or st in anywhere
+            or (i == 0 and st in opening)
+            or (st in naming and _names_a_kind(ws, i))
+        ):
+            continue
+        out.add(st)
+    return frozenset(out)
 
 
 def _sides(ws: list[str]) -> tuple[frozenset[str], frozenset[str]] | None:
@@ -289,6 +328,8 @@ def _words(text: str) -> list[str]:
 
 
 def _stem(w: str) -> str:
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"  # "countries" is country
     for suffix in ("ing", "ed", "es", "s"):
         if len(w) > len(suffix) + 3 and w.endswith(suffix):
             return w[: -len(suffix)]
@@ -314,6 +355,7 @@ class Analysis:
     """What :class:`EntityGuard` reads from one text, computed once (see ``prepare``)."""
 
     __slots__ = (
+        "asked",
         "axes",
         "content",
         "corrected",
@@ -347,6 +389,12 @@ class Analysis:
         self.wh = tuple(w for w in ws if w in ANSWER_TYPE_WORDS)
         self.wh_set = frozenset(self.wh)
         cws, stems, self.poles, self.content = _reading(ws)
+        # the content words past a leading statement ("I forgot my password, how do I ...")
+        said = normalize(text)
+        context = _CONTEXT.match(said)
+        self.asked = (
+            self.content if context is None else _reading(_words(said[context.end() :]))[3]
+        )
         self.axes = frozenset(self.poles)
         self.spelled = dict(zip(stems, cws, strict=True))  # for the reasons: a stem as written
         self.directions = _directions(ws)
@@ -453,7 +501,7 @@ class EntityGuard:
         if missing:
             said = ", ".join(sorted(s.spelled.get(w, w) for w in missing))
             return f"the query lacks {said} of the stored question"
-        extra = q.content - s.content
+        extra = q.asked - s.content  # what a leading statement adds is context, not scope
         if extra and not q.corrected:  # a query that corrects itself holds words it took back
             said = ", ".join(sorted(q.spelled.get(w, w) for w in extra))
             return f"the query adds {said}: it may ask something narrower"
