@@ -89,7 +89,9 @@ def texts_of(items: list[Item]) -> list[str]:
 
 
 def configurations(minilm: bool) -> list[tuple[str, str, float, Any]]:
-    rows = [("eoc core default: hashed n-grams + guard", "hashed", DEFAULT_THRESHOLD, EntityGuard())]
+    rows = [
+        ("eoc core default: hashed n-grams + guard", "hashed", DEFAULT_THRESHOLD, EntityGuard())
+    ]
     if minilm:
         rows = [
             ("eoc native default: MiniLM + guard", "minilm", 0.7, EntityGuard()),

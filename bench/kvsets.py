@@ -535,7 +535,11 @@ SIDES = [
 DIRECTED = [
     (
         "transfer money from {a} to {b}",
-        (["move money from {a} to {b}"], ["send money from {a} into {b}"], ["shift money from {a} to {b}"]),
+        (
+            ["move money from {a} to {b}"],
+            ["send money from {a} into {b}"],
+            ["shift money from {a} to {b}"],
+        ),
         [
             ("my savings account", "my current account"),
             ("my joint account", "my savings account"),
@@ -558,7 +562,11 @@ DIRECTED = [
 COUNTED = [
     (
         "book {n} tickets for {d}",
-        (["reserve {n} tickets for {d}"], ["get {n} tickets for {d}"], ["get me {n} tickets for {d}"]),
+        (
+            ["reserve {n} tickets for {d}"],
+            ["get {n} tickets for {d}"],
+            ["get me {n} tickets for {d}"],
+        ),
         [(2, "Saturday"), (4, "Friday"), (3, "Sunday"), (6, "Monday")],
     ),
     (

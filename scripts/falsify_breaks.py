@@ -1350,7 +1350,9 @@ FOCUS: dict[str, list[str]] = {
     "guard ignores everything past a leading statement": [
         "tests/test_guard_rules.py::test_a_pair_that_asks_something_else_is_refused_with_its_reason"
     ],
-    "guard stems plurals in -ies to -ie": ["tests/test_guard_rules.py::test_a_rewording_is_allowed"],
+    "guard stems plurals in -ies to -ie": [
+        "tests/test_guard_rules.py::test_a_rewording_is_allowed"
+    ],
     "kv explain hides the guard's reason": [
         "tests/test_guard_rules.py::test_kv_explain_lists_the_nearest_stored_questions_with_each_reason"
     ],

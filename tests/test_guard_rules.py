@@ -38,7 +38,11 @@ REFUSED = [
     # "name" and "number" are what is asked; a word that names a kind ("table", "item") is too
     # when it stands alone, not next to what it names
     ("How do I change my name?", "How do I change my number?", "lacks number"),
-    ("How do I change my number on Facebook?", "How do I change my name on Facebook?", "lacks name"),
+    (
+        "How do I change my number on Facebook?",
+        "How do I change my name on Facebook?",
+        "lacks name",
+    ),
     ("How do I lock a table in Notion?", "How do I lock an item in Notion?", "lacks item"),
     # "area" alone is a size, not a region: only whole phrases are synonyms
     ("What is the area of France?", "Which region of the world is France in?", "lacks region"),

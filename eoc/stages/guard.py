@@ -392,9 +392,7 @@ class Analysis:
         # the content words past a leading statement ("I forgot my password, how do I ...")
         said = normalize(text)
         context = _CONTEXT.match(said)
-        self.asked = (
-            self.content if context is None else _reading(_words(said[context.end() :]))[3]
-        )
+        self.asked = self.content if context is None else _reading(_words(said[context.end() :]))[3]
         self.axes = frozenset(self.poles)
         self.spelled = dict(zip(stems, cws, strict=True))  # for the reasons: a stem as written
         self.directions = _directions(ws)
