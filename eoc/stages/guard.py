@@ -382,7 +382,8 @@ class Analysis:
         self.numbers = tuple(numbers(text))
         self.entities = tuple(entities(text))
         self.entity_parts = tuple(tuple(e.split()) for e in self.entities)
-        raw = words(normalize(text))
+        said = normalize(text)
+        raw = words(said)
         ws = [_own(w) for w in raw]
         self.possessive = ws != raw  # "Algeria's code": the owner's name comes first
         self.words = frozenset(ws)
@@ -390,7 +391,6 @@ class Analysis:
         self.wh_set = frozenset(self.wh)
         cws, stems, self.poles, self.content = _reading(ws)
         # the content words past a leading statement ("I forgot my password, how do I ...")
-        said = normalize(text)
         context = _CONTEXT.match(said)
         self.asked = self.content if context is None else _reading(_words(said[context.end() :]))[3]
         self.axes = frozenset(self.poles)
