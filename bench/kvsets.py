@@ -627,11 +627,12 @@ def requests_set(part: str) -> list[Item]:
                 for f in FRAMES[group]
             ]
             other = next(s for s in SIDES if s not in (a, b))
-            item.negatives = [
-                ("How do I " + template.format(a=b, b=a) + "?", "direction"),
-                ("How do I " + wordings[group][0].format(a=b, b=a) + "?", "direction"),
-                ("How do I " + template.format(a=a, b=other) + "?", "direction"),
-            ]
+            item.negatives = [("How do I " + template.format(a=a, b=other) + "?", "direction")]
+            if (b, a) not in pairs:  # else the swapped request is stored: its own answer is right
+                item.negatives += [
+                    ("How do I " + template.format(a=b, b=a) + "?", "direction"),
+                    ("How do I " + wordings[group][0].format(a=b, b=a) + "?", "direction"),
+                ]
             items.append(item)
     for template, wordings, values in COUNTED:
         if _half(template) != _side(part):

@@ -9,7 +9,7 @@ score 0.99 on MiniLM, "capital of France" and "capital of Germany" 0.97 on a sta
 * :class:`EntityGuard` (the default, with either embedder) compares what decides the answer
   and lets what only rewords differ. It refuses, saying why (:meth:`EntityGuard.refusal`):
   numbers that differ; named entities (a capitalized word not opening the sentence, an acronym,
-  a quoted phrase) missing from either side or in another order (unless a possessive moved
+  a quoted phrase) missing from either side or in another order (unless a possessive or "of" moved
   them); question words that fix the kind of answer and differ (when both have some); a
   negation on one side only; opposite poles of an axis ("turn on" / "disable", "within" /
   "after", "largest" / "smallest") or different actions; ranks that differ ("second largest");
@@ -49,7 +49,9 @@ from eoc.stages.text import STOPWORDS, normalize, signature, words
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?")
 _TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
-_QUOTED = re.compile(r"[\"“”']([^\"“”']{2,})[\"“”']")
+# a quote opens after no letter and closes before none: the apostrophes of "What's Iron's" are
+# not quotes
+_QUOTED = re.compile(r"(?<!\w)[\"“”']([^\"“”']{2,})[\"“”'](?!\w)")
 # A token opens a sentence when the text before it is empty (or a lone newline, which ``$``
 # also matches before) or ends in ".", "!" or "?" and whitespace. The ends of these matches are
 # exactly such positions: found in one pass instead of searching each token's prefix again.
@@ -463,7 +465,9 @@ class EntityGuard:
                 return f"the name {' '.join(parts)!r} is not in both"
         q_ent = q.entities
         shared = tuple(e for e in s.entities if e in q_ent)
-        if not (q.possessive or s.possessive) and not _subsequence(shared, q_ent):
+        # "X's code", "the code of X" and "X code" name the same things in another order
+        turned = q.possessive or s.possessive or ("of" in q.words) != ("of" in s.words)
+        if not turned and not _subsequence(shared, q_ent):
             return "the names come in another order"
         if not corrected and bool(q.negated) != bool(s.negated):
             return f"negated in one only ({q.negated or s.negated!r})"
