@@ -28,7 +28,7 @@ TEMPLATE = "what is the price of item {} in the spring catalogue"
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?")
 _TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
-_QUOTED = re.compile(r"[\"“”']([^\"“”']{2,})[\"“”']")
+_QUOTED = re.compile(r"(?<!\w)[\"“”']([^\"“”']{2,})[\"“”'](?!\w)")  # quotes at word edges
 _SENTENCE_START = re.compile(r"(^|[.!?]\s+)$")
 _CORRECTION = re.compile(
     r"\b(no,? sorry|no,? wait|no no|i mean|i meant|or rather|rather|make that|scratch that|"

@@ -113,6 +113,18 @@ def test_kv_guard_refuses_near_misses(kv: KVStage, prompt: str) -> None:
     assert kv.lookup(Query(prompt)) is None
 
 
+def test_the_hashed_embedder_reads_a_text_as_the_guard_does() -> None:
+    e = HashedNgramEmbedder()
+    # an opposite's phrases and a synonym read as one word; framing words drop out
+    same = cosine(e.embed("I need to wipe my photos"), e.embed("How do I delete my photos?"))
+    assert same == pytest.approx(1.0)
+    near = cosine(e.embed("Which city is Chad's seat of government?"), e.embed("Capital of Chad?"))
+    other = cosine(
+        e.embed("What is the capital of Chad?"), e.embed("What is the currency of Chad?")
+    )
+    assert near > 0.6 > other
+
+
 def test_kv_threshold_higher_is_stricter() -> None:
     loose, strict = KVStage(threshold=0.5), KVStage(threshold=1.0)
     for kv in (loose, strict):

@@ -15,7 +15,7 @@ from itertools import pairwise
 from typing import Any, Protocol, runtime_checkable
 
 from eoc.errors import BadEmbedding, ConfigError
-from eoc.stages.text import content_words, normalize
+from eoc.stages.guard import lexical_words
 
 SparseVector = dict[int, float]
 """index -> weight; an absent index is 0. Unit L2 norm."""
@@ -34,11 +34,15 @@ class Embedder(Protocol):
 
 
 class HashedNgramEmbedder:
-    """Hashed character 3-grams and word 1- and 2-grams of the content words, L2-normalized.
+    """Hashed character 3-grams and word 1- and 2-grams of the words the hit guard compares,
+    L2-normalized.
 
-    Stopwords ("what", "is", "the", ...) are dropped first (unless nothing else is
-    left), so "speed of light" and "what is the speed of light?" embed alike and
-    two questions that share only their phrasing do not.
+    The text is read as the guard reads it (:func:`eoc.stages.guard.lexical_words`): stopwords
+    and words that only reword ("what", "is", "please", "I'd like to") are dropped (unless
+    nothing else is left), words are lightly stemmed, and synonyms and opposites are read as one
+    word ("seat of government" as capital, "wipe" as delete). So "speed of light" and "what is
+    the speed of light?" embed alike, a rewording with other words for the same thing lands near
+    it, and two questions that share only their phrasing do not.
 
     Hashing uses CRC-32, so a text embeds the same in every process and in Pyodide.
 
@@ -47,7 +51,7 @@ class HashedNgramEmbedder:
         char_weight, word_weight, bigram_weight: the weight of one occurrence of each feature.
     """
 
-    name = "hashed-ngrams"
+    name = "hashed-ngrams-2"  # 2: the guard's reading (stored vectors of 1 are embedded again)
 
     def __init__(
         self,
@@ -66,7 +70,7 @@ class HashedNgramEmbedder:
     def features(self, text: str) -> dict[str, float]:
         """The weighted n-gram features of ``text`` before hashing (for inspection and tests)."""
         cw, ww, bw = self._weights
-        toks = content_words(normalize(text))
+        toks = lexical_words(text)
         feats: dict[str, float] = {}
         padded = f" {' '.join(toks)} "
         for i in range(len(padded) - 2):

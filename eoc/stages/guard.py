@@ -232,6 +232,44 @@ def _canonical(ws: list[str]) -> tuple[list[str], tuple[str, ...]]:
     return out_w, tuple(out_s)
 
 
+@functools.cache
+def _pole_words() -> dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]]:
+    """Every phrase of an axis by its first word, longest first: (phrase, the first phrase of
+    its pole), so "wipe" reads as "delete" and "pay for" as "buy"."""
+    index: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {}
+    for _, poles in polarity_axes():
+        for phrases in poles:
+            for phrase in phrases:
+                index.setdefault(phrase[0], []).append((phrase, phrases[0]))
+    for found in index.values():
+        found.sort(key=lambda p: -len(p[0]))
+    return index
+
+
+def lexical_words(text: str) -> list[str]:
+    """The words of ``text`` as the guard compares them, for an embedder that only sees
+    spelling: stemmed, synonyms and the phrases of an opposite's pole as the one phrase they are
+    read as ("seat of government" is capital, "wipe" is delete), without stopwords and the words
+    that only reword ("please", "I'd like to"); all the stems when nothing else is left."""
+    _, stems = _canonical(_words(text))
+    index = _pole_words()
+    out: list[str] = []
+    i = 0
+    while i < len(stems):
+        for phrase, first in index.get(stems[i], ()):
+            n = len(phrase)
+            if stems[i : i + n] == phrase:
+                out.extend(first)
+                i += n
+                break
+        else:
+            out.append(stems[i])
+            i += 1
+    anywhere = _rewording()[0]
+    kept = [w for w in out if w not in STOPWORDS and w not in anywhere]
+    return kept or out
+
+
 def _poles(stems: tuple[str, ...]) -> tuple[dict[str, tuple[frozenset[int], str]], frozenset[int]]:
     """For each axis the text touches: the poles it holds and the first phrase found; and the
     positions of the words those phrases cover."""
@@ -527,5 +565,6 @@ __all__ = [
     "HitGuard",
     "NoGuard",
     "entities",
+    "lexical_words",
     "numbers",
 ]
