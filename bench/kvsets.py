@@ -18,14 +18,15 @@ Two sets, each generated here, deterministically, and never tuned on whole:
 
 Each set is split **by what generalization needs**: the entities (countries, elements) and the
 request topics are split in two by a stable hash, and every paraphrase and negative template
-family comes in three groups of wordings. The ``tune`` part uses one half of the entities or
-topics with the first group of wordings; the ``held-out`` part the other half with the second
-group; the ``fresh`` part the held-out half with the third group, written after the first
-held-out run showed its misses and before the guard's word lists were extended, so that one part
-stays unseen by whoever extended them. Nothing of the held-out or fresh wordings or entities is
-seen while tuning.
+family comes in four groups of wordings. The ``tune`` part uses one half of the entities or
+topics with the first group of wordings; ``held-out`` the other half with the second group;
+``fresh`` and ``blind`` that same half with the third and the fourth. The held-out run showed
+misses that the guard's word lists were then extended for, so fresh was written, and committed,
+before that; fresh was run, its misses read and fixed where a general rule fixed them, so blind
+was written, and committed, before its single run. Nothing of the other parts' wordings or
+entities is seen while tuning.
 
-    python bench/kvsets.py [--set facts|requests] [--part tune|held-out|fresh] [--dump]
+    python bench/kvsets.py [--set facts|requests] [--part tune|held-out|fresh|blind] [--dump]
 """
 
 from __future__ import annotations
@@ -39,9 +40,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parents[1] / "eoc" / "knowledge" / "data"
-PARTS = ("tune", "held-out", "fresh")
-"""``fresh``: the held-out entities and families with a third group of wordings, written (and
-committed) before the guard's word lists were extended after the first held-out run."""
+PARTS = ("tune", "held-out", "fresh", "blind")
+"""``fresh`` and ``blind``: the held-out entities and families with a third and a fourth group
+of wordings and traps. Fresh was written (and committed) before the guard's word lists were
+extended after the first held-out run; blind after fresh had been run and its misses read, and
+run once, at the end."""
 
 
 @dataclass
@@ -56,12 +59,13 @@ class Item:
 
 
 def _half(name: str) -> str:
-    """The part an entity or family belongs to: tune or held-out (fresh reuses held-out's)."""
+    """The part an entity or family belongs to: tune or held-out (fresh and blind reuse
+    held-out's)."""
     return PARTS[zlib.crc32(name.encode()) % 2]
 
 
 def _side(part: str) -> str:
-    return "held-out" if part == "fresh" else part
+    return "held-out" if part in ("fresh", "blind") else part
 
 
 def _triples(name: str) -> list[tuple[str, str, str]]:
@@ -110,6 +114,13 @@ FACT_WORDINGS: dict[str, tuple[str, tuple[list[str], list[str]]]] = {
                 "What is the capital city of {x} called?",
                 "{x}: what is its capital?",
             ],
+            [
+                "What's the capital city of {x}?",
+                "Which city is {x}'s capital?",
+                "{x}'s capital is which city?",
+                "Could you name the capital of {x}?",
+                "capital city of {x}, please",
+            ],
         ),
     ),
     "region": (
@@ -133,6 +144,13 @@ FACT_WORDINGS: dict[str, tuple[str, tuple[list[str], list[str]]]] = {
                 "Which region of the globe is {x} part of?",
                 "what area of the world is {x} in",
                 "Can you tell me which region {x} is located in?",
+            ],
+            [
+                "Which region is {x} part of?",
+                "What world region is {x} in?",
+                "Where is {x} located, regionally?",
+                "{x}: which region?",
+                "In what region of the world can you find {x}?",
             ],
         ),
     ),
@@ -158,6 +176,13 @@ FACT_WORDINGS: dict[str, tuple[str, tuple[list[str], list[str]]]] = {
                 "I need the ISO country code for {x}.",
                 "what is {x}'s country code according to ISO",
             ],
+            [
+                "What ISO code does {x} have?",
+                "Give me {x}'s ISO country code",
+                "ISO code of {x}, please",
+                "Which ISO country code is assigned to {x}?",
+                "what's the ISO country code of {x}",
+            ],
         ),
     ),
     "symbol": (
@@ -181,6 +206,13 @@ FACT_WORDINGS: dict[str, tuple[str, tuple[list[str], list[str]]]] = {
                 "{x} chemical symbol",
                 "What letters stand for {x} on the periodic table?",
                 "Do you know the chemical symbol of {x}?",
+            ],
+            [
+                "What's {x}'s chemical symbol?",
+                "Which symbol does {x} have on the periodic table?",
+                "chemical symbol for {x}?",
+                "Give me the symbol of the element {x}",
+                "How is {x} abbreviated on the periodic table?",
             ],
         ),
     ),
@@ -206,6 +238,13 @@ FACT_WORDINGS: dict[str, tuple[str, tuple[list[str], list[str]]]] = {
                 "Can you give me the atomic number of {x}?",
                 "what is the proton number of {x}",
             ],
+            [
+                "What atomic number does {x} have?",
+                "Give me the atomic number of {x}",
+                "atomic number for {x}?",
+                "Do you know {x}'s atomic number?",
+                "Which number is {x} on the periodic table?",
+            ],
         ),
     ),
 }
@@ -228,6 +267,11 @@ FACT_TRAPS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
             ("What is the population of {x}?", "relation"),
             ("What was the first capital of {x}?", "scope"),
         ],
+        [
+            ("What is the oldest city of {x}?", "superlative"),
+            ("What is the national dish of {x}?", "relation"),
+            ("What was the former capital of {x}?", "scope"),
+        ],
     ),
     "region": (
         [
@@ -241,6 +285,10 @@ FACT_TRAPS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
         [
             ("Which continent is {x} on?", "relation"),
             ("What is the northernmost region of {x}?", "superlative"),
+        ],
+        [
+            ("Which hemisphere is {x} in?", "relation"),
+            ("What is the largest region of {x} by area?", "superlative"),
         ],
     ),
     "iso": (
@@ -256,6 +304,10 @@ FACT_TRAPS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
             ("What is the numeric ISO code of {x}?", "scope"),
             ("What is the phone code of {x}?", "relation"),
         ],
+        [
+            ("What is the three-letter code of {x}?", "scope"),
+            ("What is the licence plate code of {x}?", "relation"),
+        ],
     ),
     "symbol": (
         [
@@ -270,6 +322,10 @@ FACT_TRAPS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
             ("What is the symbol of the element after {x}?", "direction"),
             ("What is the boiling point of {x}?", "relation"),
         ],
+        [
+            ("What is the symbol of the element before {x}?", "direction"),
+            ("What is the density of {x}?", "relation"),
+        ],
     ),
     "number": (
         [
@@ -283,6 +339,10 @@ FACT_TRAPS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
         [
             ("What is the atomic mass of {x}?", "relation"),
             ("How many isotopes does {x} have?", "relation"),
+        ],
+        [
+            ("What is the atomic radius of {x}?", "relation"),
+            ("How many valence electrons does {x} have?", "relation"),
         ],
     ),
 }
@@ -348,7 +408,12 @@ def facts_set(part: str) -> list[Item]:
 ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, str]]]] = [
     (
         "turn on",
-        (["enable", "switch on"], ["activate", "turn on"], ["power on", "start"]),
+        (
+            ["enable", "switch on"],
+            ["activate", "turn on"],
+            ["power on", "start"],
+            ["activate", "enable"],
+        ),
         "turn off",
         [
             ("notifications", "push notifications", "sounds"),
@@ -359,7 +424,7 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "cancel",
-        (["end", "stop"], ["call off", "cancel"], ["terminate", "cancel"]),
+        (["end", "stop"], ["call off", "cancel"], ["terminate", "cancel"], ["stop", "cancel"]),
         "renew",
         [
             ("my subscription", "my family subscription", "my order"),
@@ -369,7 +434,7 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "add",
-        (["put", "include"], ["add", "insert"], ["attach", "add"]),
+        (["put", "include"], ["add", "insert"], ["attach", "add"], ["include", "add"]),
         "remove",
         [
             ("a user to my team", "an admin user to my team", "a user to my project"),
@@ -379,7 +444,7 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "lock",
-        (["lock", "secure"], ["lock down", "lock"], ["freeze", "lock"]),
+        (["lock", "secure"], ["lock down", "lock"], ["freeze", "lock"], ["lock", "secure"]),
         "unlock",
         [
             ("my card", "my virtual card", "my phone"),
@@ -389,7 +454,12 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "upgrade",
-        (["move up", "upgrade"], ["step up", "upgrade"], ["upgrade", "upgrade"]),
+        (
+            ["move up", "upgrade"],
+            ["step up", "upgrade"],
+            ["upgrade", "upgrade"],
+            ["upgrade", "upgrade"],
+        ),
         "downgrade",
         [
             ("my plan", "my family plan", "my phone"),
@@ -398,7 +468,12 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "subscribe to",
-        (["sign up for", "join"], ["register for", "subscribe to"], ["sign up to", "subscribe to"]),
+        (
+            ["sign up for", "join"],
+            ["register for", "subscribe to"],
+            ["sign up to", "subscribe to"],
+            ["subscribe to", "sign up for"],
+        ),
         "unsubscribe from",
         [
             ("the newsletter", "the weekly newsletter", "the podcast"),
@@ -407,7 +482,7 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "delete",
-        (["remove", "erase"], ["get rid of", "delete"], ["wipe", "clear"]),
+        (["remove", "erase"], ["get rid of", "delete"], ["wipe", "clear"], ["erase", "delete"]),
         "restore",
         [
             ("my photos", "my shared photos", "my videos"),
@@ -417,7 +492,7 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "buy",
-        (["purchase", "get"], ["order", "buy"], ["pay for", "buy"]),
+        (["purchase", "get"], ["order", "buy"], ["pay for", "buy"], ["purchase", "buy"]),
         "return",
         [
             ("a gift card", "a digital gift card", "a gift"),
@@ -427,7 +502,12 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "download",
-        (["save", "get a copy of"], ["export", "download"], ["grab", "download"]),
+        (
+            ["save", "get a copy of"],
+            ["export", "download"],
+            ["grab", "download"],
+            ["download", "save a copy of"],
+        ),
         "upload",
         [
             ("my invoices", "last year's invoices", "my receipts"),
@@ -436,7 +516,7 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "show",
-        (["display", "reveal"], ["make visible", "show"], ["unhide", "show"]),
+        (["display", "reveal"], ["make visible", "show"], ["unhide", "show"], ["show", "display"]),
         "hide",
         [
             ("my online status", "my online status to friends", "my last name"),
@@ -446,7 +526,12 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "import",
-        (["bring in", "load"], ["pull in", "import"], ["transfer in", "import"]),
+        (
+            ["bring in", "load"],
+            ["pull in", "import"],
+            ["transfer in", "import"],
+            ["import", "bring in"],
+        ),
         "export",
         [
             ("my contacts", "my work contacts", "my calendar"),
@@ -455,7 +540,7 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "connect",
-        (["link", "pair"], ["hook up", "connect"], ["link up", "connect"]),
+        (["link", "pair"], ["hook up", "connect"], ["link up", "connect"], ["pair", "connect"]),
         "disconnect",
         [
             ("my bank account", "my business bank account", "my credit card"),
@@ -465,7 +550,7 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "mute",
-        (["silence", "mute"], ["quiet", "mute"], ["mute", "silence"]),
+        (["silence", "mute"], ["quiet", "mute"], ["mute", "silence"], ["mute", "silence"]),
         "unmute",
         [
             ("a group chat", "a group chat for a week", "a channel"),
@@ -474,7 +559,7 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "increase",
-        (["raise", "increase"], ["up", "increase"], ["raise", "boost"]),
+        (["raise", "increase"], ["up", "increase"], ["raise", "boost"], ["increase", "raise"]),
         "decrease",
         [
             ("my credit limit", "my credit limit temporarily", "my overdraft"),
@@ -484,7 +569,7 @@ ACTIONS: list[tuple[str, tuple[list[str], list[str]], str, list[tuple[str, str, 
     ),
     (
         "share",
-        (["send", "share"], ["pass on", "share"], ["share", "send"]),
+        (["send", "share"], ["pass on", "share"], ["share", "send"], ["share", "share"]),
         "stop sharing",
         [
             ("a folder", "a read-only folder", "a file"),
@@ -514,11 +599,19 @@ REQUEST_WORDINGS = (
         "what's the way to {verb} {obj}",
         "is it possible to {syn} {obj}?",
     ],
+    [
+        "Could you explain how to {syn} {obj}?",
+        "how would I {verb} {obj}",
+        "Steps to {syn} {obj}",
+        "Hey, I'm trying to {verb} {obj}. How?",
+        "Where do I go to {syn} {obj}?",
+    ],
 )
 NEGATION_WORDINGS = (
     "How do I make sure I don't {verb} {obj}?",
     "What happens if I don't {verb} {obj}?",
     "Is there a way to not {verb} {obj}?",
+    "How can I avoid having to {verb} {obj}?",
 )
 
 # the direction of a transfer: sides of several words, swapped in a negative
@@ -539,6 +632,7 @@ DIRECTED = [
             ["move money from {a} to {b}"],
             ["send money from {a} into {b}"],
             ["shift money from {a} to {b}"],
+            ["move money over from {a} to {b}"],
         ),
         [
             ("my savings account", "my current account"),
@@ -553,6 +647,7 @@ DIRECTED = [
             ["move my contacts from {a} to {b}"],
             ["transfer my contacts from {a} onto {b}"],
             ["copy my contacts over from {a} to {b}"],
+            ["get my contacts from {a} onto {b}"],
         ),
         [("my old phone", "my new phone"), ("my new phone", "my old phone")],
     ),
@@ -566,6 +661,7 @@ COUNTED = [
             ["reserve {n} tickets for {d}"],
             ["get {n} tickets for {d}"],
             ["get me {n} tickets for {d}"],
+            ["grab {n} tickets for {d}"],
         ),
         [(2, "Saturday"), (4, "Friday"), (3, "Sunday"), (6, "Monday")],
     ),
@@ -575,6 +671,7 @@ COUNTED = [
             ["get my money back within {n} days"],
             ["be refunded within {n} days"],
             ["get refunded within {n} days"],
+            ["receive a refund within {n} days"],
         ),
         [(30, ""), (14, ""), (60, "")],
     ),
@@ -586,6 +683,7 @@ FRAMES = (
     ("how can i {0}", "Please help me {1}.", "I want to {1}, how?"),
     ("how can i {0}", "Please help me {1}.", "I want to {1}, how?"),
     ("how do you {0}?", "Can you help me {1}?", "I need to {1}"),
+    ("how would i {0}", "Could you help me {1}?", "I'm trying to {1}. How?"),
 )
 
 

@@ -30,23 +30,25 @@ def test_every_set_has_stored_questions_paraphrases_and_every_trap_class() -> No
 
 def test_the_held_out_parts_share_no_question_or_wording_with_the_tuning_part() -> None:
     for name in kvsets.SETS:
-        tune, held, fresh = _parts(name)
+        tune, *others = _parts(name)
         texts = [
             {t for it in part for t in (it.stored, *it.paraphrases, *(n for n, _ in it.negatives))}
-            for part in (tune, held, fresh)
+            for part in (tune, *others)
         ]
-        assert not texts[0] & texts[1] and not texts[0] & texts[2], name
-        # fresh asks about the held-out entities in other words
-        assert {it.stored for it in held} == {it.stored for it in fresh}
-        assert not {p for it in held for p in it.paraphrases} & {
-            p for it in fresh for p in it.paraphrases
-        }
+        assert all(not texts[0] & t for t in texts[1:]), name
+        # fresh and blind ask about the held-out entities in other words
+        said = [{p for it in part for p in it.paraphrases} for part in others]
+        for i, part in enumerate(others):
+            assert {it.stored for it in part} == {it.stored for it in others[0]}
+            assert all(not said[i] & said[j] for j in range(i)), name
     # the wordings themselves differ, not only the names filled into them
-    for relation, (_, (a, b, c)) in kvsets.FACT_WORDINGS.items():
-        assert not set(a) & set(b) and not set(a) & set(c) and not set(b) & set(c), relation
+    for relation, (_, groups) in kvsets.FACT_WORDINGS.items():
+        assert len(groups) == len(kvsets.PARTS)
+        for i, group in enumerate(groups):
+            assert all(not set(group) & set(groups[j]) for j in range(i)), relation
     # a request family (its verb, synonyms and opposite) belongs to one part only
-    tune, held, fresh = ({it.stored.split()[3] for it in p} for p in _parts("requests"))
-    assert not tune & held and held == fresh
+    tune, held, *others = ({it.stored.split()[3] for it in p} for p in _parts("requests"))
+    assert not tune & held and all(held == o for o in others)
 
 
 def test_the_quality_harness_runs_on_the_cores_embedder() -> None:
