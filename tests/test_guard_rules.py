@@ -14,6 +14,7 @@ REFUSED = [
     # (query, stored, a word of the reason)
     ("How do I book 3 tickets for Saturday?", "How do I book 2 tickets for Saturday?", "numbers"),
     ("Where was Edison born?", "When was Edison born?", "different things"),
+    ("Where do I buy a ticket?", "How do I buy a ticket?", "different things"),
     ("Did Brazil beat Germany?", "Did Germany beat Brazil?", "order"),
     ("What happens if I don't add a payment method?", "How do I add a payment method?", "negated"),
     ("How do I pay without a credit card?", "How do I pay with a credit card?", "negated"),
@@ -84,6 +85,11 @@ ALLOWED = [
     ("how do you pay for a ticket?", "How do I buy a ticket?"),
     # apostrophes inside words are not quotes ("'s Zirconium'" is no quoted name)
     ("What's Zirconium's atomic number?", "What is the atomic number of Zirconium?"),
+    # "I'm" is no name, "where do I go to" asks how, "could you name" frames the question
+    ("Hey, I'm trying to delete my photos. How?", "How do I delete my photos?"),
+    ("Where do I go to erase my photos?", "How do I delete my photos?"),
+    ("Could you name the capital of Peru?", "What is the capital of Peru?"),
+    ("Which ISO country code is assigned to Peru?", "What is the ISO country code of Peru?"),
     # a leading statement is the user's situation: its words may be ones the stored one lacks
     ("I forgot my password, how do I reset it?", "Help me reset my password."),
 ]

@@ -104,11 +104,14 @@ def entities(text: str) -> list[str]:
         if not w[0].isupper():
             continue
         acronym = len(w) > 1 and w.isupper()
-        if (m.start() not in starts or acronym) and w.lower() not in STOPWORDS:
+        if (m.start() not in starts or acronym) and w.lower() not in _NOT_NAMES:
             out.append(w.lower())
     out += [q.lower().strip() for q in _QUOTED.findall(text)]
     return out
 
+
+# capitalized inside a sentence without naming anything: "Hey, I'm ..."
+_NOT_NAMES = STOPWORDS | {"i'm", "i've", "i'd", "i'll", "i’m", "i’ve", "i’d", "i’ll"}
 
 # Self-corrections ("the 2007 I mean 2001 report", "when did no sorry what do ..."): the words
 # before such a marker were taken back, so they may hold numbers, names or question words the
@@ -326,7 +329,7 @@ def _content(ws: list[str], stems: tuple[str, ...], covered: frozenset[int]) -> 
             or w.endswith("n't")
             or w.isdigit()
             or st in anywhere
-            or (i == 0 and st in opening)
+            or (st in opening and (i == 0 or ws[i - 1] in ("you", "please")))
             or (st in naming and _names_a_kind(ws, i))
         ):
             continue
@@ -427,9 +430,10 @@ class Analysis:
         ws = [_own(w) for w in raw]
         self.possessive = ws != raw  # "Algeria's code": the owner's name comes first
         self.words = frozenset(ws)
-        self.wh = tuple(w for w in ws if w in ANSWER_TYPE_WORDS)
-        self.wh_set = frozenset(self.wh)
         cws, stems, self.poles, self.content = _reading(ws)
+        # read after synonyms: "where do I go to" asks how, "how many people live" a population
+        self.wh = tuple(w for w in cws if w in ANSWER_TYPE_WORDS)
+        self.wh_set = frozenset(self.wh)
         # the content words past a leading statement ("I forgot my password, how do I ...")
         context = _CONTEXT.match(said)
         self.asked = self.content if context is None else _reading(_words(said[context.end() :]))[3]
