@@ -91,6 +91,13 @@ bench: web chromium
 	$(BIN)/python bench/web.py
 	$(BIN)/python bench/native.py
 	$(BIN)/python bench/semantic.py
+	$(BIN)/python bench/kvquality.py
+	node web/test/kvquality.mjs
+
+# the kv quality table of the browser's configuration, measured inside Pyodide (~1 min)
+.PHONY: bench-web-kv
+bench-web-kv: web
+	node web/test/kvquality.mjs
 
 # eoc serve's cache hits, semantic hits and miss overhead against GPTCache's server, a Starlette
 # floor and llama.cpp's server, side by side (wrk; bench/serve.py says what and how; ~3 min)

@@ -39,7 +39,11 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[1] / "eoc" / "knowledge" / "data"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's eoc, if run from it
+
+from eoc import knowledge  # noqa: E402
+
+DATA = Path(knowledge.__file__).parent / "data"  # the installed pack's (in Pyodide too)
 PARTS = ("tune", "held-out", "fresh", "blind")
 """``fresh`` and ``blind``: the held-out entities and families with a third and a fourth group
 of wordings and traps. Fresh was written (and committed) before the guard's word lists were
