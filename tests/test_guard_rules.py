@@ -75,6 +75,7 @@ ALLOWED = [
     ("What is the dialing code for France?", "What is the calling code of France?"),
     ("What are the neighbouring countries of France?", "Which countries border France?"),
     ("Which part of the world is Chad in?", "Which region of the world is Chad in?"),
+    ("Where in the world is Chad, by region?", "Which region of the world is Chad in?"),
     ("How many protons does an atom of Iron have?", "What is the atomic number of Iron?"),
     ("I'd like to freeze my card.", "How do I lock my card?"),
     # a possessive, "of" and a headline wording name the same things in another order
