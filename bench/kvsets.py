@@ -41,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's eoc, if run from it
 
-from eoc import knowledge  # noqa: E402
+from eoc import knowledge
 
 DATA = Path(knowledge.__file__).parent / "data"  # the installed pack's (in Pyodide too)
 PARTS = ("tune", "held-out", "fresh", "blind")
