@@ -49,6 +49,9 @@ REFUSED = [
     # "area" alone is a size, not a region: only whole phrases are synonyms
     ("What is the area of France?", "Which region of the world is France in?", "lacks region"),
     ("What is the population of France?", "What is the capital of France?", "lacks capital"),
+    # phrases that sound alike but answer otherwise are no synonyms
+    ("Which city is the Dutch seat of government?", "What is the Dutch capital?", "lacks capital"),
+    ("Which languages are spoken in Peru?", "What is the official language of Peru?", "official"),
 ]
 
 ALLOWED = [

@@ -118,7 +118,7 @@ def test_the_hashed_embedder_reads_a_text_as_the_guard_does() -> None:
     # an opposite's phrases and a synonym read as one word; framing words drop out
     same = cosine(e.embed("I need to wipe my photos"), e.embed("How do I delete my photos?"))
     assert same == pytest.approx(1.0)
-    near = cosine(e.embed("Which city is Chad's seat of government?"), e.embed("Capital of Chad?"))
+    near = cosine(e.embed("Chad's international dialing code?"), e.embed("Calling code of Chad?"))
     other = cosine(
         e.embed("What is the capital of Chad?"), e.embed("What is the currency of Chad?")
     )

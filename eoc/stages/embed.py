@@ -40,7 +40,7 @@ class HashedNgramEmbedder:
     The text is read as the guard reads it (:func:`eoc.stages.guard.lexical_words`): stopwords
     and words that only reword ("what", "is", "please", "I'd like to") are dropped (unless
     nothing else is left), words are lightly stemmed, and synonyms and opposites are read as one
-    word ("seat of government" as capital, "wipe" as delete). So "speed of light" and "what is
+    word ("dialing code" as calling code, "wipe" as delete). So "speed of light" and "what is
     the speed of light?" embed alike, a rewording with other words for the same thing lands near
     it, and two questions that share only their phrasing do not.
 

@@ -252,7 +252,7 @@ def _pole_words() -> dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]]:
 def lexical_words(text: str) -> list[str]:
     """The words of ``text`` as the guard compares them, for an embedder that only sees
     spelling: stemmed, synonyms and the phrases of an opposite's pole as the one phrase they are
-    read as ("seat of government" is capital, "wipe" is delete), without stopwords and the words
+    read as ("dialing code" is calling code, "wipe" is delete), without stopwords and the words
     that only reword ("please", "I'd like to"); all the stems when nothing else is left."""
     _, stems = _canonical(_words(text))
     index = _pole_words()
