@@ -36,7 +36,7 @@ sys.path.append(
 from kvsets import PARTS, SETS, Item, load
 
 from eoc import Query
-from eoc.stages import DEFAULT_THRESHOLD, KVStage
+from eoc.stages import HashedNgramEmbedder, KVStage
 from eoc.stages.guard import EntityGuard, NoGuard
 
 GPTCACHE_COSINE = 0.6
@@ -90,7 +90,12 @@ def texts_of(items: list[Item]) -> list[str]:
 
 def configurations(minilm: bool) -> list[tuple[str, str, float, Any]]:
     rows = [
-        ("eoc core default: hashed n-grams + guard", "hashed", DEFAULT_THRESHOLD, EntityGuard())
+        (
+            "eoc core default: hashed n-grams + guard",
+            "hashed",
+            HashedNgramEmbedder.threshold,
+            EntityGuard(),
+        )
     ]
     if minilm:
         rows = [

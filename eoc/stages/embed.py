@@ -52,6 +52,9 @@ class HashedNgramEmbedder:
     """
 
     name = "hashed-ngrams-2"  # 2: the guard's reading (stored vectors of 1 are embedded again)
+    threshold = 0.4
+    """The kv stage's default cosine threshold with this embedder: low, as the guard decides
+    (chosen on the tuning part of ``bench/kvquality.py``)."""
 
     def __init__(
         self,

@@ -15,11 +15,16 @@ score 0.99 on MiniLM, "capital of France" and "capital of Germany" 0.97 on a sta
   "after", "largest" / "smallest") or different actions; ranks that differ ("second largest");
   the sides of a transfer ("from savings to current") that differ or swap; and any content word
   one side has and the other lacks (a word that narrows a noun: "gift" / "gift card").
-  Politeness, framing, filler and kind-naming words ("please", "I want to", "capital city") may
-  differ, synonyms are compared as one word ("reserve" is "book"), and a possessive ending is
-  dropped ("Algeria's capital"). A query that corrects itself may carry words and numbers it
-  took back. The word lists are data, next to this module: ``data/polarity.tsv`` (the axes),
-  ``data/synonyms.tsv`` and ``data/rewording.tsv``.
+  Politeness, framing, filler and pronouns ("please", "I'd like to", "could you name") may
+  differ; so may a word that names the kind of thing next to what it names ("the capital city",
+  "the element Iron"; alone, as in "delete a table", it is what is asked). Synonyms and set
+  phrases are compared as one word ("reserve" is "book", "how many people live in" is
+  population), question words are read after them ("where do I go to" asks how), and a
+  possessive ending is dropped ("Algeria's capital"). A statement the query opens with ("I forgot
+  my password, how do I ...") is context: its words may be ones the stored question lacks. A
+  query that corrects itself may carry words and numbers it took back. The word lists are data,
+  next to this module: ``data/polarity.tsv`` (the axes), ``data/synonyms.tsv`` and
+  ``data/rewording.tsv``.
 
 Both are pure Python and work with any embedder. Besides ``allows``, a guard may offer
 
@@ -535,10 +540,10 @@ class EntityGuard:
             return f"only one of them says {said!r}"
         if s.swapped & q.directions:
             return "the sides of a to/from are swapped"
-        return self.wording(q, s)
+        return self._wording(q, s)
 
     @staticmethod
-    def wording(q: Analysis, s: Analysis) -> str:
+    def _wording(q: Analysis, s: Analysis) -> str:
         """Why the content words keep the stored question from answering (``""`` when the
         words of one are all in the other's)."""
         missing = s.content - q.content

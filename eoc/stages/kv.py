@@ -46,7 +46,8 @@ from eoc.stages.guard import EntityGuard, HitGuard
 from eoc.stages.index import SparseIndex, VectorIndex
 from eoc.stages.text import normalize
 
-DEFAULT_THRESHOLD = 0.4
+DEFAULT_THRESHOLD = 0.6
+"""The threshold for an embedder that suggests none (the core's suggests 0.4)."""
 MAX_PAYLOAD_BYTES = 1 << 20
 MAX_TERM_CHECKS = 256
 """Stored prompts whose terms a lookup compares with the query's before embedding it, at most."""
@@ -111,7 +112,8 @@ class KVStage:
         index: the vector index; defaults to :class:`SparseIndex` (a dense embedder needs
             a dense index, e.g. ``native.semantic.AutoIndex``).
         threshold: least cosine for a similarity hit, in (0, 1]; higher is stricter. Defaults
-            to the embedder's ``threshold`` attribute, else :data:`DEFAULT_THRESHOLD` (0.4).
+            to the embedder's ``threshold`` attribute (0.4 for the core's
+            :class:`HashedNgramEmbedder`), else :data:`DEFAULT_THRESHOLD` (0.6).
         guard: checks a similarity hit before it is served; defaults to :class:`EntityGuard`
             (:class:`ExactWordsGuard` is stricter, :class:`NoGuard` is a plain cosine cache).
         figure_uj: this stage's own per-hit figure (ESTIMATED); defaults to the documented one.
