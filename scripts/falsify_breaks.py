@@ -1417,4 +1417,149 @@ FOCUS: dict[str, list[str]] = {
     "Llama 3 pre-tokens merged when whole in the vocabulary": [
         "tests/native/test_llm_vocab.py::test_the_tokenizer_gives_the_reference_ids[llama-bpe]"
     ],
+    "4-bit kernel drops the high nibble": [
+        "tests/native/test_llm_weights.py::test_the_kernels_multiply_by_the_dequantized_matrix"
+    ],
+    "8-bit kernel forgets the block scale": [
+        "tests/native/test_llm_weights.py::test_the_kernels_multiply_by_the_dequantized_matrix"
+    ],
+    "a local model's estimate stands in for a measured span": [
+        "tests/native/test_model_backend.py::test_with_a_live_counter_the_generation_is_measured"
+    ],
+    "a miss answered while the store is down": [
+        "tests/native/test_serve.py::test_while_the_store_is_down_a_miss_is_refused_and_hits_are_served"
+    ],
+    "a request for another model answered by this one": [
+        "tests/native/test_serve.py::test_bad_requests_get_typed_json_errors"
+    ],
+    "a spent joule budget lets requests through": [
+        "tests/native/test_serve.py::test_a_spent_joule_budget_refuses_with_429_and_says_what_it_counted"
+    ],
+    "a stream stopped early keeps its connection": [
+        "tests/native/test_remote.py::test_an_error_body_read_in_part_never_poisons_the_next_request"
+    ],
+    "an error body read in part leaves its connection in the pool": [
+        "tests/native/test_remote.py::test_an_error_body_read_in_part_never_poisons_the_next_request"
+    ],
+    "an open breaker asks the backend anyway": [
+        "tests/native/test_serve.py::test_the_breaker_fails_fast_while_cheap_stages_keep_answering"
+    ],
+    "any API key admitted": [
+        "tests/native/test_serve.py::test_api_keys_are_stored_hashed_and_required"
+    ],
+    "backend reply not validated": [
+        "tests/test_cascade.py::test_a_backend_reply_that_is_not_clean_text_is_a_backend_error_and_nothing_is_kept"
+    ],
+    "browser accepts a live counter": [
+        "tests/test_browser_honesty.py::test_a_live_fake_counter_is_refused_with_a_clear_error"
+    ],
+    "cache estimate ignores bytes hashed": [
+        "tests/test_cascade.py::test_estimates_scale_with_the_work_done"
+    ],
+    "calibration ignores budget": [
+        "tests/test_cascade.py::test_calibration_stops_after_the_time_budget"
+    ],
+    "connections never kept alive": [
+        "tests/native/test_remote.py::test_connections_are_kept_alive_and_replaced_when_the_server_closed_them"
+    ],
+    "dense exact index hands accept every candidate": [
+        "tests/test_kv_bounds.py::test_the_dense_exact_index_hands_accept_at_most_max_scored_candidates"
+    ],
+    "dispatcher does not count a model's matmuls": [
+        "tests/native/test_llm_weights.py::test_a_weight_is_prepared_once_per_backend"
+    ],
+    "dispatcher prepares a weight on every call": [
+        "tests/native/test_llm_weights.py::test_a_weight_is_prepared_once_per_backend"
+    ],
+    "embedding cache keeps non-finite vectors": [
+        "tests/native/test_semantic.py::test_an_embedding_cache_that_is_not_sane_is_ignored_never_read_whole"
+    ],
+    "embedding cache unpacks a zip bomb": [
+        "tests/native/test_semantic.py::test_an_embedding_cache_that_is_not_sane_is_ignored_never_read_whole"
+    ],
+    "entities: leading newline not a sentence start": [
+        "tests/test_kv_bounds.py::test_entities_match_the_reference_on_text_with_sentence_breaks"
+    ],
+    "entity fingerprint ignores self-corrections": [
+        "tests/test_kv_bounds.py::test_texts_with_different_fingerprints_are_never_allowed"
+    ],
+    "fused decode attention reads the wrong key/value head": [
+        "tests/native/test_llm_tiny.py::test_kv_cache_matches_full_recompute"
+    ],
+    "fused decode attention skips the newest key": [
+        "tests/native/test_llm_tiny.py::test_kv_cache_matches_full_recompute"
+    ],
+    "index ignores the prefilter": [
+        "tests/test_kv_bounds.py::test_prefilter_refusals_never_reach_accept_and_are_not_served"
+    ],
+    "index scores every candidate": [
+        "tests/test_kv_bounds.py::test_at_most_max_scored_candidates_reach_accept"
+    ],
+    "index walks a feature past the posting cap": [
+        "tests/test_kv_bounds.py::test_a_feature_held_by_more_than_max_posting_vectors_finds_no_candidates"
+    ],
+    "kept-alive connection closed by the server not replaced": [
+        "tests/native/test_remote.py::test_connections_are_kept_alive_and_replaced_when_the_server_closed_them"
+    ],
+    "kv accept skips the fingerprint check": [
+        "tests/test_kv_bounds.py::test_without_an_index_prefilter_fingerprint_mismatches_still_skip_the_guard"
+    ],
+    "kv answers carry no work estimate": [
+        "tests/test_kv_bounds.py::test_an_exact_hit_costs_the_estimate_for_its_bytes_and_no_candidates"
+    ],
+    "kv entries stored without put not fingerprinted": [
+        "tests/test_kv_bounds.py::test_an_entry_stored_without_put_is_fingerprinted_and_served"
+    ],
+    "kv entries stored without put not indexed by terms": [
+        "tests/test_kv_bounds.py::test_an_entry_stored_without_put_is_fingerprinted_and_served"
+    ],
+    "kv flat figure ignored": [
+        "tests/test_kv_bounds.py::test_a_flat_figure_leaves_kv_answers_without_a_cost_of_their_own"
+    ],
+    "kv guard checks uncapped": [
+        "tests/test_kv_bounds.py::test_a_lookup_runs_the_guard_at_most_max_guard_checks_times"
+    ],
+    "kv has no fingerprint prefilter": [
+        "tests/test_kv_bounds.py::test_a_miss_that_differs_only_by_a_number_never_runs_the_guard"
+    ],
+    "kv similarity hit charged as no candidates": [
+        "tests/test_kv_bounds.py::test_a_similarity_hit_costs_more_than_an_exact_hit_of_the_same_size"
+    ],
+    "misspelt trusted key accepted": [
+        "tests/native/test_autotune.py::test_a_stripped_signature_is_refused_by_a_trusted_key"
+    ],
+    "neural estimate ignores tokens out": [
+        "tests/test_cascade.py::test_estimates_scale_with_the_work_done"
+    ],
+    "one-token RMSNorm forgets the mean": [
+        "tests/native/test_llm_tiny.py::test_kv_cache_matches_full_recompute"
+    ],
+    "one-token SwiGLU multiplies by the gate, not up": [
+        "tests/native/test_llm_tiny.py::test_kv_cache_matches_full_recompute"
+    ],
+    "prefetch started twice": [
+        "tests/native/test_semantic.py::test_a_prefetched_embedding_is_computed_once_off_the_callers_thread"
+    ],
+    "prefetched embedding not used": [
+        "tests/native/test_semantic.py::test_a_prefetched_embedding_is_computed_once_off_the_callers_thread"
+    ],
+    "remote errors leak the API key": [
+        "tests/native/test_remote.py::test_the_api_key_never_appears_in_an_error"
+    ],
+    "remote reply read without a bound": [
+        "tests/native/test_remote.py::test_an_oversized_or_endless_body_is_refused"
+    ],
+    "serve NUL not refused": ["tests/web/test_serve.py::test_an_encoded_nul_is_a_400_with_a_body"],
+    "serve drops the connection on a bad path": [
+        "tests/web/test_serve.py::test_a_path_no_file_can_have_is_a_404_not_a_dropped_connection"
+    ],
+    "serve index symlink out followed": [
+        "tests/web/test_serve.py::test_a_symlink_out_of_the_folder_is_not_followed"
+    ],
+    "short tensor bytes accepted": [
+        "tests/native/test_llm_weights.py::test_damaged_blocks_are_refused"
+    ],
+    "telemetry handed to the cascade": [
+        "tests/native/test_ioreport_nvml.py::test_a_live_gpu_counter_is_telemetry_only_and_never_the_cascade_meter"
+    ],
 }
