@@ -28,7 +28,7 @@ from eoc.meter.trust import effective_kind
 from eoc.query import Query, Stage
 from eoc.receipt import Receipt
 from eoc.response import Response
-from eoc.stages.kv import KVStage
+from eoc.stages.kv import EXPLAIN_FLOOR, KVStage
 
 MAX_RECEIPT_BYTES = 4 << 20
 
@@ -158,7 +158,7 @@ def cmd_query(args: argparse.Namespace, out: TextIO) -> int:
             note = f"  ({c['reason']})" if c["reason"] else ""
             lines.append(f"  {c['cosine']:.2f}  {mark}  {c['stored']!r}{note}")
         if not why:
-            lines.append("  none with cosine >= 0.3")
+            lines.append(f"  none with cosine >= {EXPLAIN_FLOOR:g}")
     _emit(out, args.json, doc, lines)
     return 0
 

@@ -191,13 +191,14 @@ def rewording_words() -> frozenset[str]:
 
 
 @functools.cache
-def _pole_index() -> dict[str, list[tuple[tuple[str, ...], str, int]]]:
-    """Every phrase of an axis by its first word: (phrase, axis, pole)."""
-    index: dict[str, list[tuple[tuple[str, ...], str, int]]] = {}
+def _pole_index() -> dict[str, list[tuple[tuple[str, ...], str, int, tuple[str, ...]]]]:
+    """Every phrase of an axis by its first word: (phrase, axis, pole, the pole's first phrase,
+    which :func:`lexical_words` reads it as)."""
+    index: dict[str, list[tuple[tuple[str, ...], str, int, tuple[str, ...]]]] = {}
     for name, poles in polarity_axes():
         for i, phrases in enumerate(poles):
             for phrase in phrases:
-                index.setdefault(phrase[0], []).append((phrase, name, i))
+                index.setdefault(phrase[0], []).append((phrase, name, i, phrases[0]))
     return index
 
 
@@ -240,39 +241,28 @@ def _canonical(ws: list[str]) -> tuple[list[str], tuple[str, ...]]:
     return out_w, tuple(out_s)
 
 
-@functools.cache
-def _pole_words() -> dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]]:
-    """Every phrase of an axis by its first word, longest first: (phrase, the first phrase of
-    its pole), so "wipe" reads as "delete" and "pay for" as "buy"."""
-    index: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {}
-    for _, poles in polarity_axes():
-        for phrases in poles:
-            for phrase in phrases:
-                index.setdefault(phrase[0], []).append((phrase, phrases[0]))
-    for found in index.values():
-        found.sort(key=lambda p: -len(p[0]))
-    return index
-
-
 def lexical_words(text: str) -> list[str]:
     """The words of ``text`` as the guard compares them, for an embedder that only sees
     spelling: stemmed, synonyms and the phrases of an opposite's pole as the one phrase they are
     read as ("dialing code" is calling code, "wipe" is delete), without stopwords and the words
     that only reword ("please", "I'd like to"); all the stems when nothing else is left."""
-    _, stems = _canonical(_words(text))
-    index = _pole_words()
+    stems = _read(text)[1]
+    index = _pole_index()
     out: list[str] = []
     i = 0
     while i < len(stems):
-        for phrase, first in index.get(stems[i], ()):
-            n = len(phrase)
-            if stems[i : i + n] == phrase:
-                out.extend(first)
-                i += n
-                break
-        else:
+        longest: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+        for phrase, _, _, first in index.get(stems[i], ()):
+            if stems[i : i + len(phrase)] == phrase and (
+                longest is None or len(phrase) > len(longest[0])
+            ):
+                longest = (phrase, first)
+        if longest is None:
             out.append(stems[i])
             i += 1
+        else:
+            out.extend(longest[1])
+            i += len(longest[0])
     anywhere = _rewording()[0]
     kept = [w for w in out if w not in STOPWORDS and w not in anywhere]
     return kept or out
@@ -286,7 +276,7 @@ def _poles(stems: tuple[str, ...]) -> tuple[dict[str, tuple[frozenset[int], str]
     covered: set[int] = set()
     index = _pole_index()
     for start, st in enumerate(stems):
-        for phrase, axis, pole in index.get(st, ()):
+        for phrase, axis, pole, _ in index.get(st, ()):
             n = len(phrase)
             if n == 1 or stems[start : start + n] == phrase:
                 held.setdefault(axis, set()).add(pole)
@@ -296,14 +286,17 @@ def _poles(stems: tuple[str, ...]) -> tuple[dict[str, tuple[frozenset[int], str]
     return out, frozenset(covered)
 
 
-def _reading(
-    ws: list[str],
-) -> tuple[list[str], tuple[str, ...], dict[str, tuple[frozenset[int], str]], frozenset[str]]:
-    """The words with synonyms replaced, their stems, the axes touched, and the content words:
-    what :class:`Analysis` and :meth:`EntityGuard.terms` both read."""
-    cws, stems = _canonical(ws)
+@functools.lru_cache(maxsize=4096)
+def _read(
+    text: str,
+) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, tuple[frozenset[int], str]], frozenset[str]]:
+    """The words of ``text`` with synonyms replaced, their stems, the axes touched, and the
+    content words: what :class:`Analysis`, :meth:`EntityGuard.terms` and :func:`lexical_words`
+    all read. Cached, as a lookup reads its query three times (terms, embedding, analysis); the
+    result is shared, so callers never change it."""
+    cws, stems = _canonical(_words(text))
     poles, covered = _poles(stems)
-    return cws, stems, poles, _content(cws, stems, covered)
+    return tuple(cws), stems, poles, _content(cws, stems, covered)
 
 
 def _names_a_kind(ws: list[str], i: int) -> bool:
@@ -435,13 +428,13 @@ class Analysis:
         ws = [_own(w) for w in raw]
         self.possessive = ws != raw  # "Algeria's code": the owner's name comes first
         self.words = frozenset(ws)
-        cws, stems, self.poles, self.content = _reading(ws)
+        cws, stems, self.poles, self.content = _read(text)
         # read after synonyms: "where do I go to" asks how, "how many people live" a population
         self.wh = tuple(w for w in cws if w in ANSWER_TYPE_WORDS)
         self.wh_set = frozenset(self.wh)
         # the content words past a leading statement ("I forgot my password, how do I ...")
         context = _CONTEXT.match(said)
-        self.asked = self.content if context is None else _reading(_words(said[context.end() :]))[3]
+        self.asked = self.content if context is None else _read(said[context.end() :])[3]
         self.axes = frozenset(self.poles)
         self.spelled = dict(zip(stems, cws, strict=True))  # for the reasons: a stem as written
         self.directions = _directions(ws)
@@ -475,7 +468,7 @@ class EntityGuard:
         must all be in the query, its numbers equal the query's (or, for a query that corrects
         itself, appear in it).
         """
-        out: set[Hashable] = {("c", c) for c in _reading(_words(text))[3]}
+        out: set[Hashable] = {("c", c) for c in _read(text)[3]}
         out.update(("n", n) for n in numbers(text))
         return frozenset(out)
 

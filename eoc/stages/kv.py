@@ -48,6 +48,8 @@ from eoc.stages.text import normalize
 
 DEFAULT_THRESHOLD = 0.6
 """The threshold for an embedder that suggests none (the core's suggests 0.4)."""
+EXPLAIN_FLOOR = 0.3
+"""The least cosine of a stored question :meth:`KVStage.explain` lists by default."""
 MAX_PAYLOAD_BYTES = 1 << 20
 MAX_TERM_CHECKS = 256
 """Stored prompts whose terms a lookup compares with the query's before embedding it, at most."""
@@ -361,7 +363,9 @@ class KVStage:
         entry = entries.get(str(found[0][1]))
         return None if entry is None else self._answer(entry.payload, query, checked)
 
-    def explain(self, query: Query, limit: int = 5, floor: float = 0.3) -> list[dict[str, object]]:
+    def explain(
+        self, query: Query, limit: int = 5, floor: float = EXPLAIN_FLOOR
+    ) -> list[dict[str, object]]:
         """Why the nearest stored questions were served or refused for ``query``: up to ``limit``
         of them with cosine >= ``floor``, best first, each with its cosine and ``reason`` (""
         for the one served). The query is embedded even when the term check would have spared it.
