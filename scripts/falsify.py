@@ -119,7 +119,7 @@ def _run_one(work: Path, brk: tuple[str, str, str, str]) -> tuple[str, str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only check that patterns match")
-    parser.add_argument("-k", default="", help="only breaks whose name holds this text")
+    parser.add_argument("-k", default="", help="only breaks whose name holds this text (several: a|b)")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
     problems = check_patterns()
@@ -128,7 +128,7 @@ def main() -> int:
     if args.check or problems:
         print(f"falsify: {len(BREAKS)} breaks, {len(problems)} patterns that do not match")
         return 1 if problems else 0
-    chosen = [b for b in BREAKS if args.k in b[0]]
+    chosen = [b for b in BREAKS if any(k in b[0] for k in args.k.split("|"))]
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="eoc-falsify-") as tmp:
         works = []

@@ -47,7 +47,11 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
     ("eoc/persist", ["tests/test_persist.py", "tests/test_persist_damage.py"]),
     ("eoc/stages/facts.py", ["tests/test_facts.py", "tests/test_stages.py"]),
     ("eoc/stages/browser_remote.py", ["tests/test_browser_remote.py"]),
-    ("eoc/stages/graph.py", ["tests/test_facts.py", "tests/test_stages.py"]),
+    (
+        "eoc/stages/graph.py",
+        ["tests/test_facts.py", "tests/test_stages.py", "tests/test_compute.py"],
+    ),
+    ("eoc/compute/", ["tests/test_compute.py"]),
     (
         "eoc/stages/",
         [
@@ -1321,6 +1325,103 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "native/store/postgres.py",
         "                ok = row_sum(table, fields) == checksum",
         "                ok = True",
+    ),
+    (
+        "a date is read as subtractions",
+        "eoc/compute/arith.py",
+        "    if _DATE_LIKE.search(t):\n        return None",
+        "    if False:\n        return None",
+    ),
+    (
+        "a power is sized only after it is built",
+        "eoc/compute/arith.py",
+        "    if digits > MAX_DIGITS:\n        raise TooLarge(digits)\n    if _is_int(exp)",
+        "    if digits > MAX_DIGITS * 1000:\n        raise TooLarge(digits)\n    if _is_int(exp)",
+    ),
+    (
+        "a bare number is answered as a computation",
+        "eoc/compute/arith.py",
+        "    if p.i != len(tokens) or p.ops == 0:",
+        "    if p.i != len(tokens):",
+    ),
+    (
+        "text left after an expression is ignored",
+        "eoc/compute/arith.py",
+        "    if p.i != len(tokens) or p.ops == 0:",
+        "    if p.ops == 0:",
+    ),
+    (
+        "a trailing ! with two readings is read as a factorial",
+        "eoc/compute/arith.py",
+        "        return shouted if agree else None",
+        "        return shouted",
+    ),
+    (
+        "nesting depth unbounded",
+        "eoc/compute/arith.py",
+        "        if self.depth > MAX_DEPTH:",
+        "        if self.depth > MAX_DEPTH * 100:",
+    ),
+    (
+        "a written number's exponent unbounded",
+        "eoc/compute/numbers.py",
+        "    if exp and abs(int(exp)) > MAX_EXPONENT:",
+        "    if False:",
+    ),
+    (
+        "results over the bound kept",
+        "eoc/compute/numbers.py",
+        "            if bits > MAX_BITS or (bits > MAX_BITS - 8 and len(str(part)) > MAX_DIGITS):",
+        "            if False:",
+    ),
+    (
+        "a rounded value is shown as exact",
+        "eoc/compute/numbers.py",
+        '        return (f"{v.numerator}/{v.denominator} ≈ {near}" if fraction else f"≈ {near}"), False',
+        "        return near, True",
+    ),
+    (
+        "a long question is read for a computation",
+        "eoc/compute/__init__.py",
+        "    if not isinstance(text, str) or len(text) > MAX_CHARS:",
+        "    if not isinstance(text, str):",
+    ),
+    (
+        "a unit spelling two units share is kept",
+        "eoc/compute/units.py",
+        "            table[key] = None  # two meanings: refused, never guessed",
+        "            table[key] = unit",
+    ),
+    (
+        "unit symbols matched in any case",
+        "eoc/compute/units.py",
+        "    if t in symbols:\n        return symbols[t]",
+        "    folded = {k.lower(): v for k, v in symbols.items()}\n"
+        "    if t.lower() in folded:\n        return folded[t.lower()]",
+    ),
+    (
+        "units of two dimensions converted",
+        "eoc/compute/units.py",
+        "    found = {c for c in found if c.source.dimension == c.target.dimension}",
+        "    found = set(found)",
+    ),
+    (
+        "minutes past 59 accepted",
+        "eoc/compute/clock.py",
+        "    if mins > 59 or secs > 59:",
+        "    if False:",
+    ),
+    (
+        "a bare number read as a time of day",
+        "eoc/compute/clock.py",
+        '    elif m["m"] is None or h > 23:',
+        "    elif h > 99:",
+    ),
+    (
+        "a computed answer's basis hides how",
+        "eoc/stages/graph.py",
+        '                return Answer(done.answer, figure.with_basis(f"{done.how}; {figure.basis}"))',
+        "                return Answer(done.answer, figure)",
     ),
 ]
 

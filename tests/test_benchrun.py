@@ -33,7 +33,7 @@ def test_a_run_reports_energy_accuracy_stages_and_provenance() -> None:
             {"id": 2, "prompt": "what is 2+2", "expected": "4"},
             {"id": 3, "prompt": "capital of France", "expected": "paris"},
             {"id": 4, "prompt": "why is the sky blue", "expected": None},
-            {"id": 5, "prompt": "what is 2+3", "expected": "5"},
+            {"id": 5, "prompt": "name the tallest tree", "expected": "hyperion"},
         ]
     )
     cascade = Cascade(small_stages())

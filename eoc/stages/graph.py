@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from eoc.compute import compute
 from eoc.errors import FactFileError
 from eoc.query import Query, Stage, check_text
 from eoc.stages.base import Answer, stage_figure, work_estimate
@@ -159,19 +160,31 @@ class QuestionMatcher:
 
 
 class GraphStage:
-    """Answers questions about stored triples.
+    """Answers questions about stored triples, and computes what can be computed.
+
+    Before its store, the stage asks :func:`eoc.compute.compute`: exact arithmetic ("17*23",
+    "sqrt of 2"), unit conversion ("10 miles to km") and clock and calendar arithmetic ("09:15
+    plus 2 hours 50 minutes"). A computed answer's basis says it was computed and how.
 
     Args:
         store: any :class:`TripleSource`; defaults to an empty :class:`TripleStore`.
         figure_uj: a flat per-hit figure (ESTIMATED). By default a hit is charged
             :func:`~eoc.stages.base.work_estimate`, which grows with the bytes of the prompt
             matched.
+        computed: ``False`` to answer from the store alone.
     """
 
     stage = Stage.GRAPH
 
-    def __init__(self, store: TripleSource | None = None, *, figure_uj: int | None = None) -> None:
+    def __init__(
+        self,
+        store: TripleSource | None = None,
+        *,
+        figure_uj: int | None = None,
+        computed: bool = True,
+    ) -> None:
         self.store: TripleSource = store if store is not None else TripleStore()
+        self.computed = computed
         self.figure = stage_figure(Stage.GRAPH, figure_uj)
         self._flat = figure_uj is not None
         self._matcher: QuestionMatcher | None = None
@@ -185,7 +198,15 @@ class GraphStage:
         return self._matcher
 
     def lookup(self, query: Query) -> Answer | None:
-        """The stored answer to ``query`` (all matches, comma-joined), or ``None`` to pass."""
+        """The computed or stored answer to ``query`` (all matches, comma-joined), or ``None``
+        to pass."""
+        if self.computed:
+            done = compute(query.prompt)
+            if done is not None:
+                figure = (
+                    self.figure if self._flat else work_estimate(Stage.GRAPH, nbytes=query.size)
+                )
+                return Answer(done.answer, figure.with_basis(f"{done.how}; {figure.basis}"))
         text = normalize(query.prompt)
         for direction, pred, name in self._get_matcher().parse(text):
             if direction == "object":

@@ -1,0 +1,132 @@
+"""Computed answers: exact arithmetic, unit conversion, clock and calendar arithmetic.
+
+The graph stage asks here before its triple store (see :class:`eoc.stages.graph.GraphStage`),
+so the cascade keeps its four stages. A question is answered only when the whole of it, less
+a framing such as "what is" or "convert", reads as one computation; anything else gives
+``None`` and the question passes on. Nothing is guessed: a numeric date that reads two ways,
+a unit symbol that names two units, or a time that depends on today is passed on, not read.
+Pure standard library, so the browser build computes the same answers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from eoc.compute import arith, clock, units
+from eoc.compute.numbers import MAX_DIGITS, ROUNDING_NOTE, NotReal, TooLarge, show
+
+MAX_CHARS = 256
+"""Longest question read for a computation, in characters; a longer one passes on."""
+
+_LEAD = re.compile(
+    r"^(?:(?:please|pls|hey|ok|okay)[,!]?\s+"
+    r"|(?:can|could|would|will) you (?:please )?(?:tell me |calculate |compute |work out |"
+    r"figure out |convert |say )?"
+    r"|(?:tell me|show me|give me|i want to know|i'd like to know|do you know)\s+"
+    r"|(?:what's|whats|what is|what are|what does|what do|how much is|how much are|"
+    r"calculate|compute|evaluate|work out|figure out|find|solve)\s+"
+    r"|=\s*)",
+    re.I,
+)
+_TRAIL = re.compile(
+    r"(?:\s*\?+|(?<![\d)!])!+|(?<!\bin)\.+|\s*=\s*|\s+(?:equals?|equal to|please|pls|exactly)"
+    r"|,?\s+please)$",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Computed:
+    """A computed answer: ``answer`` as the user sees it, ``kind`` (arithmetic, units, clock or
+    calendar) and ``how``, one line saying what was computed and how exact it is."""
+
+    answer: str
+    kind: str
+    how: str
+
+
+def framed(text: str) -> str:
+    """``text`` less its framing: "Please, what is 17*23?" → "17*23"."""
+    t = re.sub(r"\s+", " ", text.strip())
+    for _ in range(6):
+        before = t
+        t = _TRAIL.sub("", _LEAD.sub("", t)).strip()
+        if t == before:
+            break
+    return t
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _arithmetic(text: str) -> Computed | None:
+    try:
+        result = arith.evaluate(text)
+    except ZeroDivisionError:
+        return Computed("undefined: division by zero", "arithmetic", "computed: it divides by 0")
+    except NotReal:
+        return Computed(
+            "not a real number", "arithmetic", "computed: a negative number under an even root"
+        )
+    except TooLarge as exc:
+        size = f"about {exc.digits:,} digits" if exc.digits else f"over {MAX_DIGITS:,} digits"
+        return Computed(
+            f"too large to compute exactly: {size} (the limit is {MAX_DIGITS:,})",
+            "arithmetic",
+            f"computed: the result has over {MAX_DIGITS:,} digits",
+        )
+    if result is None:
+        return None
+    shown, exact = show(result.value)
+    expression = _clip(result.expression)
+    if exact:
+        return Computed(shown, "arithmetic", f"computed: exact arithmetic, {expression}")
+    return Computed(
+        f"{shown} ({ROUNDING_NOTE})",
+        "arithmetic",
+        f"computed: {expression} "
+        + ("exactly as a fraction" if "/" in shown else "to 40 significant digits")
+        + f", {ROUNDING_NOTE}",
+    )
+
+
+def _conversion(text: str) -> Computed | None:
+    conv = units.read_conversion(text)
+    if conv is None:
+        return None
+    try:
+        value = conv.value()
+        shown, exact = show(value, fraction=False)
+    except (TooLarge, OverflowError):
+        return None
+    amount = f"{conv.written} {conv.source.shown}"
+    answer = (
+        f"{amount} = {shown} {conv.target.shown}"
+        if exact
+        else f"{amount} {shown} {conv.target.shown} ({ROUNDING_NOTE})"
+    )
+    src, dst = conv.source, conv.target
+    if src.offset or dst.offset:
+        rule = f"{src.describe()}; {dst.describe()}"
+    else:
+        rule = f"1 {src.shown} = {show(src.factor / dst.factor, fraction=False)[0]} {dst.shown}"
+    return Computed(answer, "units", f"computed: unit conversion by exact factors ({rule})")
+
+
+def compute(text: str) -> Computed | None:
+    """The computed answer to ``text``, or ``None`` when it is not wholly a computation."""
+    if not isinstance(text, str) or len(text) > MAX_CHARS:
+        return None
+    t = framed(text)
+    if not t:
+        return None
+    solved = clock.solve(t)
+    if solved is not None:
+        kind = "clock" if solved.how.startswith("clock") else "calendar"
+        return Computed(solved.answer, kind, f"computed: {solved.how}")
+    return _conversion(t) or _arithmetic(t)
+
+
+__all__ = ["MAX_CHARS", "Computed", "compute", "framed"]

@@ -1,0 +1,412 @@
+"""Exact arithmetic in symbols and words: "17*23", "17 times 23", "2^10", "15% of 80",
+"sqrt of 2", "the square root of 16", "7 divided by 3", "5!".
+
+Values stay fractions while they can (so "0.1 + 0.2" is 0.3 and "7/3" is 7/3); a root or a
+power that leaves the rationals is carried to 40 digits and printed rounded, saying so. Every
+result is bounded (:data:`~eoc.compute.numbers.MAX_DIGITS`): a power is sized from its
+logarithm before it is built, so "9^9^9" is refused at once. Text that is not wholly an
+expression gives ``None``: nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from decimal import Decimal, localcontext
+from fractions import Fraction
+
+from eoc.compute.numbers import (
+    CONTEXT,
+    MAX_DIGITS,
+    NUMBER_WORDS,
+    NotReal,
+    TooLarge,
+    Value,
+    check_size,
+    read_number_words,
+    read_numeral,
+    to_decimal,
+)
+
+MAX_TOKENS = 64
+"""Longest expression read, in tokens (numbers, operators, brackets)."""
+
+MAX_DEPTH = 16
+"""Deepest nesting of brackets, roots and powers read."""
+
+_PHRASES = [
+    (re.compile(p), r)
+    for p, r in (
+        (r"\bmultiplied by\b", " * "),
+        (r"\bdivided by\b", " / "),
+        (r"\b(?:raised )?to the power of\b|\braised to\b|\*\*", " ^ "),
+        (r"\bto the (\d+)(?:st|nd|rd|th) power\b", r" ^ \1 "),
+        (r"\b(?:the )?square root of\b|\bsqrt of\b|\bsqrt\b|√", " sqrt "),
+        (r"\b(?:the )?cube root of\b|\bcbrt\b|∛", " cbrt "),
+        (r"\bsquared\b", " ^ 2 "),
+        (r"\bcubed\b", " ^ 3 "),
+        (r"\bper ?cent\b", " % "),
+        (r"\b(?:the )?factorial of\b", " fact "),
+        (r"\bfactorial\b", " ! "),
+        (r"\btimes\b|[×·∙]", " * "),
+        (r"\bplus\b", " + "),
+        (r"\bminus\b|[−–]", " - "),
+        (r"\bover\b|÷|∕", " / "),
+        (r"\bmodulo\b|\bmod\b", " mod "),
+        (r"(?<=[\d)])\s*x\s*(?=[\d(.])", " * "),
+    )
+]
+_TOKEN = re.compile(r"\s*(?:(\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?|\.\d+)|([a-z]+(?:-[a-z]+)*)|(.))")
+_OPS = frozenset("+-*/^%!()")
+_WORD_TOKENS = frozenset({"sqrt", "cbrt", "mod", "fact", "of"})
+_PLAIN = re.compile(r"[\d.]+")
+_DATE_LIKE = re.compile(r"\d+[-/.]\d+[-/.]\d+")
+
+
+@dataclass(frozen=True)
+class Result:
+    """A computed value and the expression it came from, written out."""
+
+    value: Value
+    expression: str
+
+
+def _tokens(text: str) -> list[str | Fraction] | None:
+    """Numbers as Fractions, the rest as operator strings; ``None`` for anything unknown."""
+    t = text.lower()
+    if _DATE_LIKE.search(t):
+        return None  # "2024-01-01" and "1/2/2024" are dates, not subtractions
+    for rx, repl in _PHRASES:
+        t = rx.sub(repl, t)
+    out: list[str | Fraction] = []
+    words: list[str] = []
+
+    def flush() -> bool:
+        if words:
+            n = read_number_words(words)
+            if n is None:
+                return False
+            out.append(Fraction(n))
+            words.clear()
+        return True
+
+    pos = 0
+    t = t.strip()
+    while pos < len(t):
+        m = _TOKEN.match(t, pos)
+        if m is None:
+            return None
+        pos = m.end()
+        num, word, sym = m.groups()
+        if word is not None and (word in NUMBER_WORDS or word == "and" or "-" in word):
+            words.append(word)
+            continue
+        if not flush():
+            return None
+        if num is not None:
+            value = read_numeral(num)
+            if value is None:
+                return None
+            out.append(value)
+        elif word is not None:
+            if word == "the":
+                continue
+            if word not in _WORD_TOKENS:
+                return None
+            out.append(word)
+        elif sym is not None and sym.strip():
+            if sym not in _OPS:
+                return None
+            out.append(sym)
+        if len(out) > MAX_TOKENS:
+            return None
+    if not flush():
+        return None
+    return out
+
+
+class _Parser:
+    """Recursive descent over the tokens; values are built as they are read."""
+
+    def __init__(self, tokens: list[str | Fraction]) -> None:
+        self.toks = tokens
+        self.i = 0
+        self.depth = 0
+        self.ops = 0
+
+    def peek(self) -> str | Fraction | None:
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def take(self, tok: str) -> bool:
+        if self.peek() == tok and isinstance(self.peek(), str):
+            self.i += 1
+            return True
+        return False
+
+    def nest(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise _NoParse
+
+    def expr(self) -> tuple[Value, str]:
+        v, s = self.term()
+        while True:
+            if self.take("+"):
+                w, t = self.term()
+                v, s = check_size(_add(v, w)), f"{s} + {t}"
+            elif self.take("-"):
+                w, t = self.term()
+                v, s = check_size(_add(v, -w)), f"{s} − {t}"
+            else:
+                return v, s
+            self.ops += 1
+
+    def term(self) -> tuple[Value, str]:
+        v, s = self.unary()
+        while True:
+            if self.take("*") or (self.peek() == "of" and s.endswith("%") and self.take("of")):
+                w, t = self.unary()
+                v, s = check_size(_mul(v, w)), f"{s} × {t}"
+            elif self.take("/"):
+                w, t = self.unary()
+                if w == 0:
+                    raise ZeroDivisionError
+                v, s = check_size(_div(v, w)), f"{s} ÷ {t}"
+            elif self.take("mod"):
+                w, t = self.unary()
+                if not (_is_int(v) and _is_int(w)):
+                    raise _NoParse
+                if w == 0:
+                    raise ZeroDivisionError
+                v, s = Fraction(int(v) % int(w)), f"{s} mod {t}"
+            else:
+                return v, s
+            self.ops += 1
+
+    def unary(self) -> tuple[Value, str]:
+        if self.take("-"):
+            self.nest()
+            v, s = self.unary()
+            self.depth -= 1
+            return -v, f"−{s}"
+        if self.take("+"):
+            return self.unary()
+        return self.power()
+
+    def power(self) -> tuple[Value, str]:
+        v, s = self.postfix()
+        if self.take("^"):
+            self.nest()
+            w, t = self.unary()  # right-associative: 9^9^9 is 9^(9^9)
+            self.depth -= 1
+            self.ops += 1
+            return _pow(v, w), f"{s}^{t}"
+        return v, s
+
+    def postfix(self) -> tuple[Value, str]:
+        v, s = self.primary()
+        while True:
+            if self.take("%"):
+                v, s = v / 100, f"{s}%"
+            elif self.take("!"):
+                v, s = _factorial(v), f"{s}!"
+            else:
+                return v, s
+            self.ops += 1
+
+    def primary(self) -> tuple[Value, str]:
+        tok = self.peek()
+        if isinstance(tok, Fraction):
+            self.i += 1
+            return tok, _show_operand(tok)
+        for name, fn, mark in (("sqrt", _sqrt, "√"), ("cbrt", _cbrt, "∛"), ("fact", None, "")):
+            if self.take(name):
+                self.nest()
+                v, s = self.power()
+                self.depth -= 1
+                self.ops += 1
+                if fn is None:
+                    return _factorial(v), f"{s}!"
+                plain = s.startswith("(") or _PLAIN.fullmatch(s) is not None
+                return fn(v), f"{mark}{s}" if plain else f"{mark}({s})"
+        if self.take("("):
+            self.nest()
+            v, s = self.expr()
+            self.depth -= 1
+            if not self.take(")"):
+                raise _NoParse
+            return v, f"({s})"
+        raise _NoParse
+
+
+class _NoParse(Exception):
+    """The text is not wholly an expression."""
+
+
+def _show_operand(q: Fraction) -> str:
+    if q.denominator == 1:
+        return str(q.numerator)
+    return str(to_decimal(q).normalize()) if len(str(q)) < 40 else str(q)
+
+
+def _is_int(v: Value) -> bool:
+    return isinstance(v, Fraction) and v.denominator == 1
+
+
+def _add(a: Value, b: Value) -> Value:
+    if isinstance(a, Fraction) and isinstance(b, Fraction):
+        return a + b
+    with localcontext(CONTEXT):
+        return to_decimal(a) + to_decimal(b)
+
+
+def _mul(a: Value, b: Value) -> Value:
+    if isinstance(a, Fraction) and isinstance(b, Fraction):
+        return a * b
+    with localcontext(CONTEXT):
+        return to_decimal(a) * to_decimal(b)
+
+
+def _div(a: Value, b: Value) -> Value:
+    if isinstance(a, Fraction) and isinstance(b, Fraction):
+        return a / b
+    with localcontext(CONTEXT):
+        return to_decimal(a) / to_decimal(b)
+
+
+def _digits_of_power(base: Value, exp: Value) -> int:
+    """About how many digits ``base ** exp`` has (numerator or denominator, the larger)."""
+    if isinstance(base, Fraction):
+        size = max(_log10_int(abs(base.numerator)), _log10_int(base.denominator))
+    else:
+        size = abs(float(abs(base).log10()))
+    return math.floor(size * abs(float(exp))) + 1
+
+
+def _log10_int(n: int) -> float:
+    if n == 0:
+        return 0.0
+    bits = n.bit_length()
+    if bits < 1000:
+        return math.log10(n)
+    return math.log10(n >> (bits - 64)) + (bits - 64) * math.log10(2)
+
+
+def _pow(base: Value, exp: Value) -> Value:
+    if base == 0:
+        if exp < 0:
+            raise ZeroDivisionError
+        return Fraction(1) if exp == 0 else Fraction(0)
+    if abs(base) == 1 and _is_int(exp):
+        one = Fraction(1) if base > 0 else Fraction(-1)
+        return one if int(exp) % 2 else abs(one)
+    digits = _digits_of_power(base, exp)
+    if digits > MAX_DIGITS:
+        raise TooLarge(digits)
+    if _is_int(exp) and isinstance(base, Fraction):
+        return check_size(base ** int(exp))
+    if isinstance(base, Fraction) and isinstance(exp, Fraction) and exp.denominator <= 64:
+        root = _exact_root(abs(base), exp.denominator)
+        if root is not None:
+            if base < 0 and exp.denominator % 2 == 0:
+                raise NotReal
+            signed = -root if base < 0 else root
+            return check_size(signed**exp.numerator)
+    if base < 0:
+        if isinstance(exp, Fraction) and exp.denominator % 2 == 1:
+            mag = _pow(-base, exp)
+            return -mag if exp.numerator % 2 else mag
+        raise NotReal
+    with localcontext(CONTEXT):
+        return check_size(to_decimal(base) ** to_decimal(exp))
+
+
+def _exact_root(q: Fraction, n: int) -> Fraction | None:
+    """The exact ``n``-th root of ``q`` ≥ 0 when it is rational, else ``None``."""
+    out = []
+    for part in (q.numerator, q.denominator):
+        r = _iroot(part, n)
+        if r**n != part:
+            return None
+        out.append(r)
+    return Fraction(out[0], out[1])
+
+
+def _iroot(x: int, n: int) -> int:
+    if n == 2:
+        return math.isqrt(x)
+    r = round(x ** (1 / n)) if x.bit_length() < 1000 else 1 << (x.bit_length() // n)
+    while r**n > x:
+        r -= 1
+    while (r + 1) ** n <= x:
+        r += 1
+    return r
+
+
+def _sqrt(v: Value) -> Value:
+    if v < 0:
+        raise NotReal
+    if isinstance(v, Fraction):
+        root = _exact_root(v, 2)
+        if root is not None:
+            return root
+    with localcontext(CONTEXT):
+        return to_decimal(v).sqrt()
+
+
+def _cbrt(v: Value) -> Value:
+    if v < 0:
+        return -_cbrt(-v)
+    if isinstance(v, Fraction):
+        root = _exact_root(v, 3)
+        if root is not None:
+            return root
+    with localcontext(CONTEXT):
+        return check_size(to_decimal(v) ** (Decimal(1) / Decimal(3)))
+
+
+def _factorial(v: Value) -> Value:
+    if not _is_int(v) or v < 0:
+        raise _NoParse
+    n = int(v)
+    digits = math.floor(math.lgamma(n + 1) / math.log(10)) + 1
+    if digits > MAX_DIGITS:
+        raise TooLarge(digits)
+    return Fraction(math.factorial(n))
+
+
+def evaluate(text: str) -> Result | None:
+    """The value of ``text`` when it is wholly an expression with at least one operation;
+    ``None`` when it is not (a bare number is not a computation).
+
+    Raises:
+        ZeroDivisionError: it divides by zero.
+        NotReal: the result is not a real number.
+        TooLarge: the result is over the stated bound.
+    """
+    tokens = _tokens(text)
+    if not tokens:
+        return None
+    shouted_digit = len(tokens) > 1 and tokens[-1] == "!" and isinstance(tokens[-2], Fraction)
+    if shouted_digit and any(t in ("+", "-", "*", "/", "^", "mod") for t in tokens):
+        # "what is 3 + 3!" may be a factorial or an exclamation: read it only if both agree
+        plain = evaluate(text.rstrip()[:-1]) if text.rstrip().endswith("!") else None
+        shouted = _parse(tokens)
+        agree = plain is not None and shouted is not None and plain.value == shouted.value
+        return shouted if agree else None
+    return _parse(tokens)
+
+
+def _parse(tokens: list[str | Fraction]) -> Result | None:
+    p = _Parser(tokens)
+    try:
+        value, shown = p.expr()
+    except _NoParse:
+        return None
+    if p.i != len(tokens) or p.ops == 0:
+        return None
+    return Result(value, shown)
+
+
+__all__ = ["MAX_DEPTH", "MAX_TOKENS", "Result", "evaluate"]
