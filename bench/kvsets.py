@@ -373,9 +373,14 @@ def _shared_prefix(a: str, b: str) -> int:
 
 def facts_set(part: str) -> list[Item]:
     group = PARTS.index(part)
-    capitals = {s: o for s, _, o in _triples("capitals.tsv")}
-    regions = {s: o for s, _, o in _triples("regions.tsv")}
-    iso = {q.rsplit(" of ", 1)[1]: a for q, a in _pairs("iso_codes.tsv")}
+    countries = _triples("countries.tsv")
+    capitals = {s: o for s, p, o in countries if p == "capital"}
+    regions = {s: o for s, p, o in countries if p == "region"}
+    # The sets were first written from kv prompts "... iso 3166 code of NAME", cut at the last
+    # " of "; the same cut keeps them as they were ("the Congo", "Man").
+    iso = {
+        f"code of {s}".rsplit(" of ", 1)[1]: o for s, p, o in countries if p == "iso alpha-2 code"
+    }
     symbols = {s: o for s, p, o in _triples("elements.tsv") if p == "symbol"}
     numbers = {s: o for s, p, o in _triples("elements.tsv") if p == "atomic number"}
     tables = {

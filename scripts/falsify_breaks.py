@@ -561,8 +561,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "graph hit flat",
         "eoc/stages/graph.py",
-        "                if self._flat:",
-        "                if True:",
+        "        if self._flat:\n            return Answer(distinct[0])",
+        "        if True:\n            return Answer(distinct[0])",
     ),
     (
         "serve NUL not refused",

@@ -32,14 +32,17 @@ def test_query_prints_stage_payload_cost_basis_and_receipt() -> None:
 
 
 def test_query_explain_says_why_each_kv_candidate_was_served_or_refused() -> None:
-    code, text = run("query", "--explain", "How do I turn off the default port for ssh?")
+    code, text = run("query", "--explain", "What is the speed of light in water?")
     assert code == 0 and "kv candidates (nearest first):" in text
-    assert "refused  'what is the default port for ssh'  (only one of them says 'turn off')" in text
-    code, raw = run("query", "--json", "--explain", "what's the default port used by ssh")
+    assert (
+        "refused  'what is the speed of light'  (the query adds water: it may ask something "
+        "narrower)" in text
+    )
+    code, raw = run("query", "--json", "--explain", "tell me the speed of light please")
     doc = json.loads(raw)
     first = doc["explain"]["kv"][0]
     assert doc["stage"] == "kv" and first["served"] and first["reason"] == ""
-    assert first["stored"] == "what is the default port for ssh"
+    assert first["stored"] == "what is the speed of light"
 
 
 def test_query_answers_graph_questions_out_of_the_box() -> None:

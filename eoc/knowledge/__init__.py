@@ -16,16 +16,18 @@ from eoc.stages.facts import Triple, read_ntriples, read_pairs, read_tsv_triples
 from eoc.stages.graph import GraphStage, TripleStore
 from eoc.stages.kv import KVStage
 from eoc.stages.neural import Backend, NeuralStage, NoModelBackend
+from eoc.stages.questions import Vocabulary
 
-KV_FILES = (
-    "arithmetic.tsv",
-    "constants.tsv",
-    "ports.tsv",
-    "si_prefixes.tsv",
-    "units.tsv",
-    "iso_codes.tsv",
+KV_FILES = ("arithmetic.tsv", "constants.tsv")
+GRAPH_FILES = (
+    "countries.tsv",
+    "elements.tsv",
+    "planets.nt",
+    "space.tsv",
+    "services.tsv",
+    "si.tsv",
 )
-GRAPH_FILES = ("capitals.tsv", "regions.tsv", "elements.tsv", "planets.nt")
+VOCABULARY_FILES = ("relations.tsv", "kinds.tsv")
 
 
 def _read(name: str) -> str:
@@ -48,6 +50,12 @@ def triples() -> list[Triple]:
         reader = read_ntriples if name.endswith(".nt") else read_tsv_triples
         out.extend(reader(_read(name), source))
     return out
+
+
+def vocabulary() -> Vocabulary:
+    """How questions name the pack's relations (``relations.tsv``, ``kinds.tsv``)."""
+    relations, kinds = (_read(name) for name in VOCABULARY_FILES)
+    return Vocabulary.parse(relations, kinds, "eoc/knowledge/data/relations.tsv")
 
 
 EMBEDDER_ENV = "EOC_EMBEDDER"
@@ -153,8 +161,9 @@ def seeded_kv(**kwargs: object) -> KVStage:
 
 
 def seeded_graph(*, figure_uj: int | None = None) -> GraphStage:
-    """A :class:`GraphStage` over a :class:`TripleStore` holding the seeded triples."""
-    return GraphStage(TripleStore(triples()), figure_uj=figure_uj)
+    """A :class:`GraphStage` over a :class:`TripleStore` holding the seeded triples, asked in
+    the pack's vocabulary."""
+    return GraphStage(TripleStore(triples()), figure_uj=figure_uj, vocabulary=vocabulary())
 
 
 def default_stages(backend: Backend | None = None, *, store: str | None = None) -> list[StageLike]:
@@ -192,7 +201,7 @@ def default_stages(backend: Backend | None = None, *, store: str | None = None) 
         for s in opened:
             s.close()
         raise
-    return [cache, kv, GraphStage(graph_store), NeuralStage(backend)]
+    return [cache, kv, GraphStage(graph_store, vocabulary=vocabulary()), NeuralStage(backend)]
 
 
 def pack_counts() -> dict[str, int]:
@@ -213,4 +222,5 @@ __all__ = [
     "seeded_graph",
     "seeded_kv",
     "triples",
+    "vocabulary",
 ]

@@ -19,7 +19,17 @@ from eoc.stages.facts import (
     read_ntriples,
     read_tsv_triples,
 )
+from eoc.stages.questions import Ask, QuestionMatcher, Relation, Vocabulary
 from eoc.stages.text import normalize
+
+KIND_PREDICATE = "is a"
+"""The predicate that says what kind of thing a subject is ("France is a country")."""
+
+ALIAS_PREDICATE = "also called"
+"""The predicate that gives a subject another name ("United States also called USA")."""
+
+_STRUCTURE = frozenset({KIND_PREDICATE, ALIAS_PREDICATE})
+_LEADING_NUMBER = re.compile(r"^[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
 @runtime_checkable
@@ -112,53 +122,6 @@ class TripleStore:
         return len(self._triples)
 
 
-_PREFIX = (
-    r"(?:(?:what|which|who|where) (?:is|are|was|were) |(?:tell me|give me|name|show me) )?(?:the )?"
-)
-_TYPE = r"(?:country|nation|state|city|element|planet|place|one|thing)"
-
-
-class QuestionMatcher:
-    """Turns a question into ``(direction, predicate, name)`` lookups.
-
-    Handles "what is the capital of France", "capital of France?", "France's
-    capital", "Paris is the capital of which country?" and "which country has
-    Paris as its capital".
-    """
-
-    def __init__(self, predicates: Iterable[str]) -> None:
-        preds = sorted({_key(p) for p in predicates if p}, key=len, reverse=True)
-        self.predicates = preds
-        alt = "|".join(re.escape(p) for p in preds) or r"(?!x)x"
-        self._forward = re.compile(rf"^{_PREFIX}(?P<p>{alt}) of (?:the )?(?P<s>.+)$")
-        self._possessive = re.compile(rf"^{_PREFIX}(?P<s>.+?)'s? (?P<p>{alt})$")
-        self._reverse = (
-            re.compile(
-                rf"^(?:the )?(?P<o>.+?) is (?:the )?(?P<p>{alt}) of (?:which|what) {_TYPE}$"
-            ),
-            re.compile(
-                rf"^(?:which|what) {_TYPE} has (?:the )?(?P<o>.+?) as (?:its |the )?(?P<p>{alt})$"
-            ),
-            re.compile(rf"^(?:which|what|whose) {_TYPE}'?s? (?P<p>{alt}) is (?:the )?(?P<o>.+)$"),
-            re.compile(
-                rf"^(?:of )?(?:which|what) {_TYPE} is (?:the )?(?P<o>.+?) the (?P<p>{alt})(?: of)?$"
-            ),
-        )
-
-    def parse(self, text: str) -> list[tuple[str, str, str]]:
-        """Candidate lookups for normalized ``text``: ``("object"|"subject", predicate, name)``."""
-        asks: list[tuple[str, str, str]] = []
-        for rx in self._reverse:
-            m = rx.match(text)
-            if m:
-                asks.append(("subject", m["p"], m["o"]))
-        for rx in (self._forward, self._possessive):
-            m = rx.match(text)
-            if m:
-                asks.append(("object", m["p"], m["s"]))
-        return asks
-
-
 class GraphStage:
     """Answers questions about stored triples, and computes what can be computed.
 
@@ -172,6 +135,10 @@ class GraphStage:
             :func:`~eoc.stages.base.work_estimate`, which grows with the bytes of the prompt
             matched.
         computed: ``False`` to answer from the store alone.
+        vocabulary: how questions name the store's relations (:class:`Vocabulary`); without
+            one, each relation is asked by its own name.
+
+    A question that reads two ways with two different answers is passed on, not guessed.
     """
 
     stage = Stage.GRAPH
@@ -182,9 +149,11 @@ class GraphStage:
         *,
         figure_uj: int | None = None,
         computed: bool = True,
+        vocabulary: Vocabulary | None = None,
     ) -> None:
         self.store: TripleSource = store if store is not None else TripleStore()
         self.computed = computed
+        self.vocabulary = vocabulary or Vocabulary()
         self.figure = stage_figure(Stage.GRAPH, figure_uj)
         self._flat = figure_uj is not None
         self._matcher: QuestionMatcher | None = None
@@ -193,7 +162,8 @@ class GraphStage:
     def _get_matcher(self) -> QuestionMatcher:
         preds = tuple(self.store.predicates())
         if self._matcher is None or preds != self._matcher_preds:
-            self._matcher = QuestionMatcher(preds)
+            asked = [p for p in preds if normalize(p) not in _STRUCTURE]
+            self._matcher = QuestionMatcher(asked, self.vocabulary)
             self._matcher_preds = preds
         return self._matcher
 
@@ -208,17 +178,87 @@ class GraphStage:
                 )
                 return Answer(done.answer, figure.with_basis(f"{done.how}; {figure.basis}"))
         text = normalize(query.prompt)
-        for direction, pred, name in self._get_matcher().parse(text):
-            if direction == "object":
-                found = self.store.objects(name, pred)
-            else:
-                found = self.store.subjects(pred, name)
-            if found:
-                if self._flat:
-                    return Answer(", ".join(found))
-                # Matching scales with the prompt, so the charge does too (not one flat figure).
-                return Answer(", ".join(found), work_estimate(Stage.GRAPH, nbytes=query.size))
-        return None
+        answers = []
+        for ask in self._get_matcher().parse(text):
+            found = self._resolve(ask)
+            if found is not None:
+                answers.append(found)
+        distinct = list(dict.fromkeys(answers))
+        if len(distinct) != 1:
+            return None  # nothing found, or two readings with two answers: passed on
+        if self._flat:
+            return Answer(distinct[0])
+        # Matching scales with the prompt, so the charge does too (not one flat figure).
+        return Answer(distinct[0], work_estimate(Stage.GRAPH, nbytes=query.size))
+
+    def _names(self, name: str) -> list[str]:
+        """``name`` as written, without a leading "the", then the one thing it is also called."""
+        out = [name]
+        if name.startswith("the ") and len(name) > 4:
+            out.append(name[4:])
+        for n in list(out):
+            owners = {normalize(s) for s in self.store.subjects(ALIAS_PREDICATE, n)}
+            if len(owners) == 1:
+                out.append(owners.pop())
+        return out
+
+    def _kinds(self, subject: str) -> set[str]:
+        return {normalize(k) for k in self.store.objects(subject, KIND_PREDICATE)}
+
+    def _resolve(self, ask: Ask) -> str | None:
+        rel = self.vocabulary.relation(ask.predicate)
+        if ask.direction == "object":
+            for name in self._names(ask.name):
+                found = self.store.objects(name, ask.predicate)
+                if found:
+                    return _shown(rel, found)
+            return None
+        if ask.direction == "subject":
+            for value in dict.fromkeys([ask.name, ask.name.removeprefix("the ")]):
+                found = self.store.subjects(ask.predicate, value)
+                kinds = {s: self._kinds(s) for s in found} if len(found) > 1 or ask.kind else {}
+                if ask.kind and any(kinds.values()):
+                    # a store that says what things are: keep the kind asked for
+                    found = [s for s in found if ask.kind in kinds[s]]
+                elif len({frozenset(k) for k in kinds.values()}) > 1:
+                    return None  # "what does N stand for": things of several kinds, not one answer
+                if found:
+                    return _shown(Relation(rel.predicate, note=rel.note), found)
+            return None
+        return self._extreme(ask, rel)
+
+    def _extreme(self, ask: Ask, rel: Relation) -> str | None:
+        best: list[tuple[float, str, str]] = []
+        for thing in self.store.subjects(KIND_PREDICATE, ask.kind):
+            for value in self.store.objects(thing, ask.predicate):
+                m = _LEADING_NUMBER.match(value.replace(",", ""))
+                if m is None:
+                    continue
+                x = float(m.group())
+                if not best or (x > best[0][0] if ask.largest else x < best[0][0]):
+                    best = [(x, thing, value)]
+                elif x == best[0][0]:
+                    best.append((x, thing, value))
+        if not best:
+            return None
+        unit = f" {rel.unit}" if rel.unit else ""
+        shown = ", ".join(f"{thing} ({value}{unit})" for _, thing, value in best)
+        return shown + (f" ({rel.note})" if rel.note else "")
 
 
-__all__ = ["MAX_TERM_BYTES", "GraphStage", "QuestionMatcher", "TripleSource", "TripleStore"]
+def _shown(rel: Relation, found: list[str]) -> str:
+    unit = f" {rel.unit}" if rel.unit else ""
+    text = ", ".join(f"{v}{unit}" for v in found)
+    return text + (f" ({rel.note})" if rel.note else "")
+
+
+__all__ = [
+    "ALIAS_PREDICATE",
+    "KIND_PREDICATE",
+    "MAX_TERM_BYTES",
+    "GraphStage",
+    "QuestionMatcher",
+    "TripleSource",
+    "TripleStore",
+    "Vocabulary",
+]
