@@ -92,6 +92,7 @@ bench: web chromium
 	$(BIN)/python bench/native.py
 	$(BIN)/python bench/semantic.py
 	$(BIN)/python bench/kvquality.py
+	$(BIN)/python bench/graph.py
 	node web/test/kvquality.mjs
 
 # the kv quality table of the browser's configuration, measured inside Pyodide (~1 min)

@@ -32,7 +32,7 @@ ANSWERED: list[tuple[str, str]] = [
     ("what is the dialing code for Japan", "+81"),
     ("what currency does Japan use", "Japanese Yen"),
     ("what currency is used in Switzerland", "Swiss Franc"),
-    ("what languages are spoken in Switzerland", "German, French, Italian"),
+    ("what languages are spoken in Switzerland", "French, German, Italian"),
     ("how many people live in India", "1263930000 (countryinfo 1.0.1 figure, about 2014)"),
     ("what continent is Brazil in", "South America (its UN geoscheme region)"),
     ("how big is Jupiter", "69911 km (volumetric mean radius)"),
@@ -54,7 +54,7 @@ ANSWERED: list[tuple[str, str]] = [
     ("which country has the calling code +81", "Japan"),
     ("what is port 5432", "postgresql"),
     ("what is the fourth planet from the sun", "Mars"),
-    ("which elements are in group 18", "Helium, Neon, Argon, Krypton, Xenon, Radon, Oganesson"),
+    ("which elements are in group 18", "Argon, Helium, Krypton, Neon, Oganesson, Radon, Xenon"),
     ("what does the newton measure", "force"),
     ("what is the prefix for 10^9", "giga"),
     # extremes over numeric relations

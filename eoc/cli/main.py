@@ -19,7 +19,7 @@ from eoc._version import __version__
 from eoc.boundedio import read_json
 from eoc.cascade import Cascade
 from eoc.errors import BadJson, BadReceipt, ConfigError, EocError, MissingExtra, ReceiptMismatch
-from eoc.knowledge import default_kv, describe_embedder
+from eoc.knowledge import default_kv, describe_embedder, graph_source
 from eoc.meter.counter import Counter, CounterStatus
 from eoc.meter.detection import Detection, detect_all
 from eoc.meter.liveness import probe
@@ -218,6 +218,15 @@ def cmd_meter(args: argparse.Namespace, out: TextIO) -> int:
     kv = default_kv(why=why)
     embedder = describe_embedder(kv) + (f"; not the semantic one: {why[0]}" if why else "")
     lines.append(f"kv embedder : {embedder}")
+    graph_why: list[str] = []
+    source = graph_source(why=graph_why)
+    where = getattr(source, "path", None)
+    graph = (
+        f"Oxigraph at {where} ({len(source):,} triples)"  # type: ignore[arg-type]
+        if where is not None
+        else f"the knowledge pack in memory ({len(source):,} triples); {graph_why[0]}"  # type: ignore[arg-type]
+    )
+    lines.append(f"graph store : {graph}")
     model_doc = _describe_model()
     for key, value in model_doc.items():
         lines.append(f"{key} : {value}")
@@ -227,6 +236,7 @@ def cmd_meter(args: argparse.Namespace, out: TextIO) -> int:
         "chosen": found.counter.name,
         "live": found.live,
         "kv_embedder": embedder,
+        "graph_store": graph,
         "neural": model_doc,
     }
     if not found.candidates:

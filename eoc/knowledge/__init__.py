@@ -13,7 +13,7 @@ from eoc.errors import EocError, MissingExtra
 from eoc.stages.base import StageLike
 from eoc.stages.cache import CacheStage
 from eoc.stages.facts import Triple, read_ntriples, read_pairs, read_tsv_triples
-from eoc.stages.graph import GraphStage, TripleStore
+from eoc.stages.graph import GraphStage, TripleSource, TripleStore
 from eoc.stages.kv import KVStage
 from eoc.stages.neural import Backend, NeuralStage, NoModelBackend
 from eoc.stages.questions import Vocabulary
@@ -160,6 +160,29 @@ def seeded_kv(**kwargs: object) -> KVStage:
     return kv
 
 
+def graph_source(*, why: list[str] | None = None) -> TripleSource:
+    """Where the graph stage's facts live: natively the Oxigraph store ``eoc graph load`` fills
+    (``$EOC_GRAPH_STORE``, default ``graph/`` in eoc's cache folder), opened read-only, when
+    there is one; otherwise the pack in memory. Appends to ``why`` the reason it is the pack
+    in memory, when it is."""
+    reason = "no graph store was made (eoc graph load FILE makes one)"
+    if IN_PYODIDE:
+        reason = "the browser keeps the pack in memory"
+    elif importlib.util.find_spec("native") is None:
+        reason = 'the native extra is not installed: pip install "eoc[native]"'
+    else:
+        try:
+            cli: Any = importlib.import_module("native.graph.cli")
+            found = cli.open_for_answers()
+            if found is not None:
+                return found  # type: ignore[no-any-return]
+        except ImportError as exc:
+            reason = f"Oxigraph is not installed ({exc})"
+    if why is not None:
+        why.append(reason)
+    return TripleStore(triples())
+
+
 def seeded_graph(*, figure_uj: int | None = None) -> GraphStage:
     """A :class:`GraphStage` over a :class:`TripleStore` holding the seeded triples, asked in
     the pack's vocabulary."""
@@ -184,7 +207,8 @@ def default_stages(backend: Backend | None = None, *, store: str | None = None) 
     if backend is None:
         backend = default_backend()
     if store is None:
-        return [CacheStage(), seeded_kv(), seeded_graph(), NeuralStage(backend)]
+        graph = GraphStage(graph_source(), vocabulary=vocabulary())
+        return [CacheStage(), seeded_kv(), graph, NeuralStage(backend)]
     from eoc.persist import SqliteCache, SqliteKV, SqliteTripleStore
 
     options = kv_options()  # may refuse (a missing extra) before any file is opened
@@ -216,6 +240,7 @@ __all__ = [
     "default_kv",
     "default_stages",
     "describe_embedder",
+    "graph_source",
     "kv_options",
     "kv_pairs",
     "pack_counts",

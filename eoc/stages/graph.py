@@ -227,18 +227,27 @@ class GraphStage:
             return None
         return self._extreme(ask, rel)
 
+    def _values_of_kind(self, kind: str, predicate: str) -> list[tuple[str, str]]:
+        fast = getattr(self.store, "values_of_kind", None)  # one query where a store offers it
+        if fast is not None:
+            return list(fast(kind, predicate))
+        return [
+            (thing, value)
+            for thing in self.store.subjects(KIND_PREDICATE, kind)
+            for value in self.store.objects(thing, predicate)
+        ]
+
     def _extreme(self, ask: Ask, rel: Relation) -> str | None:
         best: list[tuple[float, str, str]] = []
-        for thing in self.store.subjects(KIND_PREDICATE, ask.kind):
-            for value in self.store.objects(thing, ask.predicate):
-                m = _LEADING_NUMBER.match(value.replace(",", ""))
-                if m is None:
-                    continue
-                x = float(m.group())
-                if not best or (x > best[0][0] if ask.largest else x < best[0][0]):
-                    best = [(x, thing, value)]
-                elif x == best[0][0]:
-                    best.append((x, thing, value))
+        for thing, value in sorted(self._values_of_kind(ask.kind, ask.predicate)):
+            m = _LEADING_NUMBER.match(value.replace(",", ""))
+            if m is None:
+                continue
+            x = float(m.group())
+            if not best or (x > best[0][0] if ask.largest else x < best[0][0]):
+                best = [(x, thing, value)]
+            elif x == best[0][0]:
+                best.append((x, thing, value))
         if not best:
             return None
         unit = f" {rel.unit}" if rel.unit else ""
@@ -247,8 +256,9 @@ class GraphStage:
 
 
 def _shown(rel: Relation, found: list[str]) -> str:
+    """The answer: the values in one order whatever the store (sorted), with unit and note."""
     unit = f" {rel.unit}" if rel.unit else ""
-    text = ", ".join(f"{v}{unit}" for v in found)
+    text = ", ".join(f"{v}{unit}" for v in sorted(set(found), key=lambda v: (v.casefold(), v)))
     return text + (f" ({rel.note})" if rel.note else "")
 
 

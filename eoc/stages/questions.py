@@ -151,7 +151,7 @@ class Ask:
 
 _WH = r"(?:what|which)"
 _BE = r"(?:is|are|was|were)"
-_LEAD = rf"(?:{_WH} {_BE} |(?:tell me|give me|name|show me|list|do you know) )?"
+_LEAD = rf"(?:(?:what|which|who) {_BE} |(?:tell me|give me|name|show me|list|do you know) )?"
 _SUPER_MAX = ("most", "largest", "biggest", "highest", "greatest", "longest")
 _SUPER_MIN = ("fewest", "least", "smallest", "lowest", "shortest")
 _ORDINALS = {
