@@ -33,7 +33,7 @@ sys.path.append(
     str(Path(__file__).resolve().parent)
 )  # kvsets (after the checkout: bench/native.py must not shadow native/)
 
-from kvsets import PARTS, SETS, Item, load
+from kvsets import PARTS, SETS, Item, load, parts_of
 
 from eoc import Query
 from eoc.stages import HashedNgramEmbedder, KVStage
@@ -113,7 +113,9 @@ def run(sets: list[str], parts: list[str], minilm: bool) -> list[dict[str, Any]]
         from native.semantic import CachedEmbedder, MiniLMEmbedder
 
         mini = CachedEmbedder(MiniLMEmbedder())
-        every = sorted({t for s in sets for p in parts for t in texts_of(load(s, p))})
+        every = sorted(
+            {t for s in sets for p in parts if p in parts_of(s) for t in texts_of(load(s, p))}
+        )
         t0 = time.perf_counter()
         for start in range(0, len(every), 256):
             chunk = every[start : start + 256]
@@ -134,6 +136,8 @@ def run(sets: list[str], parts: list[str], minilm: bool) -> list[dict[str, Any]]
     rows = []
     for name in sets:
         for part in parts:
+            if part not in parts_of(name):
+                continue
             items = load(name, part)
             for label, embedder, threshold, guard in configurations(minilm):
                 if embedder == "minilm":

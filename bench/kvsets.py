@@ -44,11 +44,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 from eoc import knowledge
 
 DATA = Path(knowledge.__file__).parent / "data"  # the installed pack's (in Pyodide too)
-PARTS = ("tune", "held-out", "fresh", "blind")
-"""``fresh`` and ``blind``: the held-out entities and families with a third and a fourth group
-of wordings and traps. Fresh was written (and committed) before the guard's word lists were
-extended after the first held-out run; blind after fresh had been run and its misses read, and
-run once, at the end."""
+PARTS = ("tune", "held-out", "fresh", "blind", "sealed")
+"""``fresh``, ``blind`` and ``sealed``: the held-out entities and families with a third, fourth
+and fifth group of wordings and traps. Fresh was written (and committed) before the guard's word
+lists were extended after the first held-out run; blind after fresh had been run and its misses
+read, and run once, at the end. ``sealed`` (facts only) was written and committed before the
+kv guard read the knowledge pack's relation labels, to measure that change on wordings no one
+had tuned on."""
+
+REQUEST_PARTS = PARTS[:4]
+"""The parts the requests set has (``sealed`` is facts only)."""
+
+
+def parts_of(name: str) -> tuple[str, ...]:
+    """The parts set ``name`` has."""
+    return PARTS if name == "facts" else REQUEST_PARTS
 
 
 @dataclass
@@ -69,7 +79,7 @@ def _half(name: str) -> str:
 
 
 def _side(part: str) -> str:
-    return "held-out" if part in ("fresh", "blind") else part
+    return "held-out" if part in ("fresh", "blind", "sealed") else part
 
 
 def _triples(name: str) -> list[tuple[str, str, str]]:
@@ -125,6 +135,13 @@ FACT_WORDINGS: dict[str, tuple[str, tuple[list[str], list[str]]]] = {
                 "Could you name the capital of {x}?",
                 "capital city of {x}, please",
             ],
+            [
+                "What's {x}'s capital?",
+                "capital city for {x}",
+                "In {x}, which city is the capital?",
+                "Tell me what the capital of {x} is.",
+                "What do they call the capital of {x}?",
+            ],
         ),
     ),
     "region": (
@@ -155,6 +172,13 @@ FACT_WORDINGS: dict[str, tuple[str, tuple[list[str], list[str]]]] = {
                 "Where is {x} located, regionally?",
                 "{x}: which region?",
                 "In what region of the world can you find {x}?",
+            ],
+            [
+                "What part of the world is {x} located in?",
+                "{x} is located in which region of the world?",
+                "Which world region is {x} found in?",
+                "region of {x}?",
+                "Tell me which region of the world {x} is in.",
             ],
         ),
     ),
@@ -187,6 +211,13 @@ FACT_WORDINGS: dict[str, tuple[str, tuple[list[str], list[str]]]] = {
                 "Which ISO country code is assigned to {x}?",
                 "what's the ISO country code of {x}",
             ],
+            [
+                "What is {x}'s two-letter ISO code?",
+                "ISO 3166-1 alpha-2 code for {x}?",
+                "{x}: ISO country code?",
+                "Which two-letter code does ISO give {x}?",
+                "What's the alpha-2 country code of {x}?",
+            ],
         ),
     ),
     "symbol": (
@@ -217,6 +248,13 @@ FACT_WORDINGS: dict[str, tuple[str, tuple[list[str], list[str]]]] = {
                 "chemical symbol for {x}?",
                 "Give me the symbol of the element {x}",
                 "How is {x} abbreviated on the periodic table?",
+            ],
+            [
+                "What's the atomic symbol for {x}?",
+                "{x}'s symbol on the periodic table?",
+                "What is the symbol for the element {x}?",
+                "Which letters are used as the chemical symbol for {x}?",
+                "Chemical symbol, {x}?",
             ],
         ),
     ),
@@ -249,6 +287,13 @@ FACT_WORDINGS: dict[str, tuple[str, tuple[list[str], list[str]]]] = {
                 "Do you know {x}'s atomic number?",
                 "Which number is {x} on the periodic table?",
             ],
+            [
+                "How many protons are in the nucleus of {x}?",
+                "What's the proton number of {x}?",
+                "{x} has which atomic number?",
+                "What is the element number of {x}?",
+                "atomic no. of {x}?",
+            ],
         ),
     ),
 }
@@ -276,6 +321,11 @@ FACT_TRAPS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
             ("What is the national dish of {x}?", "relation"),
             ("What was the former capital of {x}?", "scope"),
         ],
+        [
+            ("What is the largest port city of {x}?", "superlative"),
+            ("What is the currency used in {x}?", "relation"),
+            ("What was the capital of {x} in 1900?", "scope"),
+        ],
     ),
     "region": (
         [
@@ -293,6 +343,10 @@ FACT_TRAPS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
         [
             ("Which hemisphere is {x} in?", "relation"),
             ("What is the largest region of {x} by area?", "superlative"),
+        ],
+        [
+            ("Which time zone is {x} in?", "relation"),
+            ("Which is the most populous region of {x}?", "superlative"),
         ],
     ),
     "iso": (
@@ -312,6 +366,10 @@ FACT_TRAPS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
             ("What is the three-letter code of {x}?", "scope"),
             ("What is the licence plate code of {x}?", "relation"),
         ],
+        [
+            ("What is the three-letter country code of {x}?", "scope"),
+            ("What is the dialing code of {x}?", "relation"),
+        ],
     ),
     "symbol": (
         [
@@ -330,6 +388,10 @@ FACT_TRAPS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
             ("What is the symbol of the element before {x}?", "direction"),
             ("What is the density of {x}?", "relation"),
         ],
+        [
+            ("What is the atomic number of {x}?", "relation"),
+            ("What is the symbol of the element two places after {x}?", "direction"),
+        ],
     ),
     "number": (
         [
@@ -347,6 +409,10 @@ FACT_TRAPS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
         [
             ("What is the atomic radius of {x}?", "relation"),
             ("How many valence electrons does {x} have?", "relation"),
+        ],
+        [
+            ("What is the number of neutrons in {x}?", "relation"),
+            ("What is the atomic number of the element after {x}?", "direction"),
         ],
     ),
 }
@@ -766,8 +832,9 @@ SETS = {"facts": facts_set, "requests": requests_set}
 
 
 def load(name: str, part: str) -> list[Item]:
-    if part not in PARTS:
-        raise SystemExit(f"part must be one of {PARTS}")
+    parts = parts_of(name)
+    if part not in parts:
+        raise SystemExit(f"the {name} set's part must be one of {parts}")
     return SETS[name](part)
 
 
@@ -778,7 +845,9 @@ def main() -> None:
     parser.add_argument("--dump", action="store_true", help="print every item as JSON lines")
     args = parser.parse_args()
     for name in args.set or sorted(SETS):
-        for part in args.part or PARTS:
+        for part in args.part or parts_of(name):
+            if part not in parts_of(name):
+                continue
             items = load(name, part)
             if args.dump:
                 try:

@@ -14,7 +14,7 @@ import kvsets  # noqa: E402
 
 
 def _parts(name: str) -> tuple[list[kvsets.Item], ...]:
-    return tuple(kvsets.load(name, part) for part in kvsets.PARTS)
+    return tuple(kvsets.load(name, part) for part in kvsets.parts_of(name))
 
 
 def test_every_set_has_stored_questions_paraphrases_and_every_trap_class() -> None:
