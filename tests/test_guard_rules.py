@@ -138,3 +138,32 @@ def test_kv_explain_lists_the_nearest_stored_questions_with_each_reason() -> Non
     served = kv.explain(Query("how can i enable dark mode please"))
     assert served[0]["served"] and served[0]["reason"] == ""
     assert all(not c["served"] for c in served[1:])
+
+
+@pytest.mark.parametrize(
+    ("query", "stored", "served"),
+    [
+        # a relation's labels in the knowledge pack name one thing, numbers and acronyms included
+        ("Zambia ISO 3166 code?", "What is the ISO country code of Zambia?", True),
+        (
+            "What is the two-letter country code of Zambia?",
+            "What is the ISO country code of Zambia?",
+            True,
+        ),
+        ("What's the proton number of Iron?", "What is the atomic number of Iron?", True),
+        ("What is the dialling code of Peru?", "What is the calling code of Peru?", True),
+        # another relation, another number, or a one-word label are still different questions
+        (
+            "What is the three-letter country code of Zambia?",
+            "What is the ISO country code of Zambia?",
+            False,
+        ),
+        ("What is the ISO 9001 code of Zambia?", "What is the ISO country code of Zambia?", False),
+        ("What is the dialing code of Zambia?", "What is the ISO country code of Zambia?", False),
+        ("What is the size of my mailbox?", "What is the area of my mailbox?", False),
+    ],
+)
+def test_the_packs_relation_labels_read_as_one_relation(
+    query: str, stored: str, served: bool
+) -> None:
+    assert EntityGuard().allows(query, stored) is served, EntityGuard().refusal(query, stored)

@@ -29,11 +29,23 @@ _LEAD = re.compile(
     r"|=\s*)",
     re.I,
 )
-_TRAIL = re.compile(
-    r"(?:\s*\?+|(?<![\d)!])!+|(?<!\bin)\.+|\s*=\s*|\s+(?:equals?|equal to|please|pls|exactly)"
-    r"|,?\s+please)$",
-    re.I,
-)
+_TRAIL_WORDS = (" equals", " equal to", " equal", " please", " pls", " exactly", ",")
+
+
+def _untailed(t: str) -> str:
+    """``t`` less one framing tail: "?", a "!" that is no factorial, a full stop (not the one
+    of "in."), "=", "equals", "please"."""
+    if t.endswith("?") or t.endswith("="):
+        return t[:-1]
+    if t.endswith("!") and len(t) > 1 and not (t[-2].isdigit() or t[-2] in ")!"):
+        return t[:-1]
+    if t.endswith(".") and not (t.endswith(" in.") or t == "in."):
+        return t[:-1]
+    low = t.lower()
+    for w in _TRAIL_WORDS:
+        if low.endswith(w):
+            return t[: -len(w)]
+    return t
 
 
 @dataclass(frozen=True)
@@ -51,7 +63,7 @@ def framed(text: str) -> str:
     t = re.sub(r"\s+", " ", text.strip())
     for _ in range(6):
         before = t
-        t = _TRAIL.sub("", _LEAD.sub("", t)).strip()
+        t = _untailed(_LEAD.sub("", t).rstrip()).strip()
         if t == before:
             break
     return t

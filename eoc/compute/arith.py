@@ -72,11 +72,22 @@ class Result:
     expression: str
 
 
+_KNOWN_WORDS = NUMBER_WORDS | {
+    "and", "by", "cent", "cube", "cubed", "divided", "factorial", "mod", "modulo", "multiplied",
+    "of", "over", "per", "percent", "plus", "power", "raised", "root", "sqrt", "square",
+    "squared", "st", "nd", "rd", "th", "the", "times", "to", "x", "minus", "cbrt",
+}  # fmt: skip
+_LETTERS = re.compile(r"[a-z]+")
+_NUMERALS = re.compile(r"\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?")
+
+
 def _tokens(text: str) -> list[str | Fraction] | None:
     """Numbers as Fractions, the rest as operator strings; ``None`` for anything unknown."""
     t = text.lower()
     if _DATE_LIKE.search(t):
         return None  # "2024-01-01" and "1/2/2024" are dates, not subtractions
+    if not _KNOWN_WORDS.issuperset(_LETTERS.findall(_NUMERALS.sub(" ", t))):
+        return None  # a word no expression holds: not one (checked before the rewriting)
     for rx, repl in _PHRASES:
         t = rx.sub(repl, t)
     out: list[str | Fraction] = []

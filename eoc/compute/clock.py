@@ -214,9 +214,17 @@ def _count(n: str) -> int | None:
     return read_number_words([n])
 
 
+_ANY_CLOCK = re.compile(
+    r"\d:\d|\d{4}-\d|\b(?:hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s|days?|weeks?|noon|"
+    r"midday|midnight|[ap]\.?m\.?|" + "|".join(_MONTHS) + r")\b"
+)
+
+
 def solve(text: str) -> Solved | None:
     """The answer to a clock or calendar question, or ``None`` when ``text`` is not wholly one."""
     t = re.sub(r"\s+", " ", text.strip().lower())
+    if _ANY_CLOCK.search(t) is None:
+        return None  # no time, date, duration or month: no clock question (one search, not 11)
     m = _BETWEEN.match(t)
     if m:
         a, b = read_date(m["a"]), read_date(m["b"])

@@ -202,28 +202,57 @@ def _pole_index() -> dict[str, list[tuple[tuple[str, ...], str, int, tuple[str, 
     return index
 
 
+def relation_labels() -> list[tuple[str, list[str]]]:
+    """The knowledge pack's names for its relations that mean the relation wherever they
+    appear (the ``same`` lines of ``eoc/knowledge/data/relations.tsv``): "ISO 3166 code",
+    "alpha-2 code" and "two-letter country code" are the ISO country code, "proton number" is
+    the atomic number. The guard reads each as the line's first name, a number or acronym
+    inside it included. A relation's other labels ("size" for an area, "port number" for a
+    default port) may mean something else outside the pack and are not read so."""
+    pack = resources.files("eoc.knowledge") / "data" / "relations.tsv"
+    out: list[tuple[str, list[str]]] = []
+    for line in pack.read_text(encoding="utf-8").splitlines():
+        fields = line.split("\t")
+        if line.startswith("#") or len(fields) != 3 or fields[1] != "same":
+            continue
+        first, *rest = (v for v in fields[2].split("|") if v.strip())
+        out.append((first, rest))  # compared as the first, its plainest wording
+    return out
+
+
 @functools.cache
 def synonyms() -> dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]]:
-    """``data/synonyms.tsv`` by first word: (phrase, the word it is compared as)."""
+    """``data/synonyms.tsv``, then the pack's relation labels (:func:`relation_labels`), by
+    first word: (phrase, the words it is compared as)."""
     text = (resources.files(__package__) / "data" / "synonyms.tsv").read_text(encoding="utf-8")
-    index: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {}
+    groups: list[tuple[str, list[str]]] = []
     for line in text.splitlines():
         if line.strip() and not line.startswith("#"):
-            head, variants = line.split("\t")
-            canon = tuple(_stem(w) for w in head.split())
-            for v in variants.split("|"):
-                phrase = tuple(_stem(w) for w in v.split())
+            first, rest = line.split("\t")
+            groups.append((first, rest.split("|")))
+    groups += relation_labels()
+    index: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {}
+    seen: set[tuple[str, ...]] = set()
+    for head, variants in groups:
+        canon = tuple(_stem(w) for w in _words(head))
+        for v in (head, *variants):  # the head too, so its words count as one phrase
+            phrase = tuple(_stem(w) for w in _words(v))
+            if phrase and phrase not in seen:  # the first list to name it wins
+                seen.add(phrase)
                 index.setdefault(phrase[0], []).append((phrase, canon))
     for phrases in index.values():
         phrases.sort(key=lambda p: -len(p[0]))  # the longest first
     return index
 
 
-def _canonical(ws: list[str]) -> tuple[list[str], tuple[str, ...]]:
-    """``ws`` and their stems with each synonym phrase replaced by the word it is compared as."""
+def _canonical(ws: list[str]) -> tuple[list[str], tuple[str, ...], tuple[str, ...]]:
+    """``ws`` and their stems with each synonym phrase replaced by the word it is compared as,
+    and the words those phrases covered (a number or acronym inside "ISO 3166 code" belongs to
+    the phrase, not to the question)."""
     index = synonyms()
     out_w: list[str] = []
     out_s: list[str] = []
+    covered: list[str] = []
     i = 0
     while i < len(ws):
         st = _stem(ws[i])
@@ -232,13 +261,14 @@ def _canonical(ws: list[str]) -> tuple[list[str], tuple[str, ...]]:
             if tuple(_stem(w) for w in ws[i : i + n]) == phrase:
                 out_w.extend(canon)
                 out_s.extend(canon)
+                covered.extend(ws[i : i + n])
                 i += n
                 break
         else:
             out_w.append(ws[i])
             out_s.append(st)
             i += 1
-    return out_w, tuple(out_s)
+    return out_w, tuple(out_s), tuple(covered)
 
 
 def lexical_words(text: str) -> list[str]:
@@ -289,14 +319,29 @@ def _poles(stems: tuple[str, ...]) -> tuple[dict[str, tuple[frozenset[int], str]
 @functools.lru_cache(maxsize=4096)
 def _read(
     text: str,
-) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, tuple[frozenset[int], str]], frozenset[str]]:
-    """The words of ``text`` with synonyms replaced, their stems, the axes touched, and the
-    content words: what :class:`Analysis`, :meth:`EntityGuard.terms` and :func:`lexical_words`
-    all read. Cached, as a lookup reads its query three times (terms, embedding, analysis); the
-    result is shared, so callers never change it."""
-    cws, stems = _canonical(_words(text))
+) -> tuple[
+    tuple[str, ...],
+    tuple[str, ...],
+    dict[str, tuple[frozenset[int], str]],
+    frozenset[str],
+    tuple[str, ...],
+    tuple[str, ...],
+]:
+    """The words of ``text`` with synonyms replaced, their stems, the axes touched, the
+    content words, the numbers and the named entities (less those inside a synonym phrase):
+    what :class:`Analysis`, :meth:`EntityGuard.terms` and :func:`lexical_words` all read.
+    Cached, as a lookup reads its query three times (terms, embedding, analysis); the result
+    is shared, so callers never change it."""
+    cws, stems, phrased = _canonical(_words(text))
     poles, covered = _poles(stems)
-    return tuple(cws), stems, poles, _content(cws, stems, covered)
+    nums = numbers(text)
+    for w in phrased:  # "3166" in "ISO 3166 code" names the code, it is not asked about
+        for n in numbers(w):
+            if n in nums:
+                nums.remove(n)
+    inside = set(phrased)
+    names = tuple(e for e in entities(text) if e not in inside)
+    return tuple(cws), stems, poles, _content(cws, stems, covered), tuple(nums), names
 
 
 def _names_a_kind(ws: list[str], i: int) -> bool:
@@ -420,15 +465,16 @@ class Analysis:
     def __init__(self, text: str) -> None:
         self.text = text
         self.corrected = bool(_CORRECTION.search(text))
-        self.numbers = tuple(numbers(text))
-        self.entities = tuple(entities(text))
+        read = _read(text)
+        self.numbers = read[4]
+        self.entities = read[5]
         self.entity_parts = tuple(tuple(e.split()) for e in self.entities)
         said = normalize(text)
         raw = words(said)
         ws = [_own(w) for w in raw]
         self.possessive = ws != raw  # "Algeria's code": the owner's name comes first
         self.words = frozenset(ws)
-        cws, stems, self.poles, self.content = _read(text)
+        cws, stems, self.poles, self.content = read[:4]
         # read after synonyms: "where do I go to" asks how, "how many people live" a population
         self.wh = tuple(w for w in cws if w in ANSWER_TYPE_WORDS)
         self.wh_set = frozenset(self.wh)
@@ -468,8 +514,9 @@ class EntityGuard:
         must all be in the query, its numbers equal the query's (or, for a query that corrects
         itself, appear in it).
         """
-        out: set[Hashable] = {("c", c) for c in _read(text)[3]}
-        out.update(("n", n) for n in numbers(text))
+        read = _read(text)
+        out: set[Hashable] = {("c", c) for c in read[3]}
+        out.update(("n", n) for n in read[4])
         return frozenset(out)
 
     @staticmethod
@@ -478,7 +525,7 @@ class EntityGuard:
         may carry numbers it took back (so fingerprints cannot rule a pair out)."""
         if _CORRECTION.search(text):
             return None
-        return tuple(numbers(text))
+        return _read(text)[4]
 
     def allows(self, query: str | Analysis, stored: str | Analysis) -> bool:
         return not self.refusal(query, stored)

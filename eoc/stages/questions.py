@@ -24,7 +24,7 @@ MAX_VOCABULARY_LINES = 100_000
 """Longest relations or kinds file read, in lines."""
 
 _FIELDS = frozenset(
-    {"label", "subject", "object", "ask", "reverse", "most", "least", "unit", "note"}
+    {"label", "same", "subject", "object", "ask", "reverse", "most", "least", "unit", "note"}
 )
 
 
@@ -88,6 +88,8 @@ class Vocabulary:
                 else:
                     _check_slots(items, "{o", source, n)
                     rel.reverse_asks.extend(items)
+            elif key == "same":  # names that always mean the relation: labels too
+                rel.labels.extend(items)
             elif key == "ask":
                 _check_slots(items, "{s}", source, n)
                 rel.asks.extend(items)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -24,6 +25,20 @@ STOPWORDS = frozenset(
 
 def normalize(text: str) -> str:
     """Casefold, unify quotes, expand common contractions, trim edge punctuation, collapse spaces."""
+    if len(text) <= _CACHED_CHARS:
+        return _normalize_short(text)
+    return _normalize(text)
+
+
+_CACHED_CHARS = 256  # a lookup normalizes the same short labels and questions again and again
+
+
+@functools.lru_cache(maxsize=8192)
+def _normalize_short(text: str) -> str:
+    return _normalize(text)
+
+
+def _normalize(text: str) -> str:
     t = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
     for pattern, repl in _CONTRACTIONS:
         t = pattern.sub(repl, t)
