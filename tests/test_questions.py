@@ -117,3 +117,11 @@ def test_the_pack_vocabulary_names_only_relations_the_pack_holds() -> None:
 
     held = {p.casefold() for _, p, _ in triples()}
     assert set(vocabulary().relations) <= held
+
+
+def test_a_relation_built_in_code_with_a_template_without_slot_is_refused() -> None:
+    from eoc.errors import ConfigError
+    from eoc.stages.questions import Relation
+
+    with pytest.raises(ConfigError, match="no {s} or {o} slot"):
+        QuestionMatcher(["x"], Vocabulary([Relation("x", asks=["what is x"])]))

@@ -17,7 +17,7 @@ from fractions import Fraction
 from functools import cache
 from importlib import resources
 
-from eoc.compute.numbers import Value, read_number_words, read_numeral
+from eoc.compute.numbers import Value, read_number_words, read_numeral, show
 
 BASE = {
     "length": "m",
@@ -103,8 +103,6 @@ class Unit:
 
 
 def _exact(q: Fraction) -> str:
-    from eoc.compute.numbers import show
-
     text, exact = show(q)
     return text if exact else f"{q.numerator}/{q.denominator}"
 

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from eoc.errors import FactFileError
+from eoc.errors import ConfigError, FactFileError
 from eoc.stages.text import normalize
 
 MAX_VOCABULARY_LINES = 100_000
@@ -196,7 +196,8 @@ def ordinal(text: str) -> str | None:
 def _template(text: str) -> tuple[re.Pattern[str], str]:
     """A template with one ``{s}``, ``{o}`` or ``{o:ordinal}`` slot as an anchored pattern."""
     slot = re.search(r"\{(s|o)(?::ordinal)?\}", text)
-    assert slot is not None  # checked when the vocabulary was read
+    if slot is None:
+        raise ConfigError(f"template {text!r} holds no {{s}} or {{o}} slot")
     head, tail = text[: slot.start()], text[slot.end() :]
     convert = "ordinal" if ":ordinal" in slot.group() else ""
     rx = re.compile(f"^{re.escape(head)}(?:the )?(?P<x>.+?){re.escape(tail)}$")

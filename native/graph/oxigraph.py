@@ -20,11 +20,10 @@ the first triple of it is stored, so a bad file changes nothing.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import pyoxigraph as ox
 
@@ -58,8 +57,6 @@ def _term(label: str) -> ox.NamedNode:
 def _label(term: Any) -> str:
     if isinstance(term, ox.NamedNode):
         if term.value.startswith(TERM):
-            from urllib.parse import unquote
-
             return unquote(term.value[len(TERM) :])
         return iri_label(term.value)
     if isinstance(term, ox.BlankNode):
@@ -180,7 +177,7 @@ class OxigraphStore:
                 seen.clear()  # bounded: a term seen again only writes its keys again
             batch.extend(_keyed(quad.subject, quad.predicate, quad.object, seen))
             stored += 1
-            if len(batch) >= BATCH * 5:
+            if stored % BATCH == 0:
                 self._store.bulk_extend(batch)
                 batch = []
                 if progress is not None:
@@ -260,11 +257,4 @@ class OxigraphStore:
         del self._store
 
 
-def timed_load(store: OxigraphStore, path: str | Path) -> tuple[int, float]:
-    """``(triples added, seconds)`` for :meth:`OxigraphStore.load`."""
-    t0 = time.perf_counter()
-    n = store.load(path)
-    return n, time.perf_counter() - t0
-
-
-__all__ = ["BATCH", "FORMATS", "KEYS", "OxigraphStore", "timed_load"]
+__all__ = ["BATCH", "FORMATS", "KEYS", "OxigraphStore"]
