@@ -57,6 +57,9 @@ REFUSED = [
 ALLOWED = [
     ("What is Algeria's capital city?", "What is the capital of Algeria?"),
     ("Tell me Algeria's ISO country code.", "What is the ISO country code of Algeria?"),
+    # two names in another order: an "of" on one side only, or a possessive, turns them
+    ("Give me the Tesla Model price.", "What is the Model price of Tesla?"),
+    ("What is Tesla's Model price?", "What is the Model price for Tesla?"),
     ("how can i enable dark mode", "How do I turn on dark mode?"),
     ("Please help me delete my account.", "How do I delete my account?"),
     ("I want to delete my account, how do I do that?", "How do I delete my account?"),
