@@ -135,6 +135,8 @@ PASSED_ON = [
     "10 km to kg",  # two dimensions
     "convert 10 miles",
     "1 ton in kg",  # metric, short or long ton
+    "convert 10 pm to am",  # a clock's pm and am, not picometres and attometres
+    "5 am in pm",
     "1 month in days",
     "what time is it",
     "what time will it be in 3 hours",  # depends on now: a cache would keep it

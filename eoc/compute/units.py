@@ -75,6 +75,10 @@ BINARY_PREFIXES = tuple(
 
 _EXTRA_SYMBOL = {"µ": ("u", "μ")}  # micro is also typed as u and as the Greek letter mu
 
+NOT_SYMBOLS = frozenset({"am", "pm", "as", "AM", "PM"})
+"""Prefixed symbols never read: "10 pm to am" is about a clock, not picometres and attometres,
+and "as" is a word before it is an attosecond."""
+
 
 @dataclass(frozen=True)
 class Unit:
@@ -139,7 +143,8 @@ def tables() -> tuple[dict[str, Unit | None], dict[str, Unit | None]]:
             scaled = Unit(psym + shown, dim, unit.factor * Fraction(pfactor))
             for alias in (psym, *_EXTRA_SYMBOL.get(psym, ())):
                 for s in sym_list:
-                    put(symbols, alias + s, scaled)
+                    if alias + s not in NOT_SYMBOLS:
+                        put(symbols, alias + s, scaled)
             for n in name_list:
                 put(names, pname + n, scaled)
     return symbols, names
@@ -261,6 +266,7 @@ def read_conversion(text: str) -> Conversion | None:
 __all__ = [
     "BASE",
     "BINARY_PREFIXES",
+    "NOT_SYMBOLS",
     "SI_PREFIXES",
     "Conversion",
     "Unit",
