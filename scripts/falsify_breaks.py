@@ -1512,8 +1512,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "every relation label read as the relation, not only those that always mean it",
         "eoc/stages/guard.py",
-        '        if line.startswith("#") or len(fields) != 3 or fields[1] != "same":',
-        '        if line.startswith("#") or len(fields) != 3 or fields[1] not in ("same", "label"):',
+        "    return [(r.same[0], r.same[1:]) for r in vocabulary.relations.values() if r.same]",
+        "    return [(r.labels[0], r.labels[1:]) for r in vocabulary.relations.values() if r.labels]",
     ),
     (
         "am and pm read as attometre and picometre",

@@ -169,15 +169,14 @@ def _span(seconds: int) -> str:
 
 
 _CLOCK_FORMS = (
-    (re.compile(r"^(?P<a>.+?)\s+(?:plus|\+|and|add|after adding)\s+(?P<b>.+)$"), "ab", 1),
-    (re.compile(r"^(?P<a>.+?)\s+(?:minus|-|−|less)\s+(?P<b>.+)$"), "ab", -1),
-    (re.compile(r"^(?P<b>.+?)\s+(?:after|from|past)\s+(?P<a>.+)$"), "ab", 1),
-    (re.compile(r"^(?P<b>.+?)\s+(?:before|until|to)\s+(?P<a>.+)$"), "ab", -1),
+    (re.compile(r"^(?P<a>.+?)\s+(?:plus|\+|and|add|after adding)\s+(?P<b>.+)$"), 1),
+    (re.compile(r"^(?P<a>.+?)\s+(?:minus|-|−|less)\s+(?P<b>.+)$"), -1),
+    (re.compile(r"^(?P<b>.+?)\s+(?:after|from|past)\s+(?P<a>.+)$"), 1),
+    (re.compile(r"^(?P<b>.+?)\s+(?:before|until|to)\s+(?P<a>.+)$"), -1),
     (
         re.compile(
             r"^(?:what time is it|what time will it be|what is the time)\s+(?P<b>.+?)\s+after\s+(?P<a>.+)$"
         ),
-        "ab",
         1,
     ),
 )
@@ -270,7 +269,7 @@ def solve(text: str) -> Solved | None:
                 + _calendar_note(d, out),
             )
     found = set()
-    for rx, _, sign in _CLOCK_FORMS:
+    for rx, sign in _CLOCK_FORMS:
         m = rx.match(t)
         if m:
             solved = _shift_time(m["a"], m["b"], sign)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import os
@@ -52,8 +53,10 @@ def triples() -> list[Triple]:
     return out
 
 
+@functools.cache
 def vocabulary() -> Vocabulary:
-    """How questions name the pack's relations (``relations.tsv``, ``kinds.tsv``)."""
+    """How questions name the pack's relations (``relations.tsv``, ``kinds.tsv``): read once,
+    and shared by every graph stage (none changes it)."""
     relations, kinds = (_read(name) for name in VOCABULARY_FILES)
     return Vocabulary.parse(relations, kinds, "eoc/knowledge/data/relations.tsv")
 

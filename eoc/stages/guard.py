@@ -209,15 +209,12 @@ def relation_labels() -> list[tuple[str, list[str]]]:
     the atomic number. The guard reads each as the line's first name, a number or acronym
     inside it included. A relation's other labels ("size" for an area, "port number" for a
     default port) may mean something else outside the pack and are not read so."""
+    from eoc.stages.questions import Vocabulary  # the one reader of relations.tsv
+
     pack = resources.files("eoc.knowledge") / "data" / "relations.tsv"
-    out: list[tuple[str, list[str]]] = []
-    for line in pack.read_text(encoding="utf-8").splitlines():
-        fields = line.split("\t")
-        if line.startswith("#") or len(fields) != 3 or fields[1] != "same":
-            continue
-        first, *rest = (v for v in fields[2].split("|") if v.strip())
-        out.append((first, rest))  # compared as the first, its plainest wording
-    return out
+    vocabulary = Vocabulary.parse(pack.read_text(encoding="utf-8"), source=str(pack))
+    # each compared as its line's first name, the plainest wording
+    return [(r.same[0], r.same[1:]) for r in vocabulary.relations.values() if r.same]
 
 
 @functools.cache

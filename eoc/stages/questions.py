@@ -34,6 +34,7 @@ class Relation:
 
     predicate: str
     labels: list[str] = field(default_factory=list)
+    same: list[str] = field(default_factory=list)
     subjects: list[str] = field(default_factory=list)
     objects: list[str] = field(default_factory=list)
     asks: list[str] = field(default_factory=list)
@@ -89,6 +90,7 @@ class Vocabulary:
                     _check_slots(items, "{o", source, n)
                     rel.reverse_asks.extend(items)
             elif key == "same":  # names that always mean the relation: labels too
+                rel.same.extend(items)
                 rel.labels.extend(items)
             elif key == "ask":
                 _check_slots(items, "{s}", source, n)
