@@ -26,7 +26,7 @@ before that; fresh was run, its misses read and fixed where a general rule fixed
 was written, and committed, before its single run. Nothing of the other parts' wordings or
 entities is seen while tuning.
 
-    python bench/kvsets.py [--set facts|requests] [--part tune|held-out|fresh|blind] [--dump]
+    python bench/kvsets.py [--set facts|requests] [--part tune|held-out|fresh|blind|sealed|vault] [--dump]
 """
 
 from __future__ import annotations
@@ -44,16 +44,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 from eoc import knowledge
 
 DATA = Path(knowledge.__file__).parent / "data"  # the installed pack's (in Pyodide too)
-PARTS = ("tune", "held-out", "fresh", "blind", "sealed")
+PARTS = ("tune", "held-out", "fresh", "blind", "sealed", "vault")
 """``fresh``, ``blind`` and ``sealed``: the held-out entities and families with a third, fourth
 and fifth group of wordings and traps. Fresh was written (and committed) before the guard's word
 lists were extended after the first held-out run; blind after fresh had been run and its misses
 read, and run once, at the end. ``sealed`` (facts only) was written and committed before the
 kv guard read the knowledge pack's relation labels, to measure that change on wordings no one
-had tuned on."""
+had tuned on; it was run once after that change (79.3 % / 79.5 % served), then its misses were
+read. ``vault`` (facts only) was written and committed before those misses were read, and is run
+once after the changes they led to."""
 
 REQUEST_PARTS = PARTS[:4]
-"""The parts the requests set has (``sealed`` is facts only)."""
+"""The parts the requests set has (``sealed`` and ``vault`` are facts only)."""
 
 
 def parts_of(name: str) -> tuple[str, ...]:
@@ -79,7 +81,7 @@ def _half(name: str) -> str:
 
 
 def _side(part: str) -> str:
-    return "held-out" if part in ("fresh", "blind", "sealed") else part
+    return "held-out" if part in ("fresh", "blind", "sealed", "vault") else part
 
 
 def _triples(name: str) -> list[tuple[str, str, str]]:
@@ -142,6 +144,13 @@ FACT_WORDINGS: dict[str, tuple[str, tuple[list[str], list[str]]]] = {
                 "Tell me what the capital of {x} is.",
                 "What do they call the capital of {x}?",
             ],
+            [
+                "what is the capital of {x} again?",
+                "Which city is the capital of the country {x}?",
+                "capital of {x} please",
+                "I'd like to know the capital of {x}.",
+                "Hey, what's the capital city in {x}?",
+            ],
         ),
     ),
     "region": (
@@ -179,6 +188,13 @@ FACT_WORDINGS: dict[str, tuple[str, tuple[list[str], list[str]]]] = {
                 "Which world region is {x} found in?",
                 "region of {x}?",
                 "Tell me which region of the world {x} is in.",
+            ],
+            [
+                "In which part of the world is {x}?",
+                "which region is {x} in",
+                "What world region is {x} part of?",
+                "Tell me the region {x} is in, please.",
+                "{x} lies in which region of the world?",
             ],
         ),
     ),
@@ -218,6 +234,13 @@ FACT_WORDINGS: dict[str, tuple[str, tuple[list[str], list[str]]]] = {
                 "Which two-letter code does ISO give {x}?",
                 "What's the alpha-2 country code of {x}?",
             ],
+            [
+                "what is the ISO code of {x}?",
+                "{x}'s ISO country code, please",
+                "Which ISO 3166 code is {x}'s?",
+                "Could you give me the ISO country code of {x}?",
+                "country code of {x} in ISO 3166-1",
+            ],
         ),
     ),
     "symbol": (
@@ -255,6 +278,13 @@ FACT_WORDINGS: dict[str, tuple[str, tuple[list[str], list[str]]]] = {
                 "What is the symbol for the element {x}?",
                 "Which letters are used as the chemical symbol for {x}?",
                 "Chemical symbol, {x}?",
+            ],
+            [
+                "what symbol does {x} have",
+                "The chemical symbol of {x} is what?",
+                "Could you tell me {x}'s chemical symbol?",
+                "symbol for the element {x}?",
+                "Which chemical symbol stands for {x}?",
             ],
         ),
     ),
@@ -294,6 +324,13 @@ FACT_WORDINGS: dict[str, tuple[str, tuple[list[str], list[str]]]] = {
                 "What is the element number of {x}?",
                 "atomic no. of {x}?",
             ],
+            [
+                "what atomic number is {x}",
+                "The atomic number of {x} is what?",
+                "Could you tell me the atomic number of {x}?",
+                "How many protons does {x} have?",
+                "atomic number, {x}?",
+            ],
         ),
     ),
 }
@@ -326,6 +363,11 @@ FACT_TRAPS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
             ("What is the currency used in {x}?", "relation"),
             ("What was the capital of {x} in 1900?", "scope"),
         ],
+        [
+            ("What is the second city of {x}?", "superlative"),
+            ("What is the currency of {x} called?", "relation"),
+            ("What was the capital of {x} before independence?", "scope"),
+        ],
     ),
     "region": (
         [
@@ -347,6 +389,10 @@ FACT_TRAPS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
         [
             ("Which time zone is {x} in?", "relation"),
             ("Which is the most populous region of {x}?", "superlative"),
+        ],
+        [
+            ("Which ocean borders {x}?", "relation"),
+            ("What is the poorest region of {x}?", "superlative"),
         ],
     ),
     "iso": (
@@ -370,6 +416,10 @@ FACT_TRAPS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
             ("What is the three-letter country code of {x}?", "scope"),
             ("What is the dialing code of {x}?", "relation"),
         ],
+        [
+            ("What is the three-letter ISO country code of {x}?", "scope"),
+            ("What is the international calling code of {x}?", "relation"),
+        ],
     ),
     "symbol": (
         [
@@ -392,6 +442,10 @@ FACT_TRAPS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
             ("What is the atomic number of {x}?", "relation"),
             ("What is the symbol of the element two places after {x}?", "direction"),
         ],
+        [
+            ("What is the symbol of the element after {x} in the table?", "direction"),
+            ("What is the electron configuration of {x}?", "relation"),
+        ],
     ),
     "number": (
         [
@@ -413,6 +467,10 @@ FACT_TRAPS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
         [
             ("What is the number of neutrons in {x}?", "relation"),
             ("What is the atomic number of the element after {x}?", "direction"),
+        ],
+        [
+            ("What is the atomic number of the element before {x}?", "direction"),
+            ("How many neutrons are in {x}?", "relation"),
         ],
     ),
 }
