@@ -1067,8 +1067,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "guard ignores synonyms",
         "eoc/stages/guard.py",
-        "        for phrase, canon in index.get(st, ()):",
-        "        for phrase, canon in ():",
+        "        for phrase, canon, inside in index.get(stems[i], ()):",
+        "        for phrase, canon, inside in ():",
     ),
     (
         "guard counts rewording words",
@@ -1085,7 +1085,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "entity fingerprint ignores self-corrections",
         "eoc/stages/guard.py",
-        "        if _CORRECTION.search(text):\n            return None\n        return _read(text)[4]",
+        "        if corrections(text):\n            return None\n        return _read(text)[4]",
         "        return _read(text)[4]",
     ),
     (
@@ -1512,14 +1512,44 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "every relation label read as the relation, not only those that always mean it",
         "eoc/stages/guard.py",
-        "    return [(r.same[0], r.same[1:]) for r in vocabulary.relations.values() if r.same]",
-        "    return [(r.labels[0], r.labels[1:]) for r in vocabulary.relations.values() if r.labels]",
+        "        (r.same[0], r.same[1:], frozenset(n for k in r.subjects for n in nouns.get(k, ())))\n        for r in vocabulary.relations.values()\n        if r.same",
+        "        (r.labels[0], r.labels[1:], frozenset(n for k in r.subjects for n in nouns.get(k, ())))\n        for r in vocabulary.relations.values()\n        if r.labels",
     ),
     (
         "am and pm read as attometre and picometre",
         "eoc/compute/units.py",
         "                    if alias + s not in NOT_SYMBOLS:",
         "                    if True:",
+    ),
+    (
+        "guard: no kind noun inside a relation label",
+        "eoc/stages/guard.py",
+        "stems[j] != want and stems[j] in inside:",
+        "stems[j] != want and False:",
+    ),
+    (
+        "guard: no. read as the word no",
+        "eoc/stages/guard.py",
+        'words(normalize(_NUMBER_SIGN.sub("number", text)))',
+        "words(normalize(text))",
+    ),
+    (
+        "guard: a denying no read as a correction",
+        "eoc/stages/guard.py",
+        '        if not (m.group().lower() == "no" and m.start() in denying)',
+        "        if True",
+    ),
+    (
+        "guard: no denial checked after a correction",
+        "eoc/stages/guard.py",
+        "if corrected and ((q.negated_last and not s.negated) or (s.negated and not q.negated)):",
+        "if False:",
+    ),
+    (
+        "guard: a contrasting not read as a denial",
+        "eoc/stages/guard.py",
+        '        if w == "not" and (i == 0 or ws[i - 1] not in _AUXILIARIES):',
+        "        if False:",
     ),
 ]
 

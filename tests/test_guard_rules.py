@@ -18,6 +18,13 @@ REFUSED = [
     ("Did Brazil beat Germany?", "Did Germany beat Brazil?", "order"),
     ("What happens if I don't add a payment method?", "How do I add a payment method?", "negated"),
     ("How do I pay without a credit card?", "How do I pay with a credit card?", "negated"),
+    # "no" after a verb of having or being denies; it takes nothing back
+    ("Why is there no signal on my phone?", "Why is there a signal on my phone?", "negated"),
+    ("I have no access to my account", "I have access to my account", "negated"),
+    # a query that takes words back may not add a denial in what it says last
+    ("Sorry, I don't want to cancel my order", "I want to cancel my order", "negated"),
+    ("Actually, my card was not charged", "My card was charged", "negated"),
+    ("How do I, never mind, why can't I pay?", "Why can I pay?", "negated"),
     ("How do I turn off dark mode?", "How do I turn on dark mode?", "opposites"),
     ("How do I disable dark mode?", "How do I turn on dark mode?", "opposites"),
     ("What is the smallest city of France?", "What is the largest city of France?", "opposites"),
@@ -97,6 +104,13 @@ ALLOWED = [
     ("Where do I go to erase my photos?", "How do I delete my photos?"),
     ("Could you name the capital of Peru?", "What is the capital of Peru?"),
     ("Which ISO country code is assigned to Peru?", "What is the ISO country code of Peru?"),
+    # a bare "no" takes back what came before it; after it, "X not Y" sets one thing against
+    # another and denies nothing
+    ("What is the capital of Spain no Peru?", "What is the capital of Peru?"),
+    (
+        "How many mammals live in the Amazon no sorry reptiles not mammals?",
+        "How many reptiles live in the Amazon?",
+    ),
     # a leading statement is the user's situation: its words may be ones the stored one lacks
     ("I forgot my password, how do I reset it?", "Help me reset my password."),
 ]
@@ -155,6 +169,27 @@ def test_kv_explain_lists_the_nearest_stored_questions_with_each_reason() -> Non
         ),
         ("What's the proton number of Iron?", "What is the atomic number of Iron?", True),
         ("What is the dialling code of Peru?", "What is the calling code of Peru?", True),
+        # the noun for the kind of thing asked about may stand inside a label
+        (
+            "What's the alpha-2 country code of Chile?",
+            "What is the ISO country code of Chile?",
+            True,
+        ),
+        (
+            "What is the chemical element symbol of Iron?",
+            "What is the chemical symbol of Iron?",
+            True,
+        ),
+        # another noun inside it is more than the label
+        (
+            "What is the alpha-2 region code of Chile?",
+            "What is the ISO country code of Chile?",
+            False,
+        ),
+        # "no." before "of" or a number is the abbreviation of number, not a negation
+        ("atomic no. of Iron?", "What is the atomic number of Iron?", True),
+        ("Where is room no. 12?", "Where is room number 12?", True),
+        ("Is there no room 12?", "Is there a room 12?", False),
         # another relation, another number, or a one-word label are still different questions
         (
             "What is the three-letter country code of Zambia?",

@@ -22,7 +22,11 @@ score 0.99 on MiniLM, "capital of France" and "capital of Germany" 0.97 on a sta
   population), question words are read after them ("where do I go to" asks how), and a
   possessive ending is dropped ("Algeria's capital"). A statement the query opens with ("I forgot
   my password, how do I ...") is context: its words may be ones the stored question lacks. A
-  query that corrects itself may carry words and numbers it took back. The word lists are data,
+  query that corrects itself ("no sorry", "I mean", a bare "no" that does not follow "there is"
+  or "I have") may carry words and numbers it took back, but not add a denial in what it says
+  last. A relation's technical names in the knowledge pack ("ISO 3166 code", "proton number")
+  are one word, with the noun for the kind it is about allowed inside ("alpha-2 country code");
+  "no." before "of" or a number is number. The word lists are data,
   next to this module: ``data/polarity.tsv`` (the axes), ``data/synonyms.tsv`` and
   ``data/rewording.tsv``.
 
@@ -56,6 +60,8 @@ _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?")
 _TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
 # a quote opens after no letter and closes before none: the apostrophes of "What's Iron's" are
 # not quotes
+# "atomic no. of", "room no. 12": the abbreviation of number, not the word no
+_NUMBER_SIGN = re.compile(r"\b(?:[Nn]o|[Nn]r|[Nn]um)\.(?=\s?(?:of\b|\d))")
 _QUOTED = re.compile(r"(?<!\w)[\"“”']([^\"“”']{2,})[\"“”'](?!\w)")
 # A token opens a sentence when the text before it is empty (or a lone newline, which ``$``
 # also matches before) or ends in ".", "!" or "?" and whitespace. The ends of these matches are
@@ -123,9 +129,59 @@ _NOT_NAMES = STOPWORDS | {"i'm", "i've", "i'd", "i'll", "i’m", "i’ve", "i’
 # stored question lacks.
 _CORRECTION = re.compile(
     r"\b(no,? sorry|no,? wait|no no|i mean|i meant|or rather|rather|make that|scratch that|"
-    r"or better yet|let me rephrase|oh,? sorry|sorry|actually|wait|oh|um+|uh+|er+|no)\b",
+    r"or better yet|let me rephrase|never mind|nevermind|oh,? sorry|sorry|actually|wait|oh|"
+    r"um+|uh+|er+|nope|no)\b",
     re.IGNORECASE,
 )
+# "no" after a verb of having or being ("there is no signal", "I have no access", "with no
+# fee") denies, unless what follows takes something back ("has no, what areas ..."); elsewhere
+# a bare "no" in a question most often takes back what came before it ("Pauli repulsion no
+# electron clouds").
+_DENYING_NO = re.compile(
+    r"(?:\b(?:is|are|was|were|be|been|being|am|have|has|had|having|get|gets|got|getting|"
+    r"there|there's|with|see|saw|seeing|find|found|receive|received|need|needs|shows?|"
+    r"showing|gives?|gave|giving|takes?|took|allows?|leaves?|left)|'s|'ve|'re)\s+(no)\b"
+    r"(?!\s*,|\s+(?:sorry|wait|i\s+mean|make\s+that|what|when|where|who|whom|whose|which|"
+    r"why|how|rather|actually|um+|uh+|er+|no)\b)",
+    re.IGNORECASE,
+)
+
+
+def _negation(ws: list[str]) -> str:
+    """The first word of ``ws`` that denies ("not", "never", "don't"), or ""."""
+    return next((w for w in ws if w in NEGATIONS or w.endswith("n't")), "")
+
+
+# the words a denying "not" follows ("do not", "was not"); after a correction, "not" after any
+# other word sets one thing against another ("per hectare not square kilometer")
+_AUXILIARIES = frozenset(
+    "do does did is are was were am be been being can could will would shall should have has had "
+    "may might must need dare why".split()
+)
+
+
+def _denial(ws: list[str]) -> str:
+    """The first word of ``ws``, what a query says after taking words back, that denies: "not"
+    only after an auxiliary ("I do not need"), as "X not Y" contrasts."""
+    for i, w in enumerate(ws):
+        if w == "not" and (i == 0 or ws[i - 1] not in _AUXILIARIES):
+            continue
+        if w in NEGATIONS or w.endswith("n't"):
+            return w
+    return ""
+
+
+def corrections(text: str) -> list[re.Match[str]]:
+    """Where ``text`` takes back what it said ("no sorry", "I mean", "wait", a bare "no"),
+    a denying "no" ("I have no access") left out."""
+    denying = {m.start(1) for m in _DENYING_NO.finditer(text)}
+    return [
+        m
+        for m in _CORRECTION.finditer(text)
+        if not (m.group().lower() == "no" and m.start() in denying)
+    ]
+
+
 # A statement a query opens with, before what it asks: "I forgot my password, how do I reset
 # it?". Its words may hold what the stored question asks about, and may add what the stored
 # question lacks (the user's situation, not a narrower question).
@@ -202,44 +258,76 @@ def _pole_index() -> dict[str, list[tuple[tuple[str, ...], str, int, tuple[str, 
     return index
 
 
-def relation_labels() -> list[tuple[str, list[str]]]:
+def relation_labels() -> list[tuple[str, list[str], frozenset[str]]]:
     """The knowledge pack's names for its relations that mean the relation wherever they
     appear (the ``same`` lines of ``eoc/knowledge/data/relations.tsv``): "ISO 3166 code",
     "alpha-2 code" and "two-letter country code" are the ISO country code, "proton number" is
     the atomic number. The guard reads each as the line's first name, a number or acronym
     inside it included. A relation's other labels ("size" for an area, "port number" for a
-    default port) may mean something else outside the pack and are not read so."""
+    default port) may mean something else outside the pack and are not read so.
+
+    With each: the nouns (``kinds.tsv``) that name the kind of thing the relation is about,
+    which a name may hold inside it ("alpha-2 country code", "chemical element symbol")."""
     from eoc.stages.questions import Vocabulary  # the one reader of relations.tsv
 
-    pack = resources.files("eoc.knowledge") / "data" / "relations.tsv"
-    vocabulary = Vocabulary.parse(pack.read_text(encoding="utf-8"), source=str(pack))
+    data = resources.files("eoc.knowledge") / "data"
+    vocabulary = Vocabulary.parse(
+        (data / "relations.tsv").read_text(encoding="utf-8"),
+        (data / "kinds.tsv").read_text(encoding="utf-8"),
+        source=str(data),
+    )
+    nouns: dict[str, set[str]] = {}
+    for noun, kind in vocabulary.kinds.items():
+        if " " not in noun:
+            nouns.setdefault(kind, set()).add(_stem(noun))
     # each compared as its line's first name, the plainest wording
-    return [(r.same[0], r.same[1:]) for r in vocabulary.relations.values() if r.same]
+    return [
+        (r.same[0], r.same[1:], frozenset(n for k in r.subjects for n in nouns.get(k, ())))
+        for r in vocabulary.relations.values()
+        if r.same
+    ]
+
+
+Phrase = tuple[tuple[str, ...], tuple[str, ...], frozenset[str]]
+"""A synonym phrase's stems, the stems it is compared as, and the words it may hold inside."""
 
 
 @functools.cache
-def synonyms() -> dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]]:
+def synonyms() -> dict[str, list[Phrase]]:
     """``data/synonyms.tsv``, then the pack's relation labels (:func:`relation_labels`), by
-    first word: (phrase, the words it is compared as)."""
+    first word: (phrase, the words it is compared as, the kind nouns it may hold inside)."""
     text = (resources.files(__package__) / "data" / "synonyms.tsv").read_text(encoding="utf-8")
-    groups: list[tuple[str, list[str]]] = []
+    groups: list[tuple[str, list[str], frozenset[str]]] = []
     for line in text.splitlines():
         if line.strip() and not line.startswith("#"):
             first, rest = line.split("\t")
-            groups.append((first, rest.split("|")))
+            groups.append((first, rest.split("|"), frozenset()))
     groups += relation_labels()
-    index: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {}
+    index: dict[str, list[Phrase]] = {}
     seen: set[tuple[str, ...]] = set()
-    for head, variants in groups:
+    for head, variants, inside in groups:
         canon = tuple(_stem(w) for w in _words(head))
         for v in (head, *variants):  # the head too, so its words count as one phrase
             phrase = tuple(_stem(w) for w in _words(v))
             if phrase and phrase not in seen:  # the first list to name it wins
                 seen.add(phrase)
-                index.setdefault(phrase[0], []).append((phrase, canon))
+                index.setdefault(phrase[0], []).append((phrase, canon, inside))
     for phrases in index.values():
         phrases.sort(key=lambda p: -len(p[0]))  # the longest first
     return index
+
+
+def _span(phrase: tuple[str, ...], stems: list[str], inside: frozenset[str]) -> int:
+    """How many of ``stems`` (from the first) ``phrase`` covers, words of ``inside`` between
+    its words included ("alpha-2 country code" is "alpha-2 code"); 0 if it is not there."""
+    j = 0
+    for k, want in enumerate(phrase):
+        while k and j < len(stems) and stems[j] != want and stems[j] in inside:
+            j += 1
+        if j >= len(stems) or stems[j] != want:
+            return 0
+        j += 1
+    return j
 
 
 def _canonical(ws: list[str]) -> tuple[list[str], tuple[str, ...], tuple[str, ...]]:
@@ -247,15 +335,15 @@ def _canonical(ws: list[str]) -> tuple[list[str], tuple[str, ...], tuple[str, ..
     and the words those phrases covered (a number or acronym inside "ISO 3166 code" belongs to
     the phrase, not to the question)."""
     index = synonyms()
+    stems = [_stem(w) for w in ws]
     out_w: list[str] = []
     out_s: list[str] = []
     covered: list[str] = []
     i = 0
     while i < len(ws):
-        st = _stem(ws[i])
-        for phrase, canon in index.get(st, ()):
-            n = len(phrase)
-            if tuple(_stem(w) for w in ws[i : i + n]) == phrase:
+        for phrase, canon, inside in index.get(stems[i], ()):
+            n = _span(phrase, stems[i : i + len(phrase) + 2], inside)
+            if n:
                 out_w.extend(canon)
                 out_s.extend(canon)
                 covered.extend(ws[i : i + n])
@@ -263,7 +351,7 @@ def _canonical(ws: list[str]) -> tuple[list[str], tuple[str, ...], tuple[str, ..
                 break
         else:
             out_w.append(ws[i])
-            out_s.append(st)
+            out_s.append(stems[i])
             i += 1
     return out_w, tuple(out_s), tuple(covered)
 
@@ -406,8 +494,8 @@ def _own(w: str) -> str:
 
 
 def _words(text: str) -> list[str]:
-    """The normalized words of ``text``, possessive endings dropped."""
-    return [_own(w) for w in words(normalize(text))]
+    """The normalized words of ``text``, possessive endings dropped, "no." read as number."""
+    return [_own(w) for w in words(normalize(_NUMBER_SIGN.sub("number", text)))]
 
 
 def _stem(w: str) -> str:
@@ -446,6 +534,7 @@ class Analysis:
         "entities",
         "entity_parts",
         "negated",
+        "negated_last",
         "numbers",
         "ordinals",
         "poles",
@@ -461,7 +550,8 @@ class Analysis:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.corrected = bool(_CORRECTION.search(text))
+        marks = corrections(text)
+        self.corrected = bool(marks)
         read = _read(text)
         self.numbers = read[4]
         self.entities = read[5]
@@ -481,7 +571,9 @@ class Analysis:
         self.axes = frozenset(self.poles)
         self.spelled = dict(zip(stems, cws, strict=True))  # for the reasons: a stem as written
         self.directions = _directions(ws)
-        self.negated = next((w for w in ws if w in NEGATIONS or w.endswith("n't")), "")
+        self.negated = _negation(ws)
+        # after a correction, what the query says last is what it asks
+        self.negated_last = _denial(_words(text[marks[-1].end() :])) if marks else self.negated
         self.ordinals = frozenset(w for w in ws if w in _ORDINALS)
         self.sides = _sides(ws)
         # as a stored prompt: the triples a query must not hold (this prompt's sides swapped)
@@ -520,7 +612,7 @@ class EntityGuard:
     def fingerprint(text: str) -> Hashable | None:
         """The numbers in order; ``None`` when the text corrects itself, as a corrected query
         may carry numbers it took back (so fingerprints cannot rule a pair out)."""
-        if _CORRECTION.search(text):
+        if corrections(text):
             return None
         return _read(text)[4]
 
@@ -555,6 +647,9 @@ class EntityGuard:
             return "the names come in another order"
         if not corrected and bool(q.negated) != bool(s.negated):
             return f"negated in one only ({q.negated or s.negated!r})"
+        # a query that took words back may drop a stored negation with them, not add one last
+        if corrected and ((q.negated_last and not s.negated) or (s.negated and not q.negated)):
+            return f"negated in one only ({q.negated_last or s.negated!r})"
         if q.ordinals != s.ordinals:
             return f"ranks differ: {' '.join(sorted(q.ordinals)) or 'none'} / {' '.join(sorted(s.ordinals)) or 'none'}"
         for axis, (held, said) in q.poles.items():
