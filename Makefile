@@ -58,7 +58,7 @@ $(PYODIDE_TEST_WHEELS)/.ok: pyproject.toml | $(BIN)/.installed
 	touch $@
 
 lint: $(BIN)/.installed
-	$(BIN)/ruff check eoc native tests bench scripts web
+	$(BIN)/ruff check eoc eoc_native tests bench scripts web
 	$(BIN)/ruff format --check eoc tests bench web
 	$(BIN)/mypy
 

@@ -86,7 +86,7 @@ def hits(extra: int, rounds: int) -> dict[str, Any]:
     }
     del core_big
     try:
-        from native.graph.oxigraph import OxigraphStore
+        from eoc_native.graph.oxigraph import OxigraphStore
     except ImportError as exc:
         out["oxigraph"] = f"not measured: {exc}"
         return out

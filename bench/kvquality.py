@@ -31,7 +31,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.append(
     str(Path(__file__).resolve().parent)
-)  # kvsets (after the checkout: bench/native.py must not shadow native/)
+)  # kvsets (after the checkout: bench/native.py must not shadow eoc_native/)
 
 from kvsets import PARTS, SETS, Item, load, parts_of
 
@@ -110,7 +110,7 @@ def configurations(minilm: bool) -> list[tuple[str, str, float, Any]]:
 def run(sets: list[str], parts: list[str], minilm: bool) -> list[dict[str, Any]]:
     vectors: dict[str, Any] = {}
     if minilm:
-        from native.semantic import CachedEmbedder, MiniLMEmbedder
+        from eoc_native.semantic import CachedEmbedder, MiniLMEmbedder
 
         mini = CachedEmbedder(MiniLMEmbedder())
         every = sorted(
@@ -141,7 +141,7 @@ def run(sets: list[str], parts: list[str], minilm: bool) -> list[dict[str, Any]]
             items = load(name, part)
             for label, embedder, threshold, guard in configurations(minilm):
                 if embedder == "minilm":
-                    from native.semantic import ExactIndex
+                    from eoc_native.semantic import ExactIndex
 
                     kv = KVStage(
                         embedder=Given(), index=ExactIndex(384), threshold=threshold, guard=guard

@@ -24,10 +24,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from eoc.testing import IOReportReplay, PowercapZone, make_powercap_tree
-from native.backends import Shape, all_backends, check
-from native.counters.ioreport import IOReportCounter
-from native.counters.perf import SyscallPerfEvents
-from native.counters.rapl import RaplCounter, discover_zones, plan_zones
+from eoc_native.backends import Shape, all_backends, check
+from eoc_native.counters.ioreport import IOReportCounter
+from eoc_native.counters.perf import SyscallPerfEvents
+from eoc_native.counters.rapl import RaplCounter, discover_zones, plan_zones
 
 IOREPORT_REFERENCE_US = 80.0  # the Rust reference's cost of one IOReport read
 
@@ -71,7 +71,7 @@ def counter_reads() -> dict[str, object]:
     out["ioreport_arithmetic_us"] = per_call_us(replay.read_uj)
     out["ioreport_native_read_us"] = "not measured: IOReport exists only on macOS"
     try:
-        from native.counters.nvml import nvml_telemetry
+        from eoc_native.counters.nvml import nvml_telemetry
 
         gpus, why = nvml_telemetry()
         out["nvml_read_us"] = (

@@ -28,7 +28,7 @@ Figures, per engine:
 * peak RSS: ``ru_maxrss`` of the engine's subprocess (its baseline, before the model is
   opened, is shown too);
 * µJ per token (eoc only): ESTIMATED from the matmuls the dispatcher counted
-  (:func:`native.llm.energy.estimate`), decode steps only; no counter is read.
+  (:func:`eoc_native.llm.energy.estimate`), decode steps only; no counter is read.
 
 Timings are medians of repeated runs (time.perf_counter_ns), so one slow run does not move them.
 """
@@ -90,15 +90,15 @@ def child_env(n: int | None) -> dict[str, str]:
 
 
 def model_path() -> Path:
-    from native.llm.backend import resolve_model_path
+    from eoc_native.llm.backend import resolve_model_path
 
     return resolve_model_path(None)
 
 
 def prompt_ids(n: int = PROMPT_TOKENS) -> list[int]:
     """Exactly ``n`` token ids of plain text, by eoc's tokenizer of the model file."""
-    from native.llm.gguf import GGUFFile
-    from native.llm.tokenizer import GGUFTokenizer
+    from eoc_native.llm.gguf import GGUFFile
+    from eoc_native.llm.tokenizer import GGUFTokenizer
 
     tok = GGUFTokenizer(GGUFFile(model_path()).metadata)
     ids: list[int] = []
@@ -126,8 +126,8 @@ class EocEngine:
         self.backend = backend
 
     def open(self) -> None:
-        from native.autotune.dispatch import Dispatcher
-        from native.llm.generate import load
+        from eoc_native.autotune.dispatch import Dispatcher
+        from eoc_native.llm.generate import load
 
         self.dispatcher = Dispatcher(default=self.backend)
         self.model, _ = load(model_path(), n_ctx=N_CTX, dispatcher=self.dispatcher)
@@ -176,7 +176,7 @@ def why_not(engine: str) -> str | None:
         if importlib.util.find_spec("llama_cpp") is None:
             return 'llama_cpp is not installed (pip install "llama-cpp-python==0.3.36")'
         return None
-    from native.autotune.dispatch import Dispatcher
+    from eoc_native.autotune.dispatch import Dispatcher
 
     try:
         Dispatcher(default=engine)  # refuses a backend that cannot run here, saying why
@@ -231,7 +231,7 @@ def measure(engine: str, ids: list[int], decode_tokens: int, repeats: int) -> di
         "greedy_tokens": tokens,
     }
     if engine != LLAMA_CPP:
-        from native.llm.energy import estimate
+        from eoc_native.llm.energy import estimate
 
         assert calls_before is not None and calls_after is not None
         uj, basis = estimate(calls_after - calls_before)

@@ -170,7 +170,7 @@ def evaluate(kv: KVStage, data: dict[str, Any], vectors: dict[str, Any] | None) 
 
 
 def quality(data: dict[str, Any]) -> list[dict[str, Any]]:
-    from native.semantic import CachedEmbedder, ExactIndex, MiniLMEmbedder
+    from eoc_native.semantic import CachedEmbedder, ExactIndex, MiniLMEmbedder
 
     rows: list[dict[str, Any]] = []
     pairs = list(data["store"].items())
@@ -252,7 +252,7 @@ def quality(data: dict[str, Any]) -> list[dict[str, Any]]:
 def embed_times() -> dict[str, float]:
     """Median time to embed one query, per embedder (MiniLM alone and in batches of 32)."""
     from eoc.stages import HashedNgramEmbedder
-    from native.semantic import MiniLMEmbedder
+    from eoc_native.semantic import MiniLMEmbedder
 
     texts = [p["query"] for p in build(200)["positives"]][:64]
     hashed, mini = HashedNgramEmbedder(), MiniLMEmbedder()
@@ -275,7 +275,7 @@ def embed_times() -> dict[str, float]:
 def speed(sizes: list[int]) -> list[dict[str, Any]]:
     import numpy as np
 
-    from native.semantic import AnnIndex, ExactIndex
+    from eoc_native.semantic import AnnIndex, ExactIndex
 
     rng = np.random.default_rng(0)
     out = []

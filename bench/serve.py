@@ -41,7 +41,7 @@ Measured:
    vectors is cosine >= 0.6) holding the same pack pairs; both servers up, sequential Python
    client with keep-alive, the server order alternating. Both embed with the same model files
    through the same code: GPTCache's launcher imports eoc's numpy MiniLM embedder
-   (``native.semantic.minilm``) by putting this checkout on its ``sys.path`` (its venv has
+   (``eoc_native.semantic.minilm``) by putting this checkout on its ``sys.path`` (its venv has
    numpy). eoc serve gets a private embedding cache holding only the pack's vectors, so no
    paraphrase is pre-embedded.
 
@@ -228,7 +228,7 @@ else:
     elif mode == "gptcache-similar":
         spec = json.loads(open(sys.argv[3]).read())
         sys.path.insert(0, spec["root"])
-        from native.semantic.minilm import MiniLMEmbedder
+        from eoc_native.semantic.minilm import MiniLMEmbedder
         from gptcache.similarity_evaluation import SearchDistanceEvaluation
         embedder = MiniLMEmbedder(spec["model_dir"])
         manager = manager_factory("sqlite,faiss", data_dir=data_dir,
@@ -948,7 +948,7 @@ def upstream_call_times(port: int, n: int) -> dict[str, float]:
     """One upstream call as eoc's neural stage makes it (``OpenAIBackend.chat``, kept-alive http.client, in
     this process) against a plain ``http.client`` POST of the same body (p50, ms)."""
     from eoc.chat import ChatDefaults, parse_chat
-    from native.remote import OpenAIBackend
+    from eoc_native.remote import OpenAIBackend
 
     backend = OpenAIBackend(f"http://{HOST}:{port}/v1", max_tokens=8)
     defaults = ChatDefaults("stub", max_tokens=8)

@@ -78,7 +78,7 @@ class Cascade:
         liveness: the result of a probe the caller ran on ``meter`` (it must name that
             counter); then the cascade does not probe, and every figure says whose probe
             it relied on. Without it the cascade probes ``meter`` itself (about 0.3 s).
-        signer: signs every receipt (a host key: ``native.receipts.HostSigner``; optional).
+        signer: signs every receipt (a host key: ``eoc_native.receipts.HostSigner``; optional).
         calibration_ratio: a calibration span must read this many times an empty span.
         calibration_budget_ns: or last this long, whichever comes first.
     """

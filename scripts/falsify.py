@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 from falsify_breaks import BREAKS, FOCUS, TESTS_FOR  # noqa: E402
 
-COPY = ("eoc", "native", "tests", "bench", "scripts", "pyproject.toml", "web")
+COPY = ("eoc", "eoc_native", "tests", "bench", "scripts", "pyproject.toml", "web")
 # __pycache__ is copied: its bytecode and numba's compiled kernels stay valid in the copies
 # (both are checked against the source file's time and size, which a break changes), so each
 # break does not compile every kernel again
@@ -97,7 +97,7 @@ def _run_one(work: Path, brk: tuple[str, str, str, str]) -> tuple[str, str]:
                 *_unused_plugins(tests),
                 *tests,
             ],
-            cwd=work,  # the copy's eoc/ and native/ come first on sys.path
+            cwd=work,  # the copy's eoc/ and eoc_native/ come first on sys.path
             capture_output=True,
             text=True,
             env=env,

@@ -21,16 +21,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from eoc.errors import EocError
 from eoc.meter import detect_all
-from native.autotune import tune_shape_live
-from native.backends import CudaBackend, NumpyBackend, Shape, check
+from eoc_native.autotune import tune_shape_live
+from eoc_native.backends import CudaBackend, NumpyBackend, Shape, check
 
 
 def model_on_cuda(path: str | None, tokens: int = 32) -> dict[str, object] | str:
     """Greedy tokens on CUDA and on the CPU, ms/token on CUDA, NVML's reading over the run."""
     try:
-        from native.autotune.dispatch import Dispatcher
-        from native.llm.backend import resolve_model_path
-        from native.llm.generate import generate_ids, load
+        from eoc_native.autotune.dispatch import Dispatcher
+        from eoc_native.llm.backend import resolve_model_path
+        from eoc_native.llm.generate import generate_ids, load
     except ImportError as exc:
         return f"skipped: {exc}"
     try:
@@ -63,7 +63,7 @@ def model_on_cuda(path: str | None, tokens: int = 32) -> dict[str, object] | str
 
 def _first_gpu() -> object | None:
     try:
-        from native.counters.nvml import nvml_telemetry
+        from eoc_native.counters.nvml import nvml_telemetry
 
         gpus, _ = nvml_telemetry()
     except EocError:
@@ -96,7 +96,7 @@ def main() -> int:
         report["cuda"] = {"backend": cuda.name, "check": "ok", "prefill_gflops": shape.flops / ns}
 
     try:
-        from native.counters.nvml import nvml_telemetry
+        from eoc_native.counters.nvml import nvml_telemetry
 
         gpus, why = nvml_telemetry()
     except EocError as exc:

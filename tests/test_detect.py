@@ -20,25 +20,20 @@ def test_no_candidates_gives_the_stub_with_the_reason() -> None:
 
 @native_only
 def test_native_missing_is_reported_with_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = detect_mod.importlib.util.find_spec
-    monkeypatch.setattr(
-        detect_mod.importlib.util,
-        "find_spec",
-        lambda name, *a: None if name == "native" else real(name, *a),
-    )
+    monkeypatch.setattr(detect_mod.plugins, "load_all", lambda group: [])
     found = detect_all()
     assert isinstance(found.counter, StubCounter)
-    assert 'pip install "eoc[native]"' in found.reason
+    assert 'pip install "eoc[native]"' in found.reason and "source" in found.reason
 
 
 @native_only
 def test_with_the_native_extra_the_stub_says_what_the_host_lacks(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import native.counters as nc
+    import eoc_native.counters as nc
 
-    monkeypatch.setattr(nc, "whole_work_counters", lambda: [])
-    monkeypatch.setattr(nc, "why_none", lambda: "rapl: no powercap zones; perf: no power PMU")
+    empty = nc.Survey(notes=["rapl: no powercap zones", "perf: no power PMU"])
+    monkeypatch.setattr(nc, "survey", lambda telemetry=True: empty)
     found = detect_all()
     assert isinstance(found.counter, StubCounter) and "no powercap zones" in found.reason
 

@@ -42,17 +42,17 @@ def test_import_loads_only_stdlib_and_eoc(code: str) -> None:
 def test_resolving_with_the_core_embedder_loads_no_third_party_module() -> None:
     """A default Cascade asks the native extra for counters, which loads nothing third-party."""
     mods = _modules_after("import eoc; eoc.Cascade().resolve('what is 2+2')", EOC_EMBEDDER="hashed")
-    assert _foreign(mods, {"eoc", "native"}) == []
+    assert _foreign(mods, {"eoc", "eoc_native"}) == []
 
 
 def test_the_semantic_embedder_loads_only_numpy() -> None:
     """With the model installed, the default kv runs MiniLM: numpy is the one third-party import."""
     pytest.importorskip("numpy")
     mods = _modules_after("import eoc; eoc.Cascade().resolve('what is 2+2')", EOC_EMBEDDER="auto")
-    assert {m.split(".")[0] for m in _foreign(mods, {"eoc", "native"})} <= {"numpy"}
+    assert {m.split(".")[0] for m in _foreign(mods, {"eoc", "eoc_native"})} <= {"numpy"}
 
 
 def test_import_does_not_load_native() -> None:
     """The core never imports the native extra at import time."""
     mods = _modules_after("import eoc, eoc.cli.main")
-    assert not [m for m in mods if m == "native" or m.startswith("native.")]
+    assert not [m for m in mods if m == "eoc_native" or m.startswith("eoc_native.")]

@@ -311,7 +311,7 @@ def test_prefilter_refusals_never_reach_accept_and_are_not_served() -> None:
 
 def test_the_dense_exact_index_hands_accept_at_most_max_scored_candidates() -> None:
     pytest.importorskip("numpy")
-    from native.semantic import ExactIndex
+    from eoc_native.semantic import ExactIndex
 
     index = ExactIndex(4)
     for i in range(5 * MAX_SCORED):

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
+from eoc import plugins
 from eoc._compat import IN_PYODIDE
 from eoc._version import __version__
 from eoc.boundedio import read_json
@@ -73,13 +74,8 @@ def _signer(path: str | None) -> Any:
         return None
     if IN_PYODIDE:
         raise MissingExtra("signing receipts needs the native extra, which the browser lacks")
-    try:
-        from native.receipts import HostSigner
-    except ImportError as exc:
-        raise MissingExtra(
-            f'signing receipts needs the native extra ({exc}): pip install "eoc[native]"'
-        ) from None
-    return HostSigner.from_file(path)
+    signer = _plugin(plugins.SIGNERS, "ed25519", "signing receipts")
+    return signer.from_file(path)
 
 
 def _show_model_work(backend: object, err: TextIO) -> None:
@@ -173,16 +169,18 @@ def survey_extras() -> tuple[list[tuple[Counter, str]], list[str]]:
     """
     if IN_PYODIDE:
         return [], []
-    try:
-        from native.counters import survey
-    except ImportError:
-        return [], []
-    found = survey()
-    extras = [(c, "DRAM: reported apart, not the whole work") for c in found.other]
-    extras += [
-        (c, "GPU telemetry: shown beside the meter, never the meter") for c in found.telemetry
-    ]
-    return extras, found.notes
+    extras: list[tuple[Any, str]] = []
+    notes: list[str] = []
+    for _name, survey in plugins.load_all(plugins.COUNTER_SOURCES):
+        if isinstance(survey, ImportError):
+            continue  # detection already said why
+        found = survey()
+        extras += [(c, "DRAM: reported apart, not the whole work") for c in found.other]
+        extras += [
+            (c, "GPU telemetry: shown beside the meter, never the meter") for c in found.telemetry
+        ]
+        notes += found.notes
+    return extras, notes
 
 
 def _counter_doc(counter: Counter, status: CounterStatus, role: str) -> dict[str, Any]:
@@ -396,28 +394,30 @@ def check_document(doc: Any) -> Receipt:
 def cmd_autotune(args: argparse.Namespace, out: TextIO) -> int:
     if IN_PYODIDE:
         raise MissingExtra("autotune needs the native extra, which does not exist in the browser")
-    try:
-        from native.cli import cmd_autotune as run
-    except ImportError as exc:
-        raise MissingExtra(
-            f'autotune needs the native extra ({exc}): pip install "eoc[native]"'
-        ) from None
+    run = _plugin(plugins.TOOLS, "autotune", "autotune")
     if not 0.05 <= args.seconds <= 60:
         raise ConfigError("--seconds must be between 0.05 and 60")
-    return run(args, out)
+    return int(run(args, out))
 
 
 def _native_verify(what: str) -> Any:
     if IN_PYODIDE:
         raise MissingExtra(f"checking {what} needs the native extra, which the browser lacks")
+    seal = _plugin(plugins.VERIFIERS, "profile", f"checking {what}")
+    receipts = _plugin(plugins.VERIFIERS, "receipts", f"checking {what}")
+    return seal, receipts
+
+
+def _plugin(group: str, name: str, what: str) -> Any:
+    """Entry point ``name`` of ``group`` (the native extra's), or an error saying what to install."""
     try:
-        import native.autotune.seal as seal
-        import native.receipts as receipts
+        return plugins.load(group, name)
     except ImportError as exc:
         raise MissingExtra(
-            f'checking {what} needs the native extra ({exc}): pip install "eoc[native]"'
+            f"{what} needs packages not installed ({exc}): {plugins.NATIVE_HINT}"
         ) from None
-    return seal, receipts
+    except LookupError:
+        raise MissingExtra(f"{what} needs the native extra: {plugins.NATIVE_HINT}") from None
 
 
 def _verify_profile(doc: dict[str, Any], args: argparse.Namespace, out: TextIO) -> int:
@@ -629,18 +629,14 @@ def _plugin_commands(sub: Any, add: Callable[..., argparse.ArgumentParser]) -> N
     """
     if IN_PYODIDE:
         return
-    from importlib.metadata import entry_points
-
-    for ep in entry_points(group="eoc.commands"):
-        try:
-            register = ep.load()
-        except ImportError as exc:
-            why = f'eoc {ep.name} needs the native extra ({exc}): pip install "eoc[native]"'
+    for name, register in plugins.load_all(plugins.COMMANDS):
+        if isinstance(register, ImportError):
+            why = f"eoc {name} needs packages not installed ({register}): {plugins.NATIVE_HINT}"
 
             def missing(_args: argparse.Namespace, _out: TextIO, why: str = why) -> int:
                 raise MissingExtra(why)
 
-            add(ep.name, f"(not installed: {exc})", missing)
+            add(name, f"(not installed: {register})", missing)
             continue
         register(sub, add)
 

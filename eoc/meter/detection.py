@@ -1,18 +1,18 @@
 """Choosing the counter the cascade meters with.
 
 Under Pyodide it is always the stub. Natively it is the first live whole-work
-counter that installed native code offers (the ``native`` extra's
-``native.counters.whole_work_counters()``), otherwise the stub, with the reason.
+counter that an installed counter source offers (the ``eoc.counter_sources`` entry points, see
+:mod:`eoc.plugins`: the native extra's RAPL, perf and IOReport readers, or a third party's),
+otherwise the stub, with the reason.
 Every candidate is judged by eoc's own liveness probe, never by its ``status()``.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from eoc import plugins
 from eoc._compat import IN_PYODIDE
 from eoc.errors import EocError
 from eoc.meter.counter import Counter, CounterStatus, StubCounter
@@ -38,20 +38,28 @@ class Detection:
 
 
 def native_candidates() -> tuple[list[Counter], str]:
-    """Whole-work counters offered by the native extra, or ``([], why there are none)``."""
+    """Whole-work counters the installed counter sources offer, or ``([], why there are none)``."""
     if IN_PYODIDE:
         return [], "the browser has no energy counter"
-    if importlib.util.find_spec("native") is None:
-        return [], 'the native extra is not installed: pip install "eoc[native]"'
-    try:
-        module = importlib.import_module("native.counters")
-        offered = list(module.whole_work_counters())
-        why = "" if offered else str(module.why_none())
-    except ImportError as exc:
-        return [], f'the native extra cannot load ({exc}): pip install "eoc[native]"'
-    except EocError as exc:
-        return [], exc.reason
-    return offered, why or ("" if offered else "the native extra found no energy counter here")
+    sources = plugins.load_all(plugins.COUNTER_SOURCES)
+    if not sources:
+        return [], f"no energy counter source is installed: {plugins.NATIVE_HINT}"
+    offered: list[Counter] = []
+    notes: list[str] = []
+    for name, source in sources:
+        if isinstance(source, ImportError):
+            notes.append(f"counter source {name} cannot load ({source}): {plugins.NATIVE_HINT}")
+            continue
+        try:
+            found = source(telemetry=False)
+        except EocError as exc:
+            notes.append(exc.reason)
+            continue
+        offered += found.whole_work
+        notes += found.notes
+    if offered:
+        return offered, ""
+    return [], "; ".join(notes) or "no installed counter source found an energy counter here"
 
 
 def detect_all(candidates: Iterable[Counter] | None = None) -> Detection:

@@ -2,7 +2,7 @@
 
 No language model runs in the browser. :class:`BrowserOpenAIBackend` lets the page ask one that
 runs on the user's machine (llama.cpp's server, vLLM, Ollama...) through
-``POST {base_url}/chat/completions``. It mirrors ``native.remote.OpenAIBackend`` (which keeps
+``POST {base_url}/chat/completions``. It mirrors ``eoc_native.remote.OpenAIBackend`` (which keeps
 connections alive with ``http.client``, and Pyodide has no sockets) with the standard library's
 pure parts only, so the same code runs natively and under Pyodide.
 

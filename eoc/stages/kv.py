@@ -26,7 +26,7 @@ prompts has all its terms in the query is a miss before it is embedded — the g
 every candidate. The check reads at most :data:`MAX_TERM_CHECKS` stored prompts; past that, or
 when a stored prompt has no terms, the query is embedded as before. When the cascade then asks
 the model, it tells the kv stage (:meth:`KVStage.will_remember`), so an embedder that can
-(``native.semantic.CachedEmbedder``) embeds the question while the model works, for the answer
+(``eoc_native.semantic.CachedEmbedder``) embeds the question while the model works, for the answer
 to be remembered.
 """
 
@@ -112,7 +112,7 @@ class KVStage:
     Args:
         embedder: turns text into unit vectors; defaults to :class:`HashedNgramEmbedder`.
         index: the vector index; defaults to :class:`SparseIndex` (a dense embedder needs
-            a dense index, e.g. ``native.semantic.AutoIndex``).
+            a dense index, e.g. ``eoc_native.semantic.AutoIndex``).
         threshold: least cosine for a similarity hit, in (0, 1]; higher is stricter. Defaults
             to the embedder's ``threshold`` attribute (0.4 for the core's
             :class:`HashedNgramEmbedder`), else :data:`DEFAULT_THRESHOLD` (0.6).
@@ -148,7 +148,7 @@ class KVStage:
         if index is None and self.dense:
             raise ConfigError(
                 f"{self.embedder.name} makes dense vectors: pass a dense index "
-                "(native.semantic.AutoIndex), not the core's sparse one"
+                "(eoc_native.semantic.AutoIndex), not the core's sparse one"
             )
         self.index: VectorIndex = index if index is not None else SparseIndex()
         self._guard: HitGuard = guard or EntityGuard()

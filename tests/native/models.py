@@ -9,8 +9,8 @@ import time
 
 from eoc.cost import CounterKind
 from eoc.testing import FakeClock
-from native.backends import NumpyBackend
-from native.counters.base import ProbedCounter
+from eoc_native.backends import NumpyBackend
+from eoc_native.counters.base import ProbedCounter
 
 
 class CpuTimeCounter(ProbedCounter):

@@ -17,7 +17,7 @@ from eoc.cost import CounterKind, Provenance
 from eoc.errors import ConfigError, InputError, NotMeasured, ReceiptMismatch
 from eoc.meter.counter import CounterStatus
 from eoc.meter.liveness import ProbeResult, probe
-from native.autotune import (
+from eoc_native.autotune import (
     Dispatcher,
     Measurement,
     TuneResult,
@@ -26,11 +26,11 @@ from native.autotune import (
     set_global_profile,
     tune_shape_live,
 )
-from native.autotune.profile import ProfileEntry, entry_measured_here, global_profile
-from native.autotune.seal import describe_profile, sign, verify
-from native.backends import Shape
-from native.backends.base import from_bf16_bits, operands
-from native.counters.base import ProbedCounter
+from eoc_native.autotune.profile import ProfileEntry, entry_measured_here, global_profile
+from eoc_native.autotune.seal import describe_profile, sign, verify
+from eoc_native.backends import Shape
+from eoc_native.backends.base import from_bf16_bits, operands
+from eoc_native.counters.base import ProbedCounter
 from tests.native.models import Machine, ModelBackend
 
 SHAPE = Shape(1, 64, 64)
@@ -134,7 +134,7 @@ def test_an_idle_window_that_does_not_advance_gives_no_winner() -> None:
 
 def test_the_real_backends_against_a_cpu_time_counter(cpu_time_counter) -> None:  # type: ignore[no-untyped-def]
     """Real matmuls, a counter whose energy follows this process's CPU time: a real comparison."""
-    from native.backends import usable_backends
+    from eoc_native.backends import usable_backends
 
     backends, _ = usable_backends()
     result = tune_shape_live(Shape(16, 256, 256), backends, cpu_time_counter, 0.2)
@@ -242,8 +242,8 @@ def test_on_load_a_counter_not_live_here_demotes_every_figure(tmp_path: Path) ->
 
 
 def test_on_load_the_counter_is_probed_not_asked(monkeypatch: pytest.MonkeyPatch) -> None:
-    import native.counters
-    from native.autotune.profile import _status_here
+    import eoc_native.counters
+    from eoc_native.autotune.profile import _status_here
 
     class Liar(ProbedCounter):
         name, min_window_ns = "liar", 0
@@ -254,8 +254,8 @@ def test_on_load_the_counter_is_probed_not_asked(monkeypatch: pytest.MonkeyPatch
         def status(self) -> CounterStatus:
             return CounterStatus.live("it says so")
 
-    survey = native.counters.Survey(whole_work=[Liar()])
-    monkeypatch.setattr(native.counters, "survey", lambda **kw: survey)
+    survey = eoc_native.counters.Survey(whole_work=[Liar()])
+    monkeypatch.setattr(eoc_native.counters, "survey", lambda **kw: survey)
     assert not _status_here("liar").is_live
 
 
@@ -326,7 +326,7 @@ def test_an_endless_file_is_refused_quickly() -> None:
         "import resource, sys\n"
         "resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))\n"
         "from eoc.errors import InputTooLarge\n"
-        "from native.autotune import load_profile\n"
+        "from eoc_native.autotune import load_profile\n"
         "try:\n    load_profile('/dev/zero')\n"
         "except InputTooLarge as exc:\n    print('refused:', exc.reason)\n"
     )
@@ -484,7 +484,7 @@ def test_eoc_verify_names_the_profile_signer_and_refuses_an_untrusted_one(
     import io
 
     from eoc.cli.main import main
-    from native.autotune.seal import public_key_hex, sign
+    from eoc_native.autotune.seal import public_key_hex, sign
 
     owner, attacker = _key(), _key()
     path = measured_profile().save(tmp_path / "p.json", sign_key=owner)

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from eoc.errors import ConfigError
-from native.backends import CudaBackend, MlxBackend, NumpyBackend, Shape, check, usable_backends
-from native.backends.base import from_bf16_bits, operands, to_bf16_bits
-from native.backends.cpu import blas_name
+from eoc_native.backends import CudaBackend, MlxBackend, NumpyBackend, Shape, check, usable_backends
+from eoc_native.backends.base import from_bf16_bits, operands, to_bf16_bits
+from eoc_native.backends.cpu import blas_name
 
 
 def test_bf16_rounds_to_nearest_even() -> None:

@@ -51,7 +51,7 @@ def test_ratios_mark_each_target_met_or_not() -> None:
 def test_quick_run_json_structure() -> None:
     pytest.importorskip("llama_cpp", reason="llama.cpp is not installed (llama-cpp-python)")
     pytest.importorskip("numba", reason="the quantized CPU kernels need numba")
-    from native.llm.backend import default_model_path
+    from eoc_native.llm.backend import default_model_path
 
     path = default_model_path()
     if path is None or not path.is_file():

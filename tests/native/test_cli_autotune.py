@@ -52,10 +52,10 @@ def test_a_live_counter_that_does_not_see_the_work_writes_nothing(
     monkeypatch.setattr(
         detection, "detect_all", lambda *a: Detection(flat, ((flat, CounterStatus.live()),))
     )
-    import native.cli
+    import eoc_native.cli
 
     monkeypatch.setattr(
-        native.cli, "detect_all", lambda *a: Detection(flat, ((flat, CounterStatus.live()),))
+        eoc_native.cli, "detect_all", lambda *a: Detection(flat, ((flat, CounterStatus.live()),))
     )
     target = tmp_path / "profile.json"
     code, text = run("autotune", "--small", "--seconds", "0.1", "--out", str(target))
@@ -66,11 +66,11 @@ def test_a_live_counter_that_does_not_see_the_work_writes_nothing(
 def test_a_counter_that_only_claims_to_be_live_is_probed_and_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import native.cli
+    import eoc_native.cli
 
     liar = FakeCounter.frozen(7, name="liar")  # status() says LIVE; it never advances
     found = Detection(liar, ((liar, CounterStatus.live()),))  # no probe of eoc's handed on
-    monkeypatch.setattr(native.cli, "detect_all", lambda *a: found)
+    monkeypatch.setattr(eoc_native.cli, "detect_all", lambda *a: found)
     target = tmp_path / "profile.json"
     code, text = run("autotune", "--small", "--seconds", "0.1", "--json", "--out", str(target))
     doc = json.loads(text)
@@ -84,7 +84,7 @@ def test_with_a_counter_that_sees_the_work_it_writes_a_sealed_profile(
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    import native.cli
+    import eoc_native.cli
 
     key = tmp_path / "key.pem"
     key.write_bytes(
@@ -97,7 +97,7 @@ def test_with_a_counter_that_sees_the_work_it_writes_a_sealed_profile(
     c = cpu_time_counter
     seen = probe(c)  # eoc's own probe, handed on by detection and used by the tuner
     found = Detection(c, ((c, seen.status),), "", (seen,))
-    monkeypatch.setattr(native.cli, "detect_all", lambda *a: found)
+    monkeypatch.setattr(eoc_native.cli, "detect_all", lambda *a: found)
     target = tmp_path / "profile.json"
     code, text = run(
         "autotune",

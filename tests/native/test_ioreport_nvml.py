@@ -12,8 +12,8 @@ from eoc.errors import ConfigError, CounterFrozen, CounterReadFailed, CounterUna
 from eoc.meter import detect_all
 from eoc.meter.counter import CounterState
 from eoc.testing import FakeClock, FakePynvml, IOReportReplay
-from native.counters.ioreport import CoreFoundationSampler, IOReportCounter, rows_to_uj
-from native.counters.nvml import NvmlTelemetry, nvml_telemetry
+from eoc_native.counters.ioreport import CoreFoundationSampler, IOReportCounter, rows_to_uj
+from eoc_native.counters.nvml import NvmlTelemetry, nvml_telemetry
 
 # -- IOReport -------------------------------------------------------------------------------
 

@@ -36,7 +36,7 @@ pytest.importorskip("gguf", reason="the llm extra is not installed: pip install 
 pytest.importorskip("tokenizers", reason="the llm extra is not installed: pip install tokenizers")
 pytest.importorskip("jinja2", reason="the llm extra is not installed: pip install jinja2")
 
-from native.llm.generate import generate, generate_ids, load
+from eoc_native.llm.generate import generate, generate_ids, load
 
 GOLDEN = Path(__file__).parent / "golden"
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"

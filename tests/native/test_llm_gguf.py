@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("gguf", reason="the llm extra is not installed: pip install gguf")
 
 from eoc.errors import InputError
-from native.llm.gguf import SUPPORTED_TYPES, dequantize, quantize
+from eoc_native.llm.gguf import SUPPORTED_TYPES, dequantize, quantize
 
 J = np.arange(16)
 

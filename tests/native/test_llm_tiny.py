@@ -17,10 +17,10 @@ pytest.importorskip("tokenizers", reason="the llm extra is not installed: pip in
 pytest.importorskip("jinja2", reason="the llm extra is not installed: pip install jinja2")
 
 from eoc.errors import EocError, InputError, PromptTooLong
-from native.llm.generate import Sampler, generate, generate_ids, load
-from native.llm.gguf import quantize
-from native.llm.llama import Llama
-from native.llm.tokenizer import _byte_decoder
+from eoc_native.llm.generate import Sampler, generate, generate_ids, load
+from eoc_native.llm.gguf import quantize
+from eoc_native.llm.llama import Llama
+from eoc_native.llm.tokenizer import _byte_decoder
 
 DIM, HIDDEN, LAYERS, HEADS, KV_HEADS = 64, 96, 2, 4, 2
 TEMPLATE = (
@@ -234,7 +234,7 @@ def test_forward_rejects_bad_ids(tiny: tuple[Any, Any]) -> None:
 
 
 def test_a_tiny_temperature_samples_the_most_likely_token_not_nan() -> None:
-    from native.llm.generate import Sampler
+    from eoc_native.llm.generate import Sampler
 
     logits = np.array([1.0, 3.0, 2.0], np.float32)
     sampler = Sampler(temperature=5e-324, seed=1)

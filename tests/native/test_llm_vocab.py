@@ -17,8 +17,8 @@ pytest.importorskip("gguf", reason="the llm extra is not installed: pip install 
 pytest.importorskip("tokenizers", reason="the llm extra is not installed: pip install tokenizers")
 
 from eoc.errors import InputError
-from native.llm.gguf import GGUFFile
-from native.llm.tokenizer import GGUFTokenizer
+from eoc_native.llm.gguf import GGUFFile
+from eoc_native.llm.tokenizer import GGUFTokenizer
 
 VOCABS = Path(__file__).parent / ".vocab"
 SEPARATOR = "\n__ggml_vocab_test__\n"

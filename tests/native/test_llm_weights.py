@@ -16,13 +16,13 @@ pytest.importorskip("gguf", reason="the llm extra is not installed: pip install 
 pytest.importorskip("numba", reason='the quantized kernels need numba: pip install "eoc[native]"')
 
 from eoc.errors import ConfigError, InputError, Refusal
-from native.autotune.dispatch import Dispatcher
-from native.backends import NumpyBackend, QuantCpuBackend, check
-from native.backends.quant import FEW_ROWS
-from native.llm.energy import estimate, nj_per_mac
-from native.llm.generate import generate_ids, load
-from native.llm.gguf import dequantize, quantize
-from native.llm.weights import QuantBlocks, Weight, blocks_from_raw, concat_blocks
+from eoc_native.autotune.dispatch import Dispatcher
+from eoc_native.backends import NumpyBackend, QuantCpuBackend, check
+from eoc_native.backends.quant import FEW_ROWS
+from eoc_native.llm.energy import estimate, nj_per_mac
+from eoc_native.llm.generate import generate_ids, load
+from eoc_native.llm.gguf import dequantize, quantize
+from eoc_native.llm.weights import QuantBlocks, Weight, blocks_from_raw, concat_blocks
 from tests.native.test_llm_tiny import BLOCKS, write_tiny_model
 
 RNG = np.random.default_rng(7)

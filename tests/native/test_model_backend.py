@@ -17,7 +17,7 @@ from eoc.cost import Provenance
 from eoc.errors import ConfigError, InputError
 from eoc.query import Stage
 from eoc.stages.neural import NeuralStage, NoModelBackend
-from native.llm.backend import LocalModel
+from eoc_native.llm.backend import LocalModel
 from tests.helpers import small_stages
 from tests.native.test_llm_tiny import BLOCKS, write_tiny_model
 

@@ -1,7 +1,7 @@
 """``eoc query`` and ``eoc meter`` with the installed model (SmolLM2-135M-Instruct).
 
 Kept apart from test_model_backend.py (the tiny random model) because each run loads the real
-model: scripts/falsify.py runs the fast file for every break in native/llm/.
+model: scripts/falsify.py runs the fast file for every break in eoc_native/llm/.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("gguf", reason="the llm extra is not installed: pip install gguf")
 
-from native.llm.backend import default_model_path
+from eoc_native.llm.backend import default_model_path
 from tests.native.test_llm_tiny import BLOCKS, write_tiny_model
 
 SMOLLM2 = default_model_path()

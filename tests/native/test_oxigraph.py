@@ -19,7 +19,7 @@ from eoc.errors import FactFileError, InvalidText, StoreUnusable
 from eoc.knowledge import triples, vocabulary
 from eoc.query import Query
 from eoc.stages.graph import GraphStage
-from native.graph.oxigraph import OxigraphStore
+from eoc_native.graph.oxigraph import OxigraphStore
 from tests.graph_questions import ANSWERED, PASSED
 
 NT = (

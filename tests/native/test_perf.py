@@ -10,7 +10,7 @@ import pytest
 
 from eoc.meter.counter import CounterState
 from eoc.testing import FakeClock, FakePerfEvents
-from native.counters.perf import (
+from eoc_native.counters.perf import (
     POWER_PMU,
     PerfPowerCounter,
     SyscallPerfEvents,
@@ -124,7 +124,7 @@ def test_the_real_power_pmu_psys_counter_on_this_host_is_reported_as_it_is() -> 
 def test_perf_events_from_an_injected_source_are_labelled_fake(tmp_path) -> None:
     from eoc.cost import CounterKind
     from eoc.testing import FakePerfEvents
-    from native.counters.perf import PerfEvent, PerfPowerCounter
+    from eoc_native.counters.perf import PerfEvent, PerfPowerCounter
 
     event = PerfEvent("energy-pkg", 9, 2, 2.0**-32, "Joules", (0,))
     counter = PerfPowerCounter(event, FakePerfEvents({0: [0, 1 << 32]}))

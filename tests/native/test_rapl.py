@@ -8,7 +8,7 @@ from eoc.cost import CounterKind
 from eoc.errors import CounterUnavailable, WrapAmbiguous
 from eoc.meter.counter import CounterState
 from eoc.testing import FakeClock, PowercapZone, make_powercap_tree, set_energy
-from native.counters.rapl import (
+from eoc_native.counters.rapl import (
     PERMISSION_FIX,
     POWERCAP,
     RaplCounter,
@@ -173,7 +173,7 @@ def test_rapl_zones_under_sys_are_hardware() -> None:
 def test_eoc_s_own_counter_classes_keep_their_kind_through_the_entry_points() -> None:
     from eoc.meter.trust import effective_kind, registered_counter_classes
 
-    assert "native.counters.rapl:RaplCounter" in registered_counter_classes()
+    assert "eoc_native.counters.rapl:RaplCounter" in registered_counter_classes()
     zone = RaplZone(POWERCAP / "intel-rapl:0", "package-0", 1 << 32)
     counter = RaplCounter([zone], "rapl:package", opener=lambda path, flags: 0)
     assert effective_kind(counter) == (CounterKind.HARDWARE, "")

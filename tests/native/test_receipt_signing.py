@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from eoc import Cascade, Receipt
 from eoc.cli.main import main
 from eoc.errors import ConfigError, ReceiptMismatch
-from native.receipts import HostSigner, check_receipt_signature, verify_signature
+from eoc_native.receipts import HostSigner, check_receipt_signature, verify_signature
 from tests.helpers import cli_in_capped_process, small_stages
 
 

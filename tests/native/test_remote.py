@@ -26,7 +26,7 @@ from eoc import Cascade, Provenance, Stage, StubCounter
 from eoc.errors import BackendError, ConfigError
 from eoc.stages import NeuralStage
 from eoc.stages.base import work_estimate
-from native.remote import MAX_BODY_BYTES, OpenAIBackend
+from eoc_native.remote import MAX_BODY_BYTES, OpenAIBackend
 from tests.helpers import small_stages
 from tests.llama_server import running_llama_server
 

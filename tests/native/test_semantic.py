@@ -11,8 +11,8 @@ from eoc import Query
 from eoc.errors import BadEmbedding, ConfigError, MissingExtra
 from eoc.stages import KVStage
 from eoc.stages.guard import EntityGuard, NoGuard
-from native.semantic import AnnIndex, AutoIndex, ExactIndex, MiniLMEmbedder, semantic_kv
-from native.semantic.wordpiece import WordPiece
+from eoc_native.semantic import AnnIndex, AutoIndex, ExactIndex, MiniLMEmbedder, semantic_kv
+from eoc_native.semantic.wordpiece import WordPiece
 
 try:
     MODEL: MiniLMEmbedder | None = MiniLMEmbedder()
@@ -200,7 +200,7 @@ def test_semantic_kv_serves_paraphrases_and_refuses_near_misses() -> None:
 
 @needs_model
 def test_the_embedding_cache_is_written_once_after_a_bulk_load(tmp_path) -> None:
-    from native.semantic import CachedEmbedder
+    from eoc_native.semantic import CachedEmbedder
 
     assert MODEL is not None
     path = tmp_path / "cache.npz"
@@ -217,8 +217,8 @@ def test_an_embedding_cache_that_is_not_sane_is_ignored_never_read_whole(tmp_pat
     """A device, a zip bomb or non-finite vectors in the cache folder start an empty cache."""
     import zipfile
 
-    from native.semantic import CachedEmbedder
-    from native.semantic.cache import MAX_CACHE_BYTES, _bounded_npz
+    from eoc_native.semantic import CachedEmbedder
+    from eoc_native.semantic.cache import MAX_CACHE_BYTES, _bounded_npz
 
     class Tiny:
         name, dim = "tiny", 2
@@ -245,7 +245,7 @@ def test_an_embedding_cache_that_is_not_sane_is_ignored_never_read_whole(tmp_pat
 def test_a_prefetched_embedding_is_computed_once_off_the_callers_thread(tmp_path) -> None:
     import threading
 
-    from native.semantic import CachedEmbedder
+    from eoc_native.semantic import CachedEmbedder
 
     class Slow:
         name, dim = "slow", 2

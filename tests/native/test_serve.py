@@ -21,12 +21,12 @@ import openai
 from eoc import Cascade
 from eoc.chat import ChatDefaults
 from eoc.stages.neural import NeuralStage
-from native.llm.backend import LocalModel
-from native.receipts import HostSigner, verify_signature
-from native.serve.app import ServeConfig, create_app
-from native.serve.breaker import CircuitBreaker, GuardedBackend
-from native.serve.budget import Budgets
-from native.serve.keys import ApiKeys, new_key
+from eoc_native.llm.backend import LocalModel
+from eoc_native.receipts import HostSigner, verify_signature
+from eoc_native.serve.app import ServeConfig, create_app
+from eoc_native.serve.breaker import CircuitBreaker, GuardedBackend
+from eoc_native.serve.budget import Budgets
+from eoc_native.serve.keys import ApiKeys, new_key
 from tests.helpers import small_stages
 from tests.native.serving import serving
 from tests.native.test_llm_tiny import BLOCKS, write_tiny_model
@@ -302,7 +302,7 @@ def test_a_spent_joule_budget_refuses_with_429_and_says_what_it_counted(tiny: Pa
 
 
 def test_the_breaker_fails_fast_while_cheap_stages_keep_answering(tiny: Path) -> None:
-    from native.remote import OpenAIBackend
+    from eoc_native.remote import OpenAIBackend
 
     dead = OpenAIBackend("http://127.0.0.1:9/v1", model="x", max_retries=0, timeout=2)
     breaker = CircuitBreaker(2, 30.0, 60.0)

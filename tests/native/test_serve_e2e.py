@@ -1,7 +1,7 @@
 """`eoc serve` as a user runs it: SmolLM2 in process, or a llama.cpp server upstream.
 
 Kept apart from test_serve.py (the tiny model, in process) because each server here loads the
-real model: scripts/falsify.py runs the fast file for every break in native/serve/.
+real model: scripts/falsify.py runs the fast file for every break in eoc_native/serve/.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ pytest.importorskip("uvicorn")
 import httpx
 import openai
 
-from native.llm.backend import default_model_path
-from native.serve.run import WARN_EXPOSED, exposure_warning
+from eoc_native.llm.backend import default_model_path
+from eoc_native.serve.run import WARN_EXPOSED, exposure_warning
 from tests.llama_server import running_llama_server
 from tests.native.serving import EocServe
 

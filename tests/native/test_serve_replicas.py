@@ -21,7 +21,7 @@ pytest.importorskip("uvicorn")
 
 import httpx
 
-from native.store.postgres import PgStore
+from eoc_native.store.postgres import PgStore
 from tests.native.serving import EocServe
 from tests.native.test_llm_tiny import BLOCKS, write_tiny_model
 

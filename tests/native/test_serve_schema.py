@@ -35,8 +35,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from native.serve.breaker import CircuitBreaker
-from native.serve.openapi import document
+from eoc_native.serve.breaker import CircuitBreaker
+from eoc_native.serve.openapi import document
 from tests.native.serving import serving
 from tests.native.test_llm_tiny import BLOCKS, write_tiny_model
 from tests.native.test_serve import MODEL, make_app

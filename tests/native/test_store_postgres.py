@@ -18,7 +18,7 @@ from eoc.errors import StoreUnusable, StoreVersionError
 from eoc.persist_schema import row_sum
 from eoc.query import Query
 from eoc.stages.kv import KVStage
-from native.store.postgres import PgCache, PgKV, PgStore, PgTripleStore
+from eoc_native.store.postgres import PgCache, PgKV, PgStore, PgTripleStore
 
 _names = itertools.count()
 
@@ -75,7 +75,7 @@ def test_what_was_acknowledged_survives_and_a_new_replica_loads_it(url: str) -> 
 
 
 def test_the_cache_table_is_trimmed_and_read_back_bounded(url: str) -> None:
-    from native.store.postgres import TRIM_EVERY
+    from eoc_native.store.postgres import TRIM_EVERY
 
     s = PgStore(url)
     cache = PgCache(s, max_entries=5)

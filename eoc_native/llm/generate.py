@@ -1,0 +1,187 @@
+"""Text generation: prefill the prompt, then decode one token at a time.
+
+:func:`generate_ids` yields token ids (greedy, or seeded temperature / top-p sampling) until
+the end-of-sequence token, ``max_tokens`` or a full context; :func:`generate` turns them into
+text pieces as they are produced and stops at stop strings.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from eoc.errors import InputError
+from eoc_native.autotune.dispatch import Dispatcher
+from eoc_native.llm.gguf import GGUFFile
+from eoc_native.llm.llama import Llama, ModelArgs
+from eoc_native.llm.tokenizer import GGUFTokenizer
+
+
+def load(
+    path: str | os.PathLike[str],
+    *,
+    n_ctx: int = 512,
+    dispatcher: Dispatcher | None = None,
+    progress: Callable[[str, float], None] | None = None,
+) -> tuple[Llama, GGUFTokenizer]:
+    """Open a GGUF file and return its model (with an ``n_ctx`` KV cache) and tokenizer.
+
+    ``progress(what, fraction)`` is told as the layers are read.
+    """
+    gf = GGUFFile(path)
+    ModelArgs.from_metadata(gf.metadata)  # refuse an unsupported architecture first
+    tokenizer = GGUFTokenizer(gf.metadata)  # and a tokenizer, before the slow weight load
+    model = Llama.from_gguf(gf, n_ctx=n_ctx, dispatcher=dispatcher, progress=progress)
+    return model, tokenizer
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """How the next token is chosen from the logits.
+
+    ``temperature <= 0`` is greedy (argmax, ties to the lowest id as llama.cpp does); otherwise
+    the logits are divided by ``temperature`` and a token drawn from the smallest set of most
+    likely tokens whose probabilities add up to ``top_p``, with a generator seeded by ``seed``.
+    """
+
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.top_p <= 1.0:
+            raise InputError(f"top_p must be in (0, 1], not {self.top_p}")
+
+    def rng(self) -> np.random.Generator:
+        """A fresh generator, so the same seed gives the same draws each generation."""
+        return np.random.default_rng(self.seed)
+
+    def pick(self, logits: npt.NDArray[np.float32], rng: np.random.Generator) -> int:
+        """Choose a token id from one row of logits."""
+        if self.temperature <= 0.0:
+            return int(np.argmax(logits))
+        # float64 so the probabilities of a 49k-token vocabulary still sum to 1 closely; the
+        # maximum is taken off first, so a tiny temperature sends the others to -inf, never NaN
+        z = logits.astype(np.float64)
+        with np.errstate(over="ignore", divide="ignore"):
+            z = (z - z.max()) / self.temperature
+        p = np.exp(z)
+        p /= p.sum()
+        order = np.argsort(-p, kind="stable")
+        cumulative = np.cumsum(p[order])
+        keep = int(np.searchsorted(cumulative, self.top_p)) + 1  # always at least one token
+        kept = order[:keep]
+        return int(rng.choice(kept, p=p[kept] / p[kept].sum()))
+
+
+def generate_ids(
+    model: Llama,
+    prompt_ids: Sequence[int],
+    *,
+    eos_id: int,
+    max_tokens: int = 128,
+    sampler: Sampler | None = None,
+) -> Iterator[int]:
+    """Yield generated token ids; the model's cache is reset first.
+
+    Stops after ``max_tokens`` ids, before yielding ``eos_id``, or when the context is full.
+    """
+    if max_tokens < 0:
+        raise InputError(f"max_tokens must be >= 0, not {max_tokens}")
+    if not prompt_ids:
+        raise InputError("the prompt has no tokens")
+    sampler = sampler or Sampler()
+    rng = sampler.rng()
+    model.reset()
+    if max_tokens == 0:
+        return
+    logits = model.forward(prompt_ids)
+    for produced in range(1, max_tokens + 1):
+        token = sampler.pick(logits[-1], rng)
+        if token == eos_id:
+            return
+        yield token
+        if produced == max_tokens or model.pos >= model.n_ctx:
+            return
+        logits = model.forward([token])
+
+
+def generate(
+    model: Llama,
+    tokenizer: GGUFTokenizer,
+    prompt: str | Sequence[Mapping[str, str]],
+    *,
+    max_tokens: int = 128,
+    sampler: Sampler | None = None,
+    stop: Sequence[str] = (),
+) -> Iterator[str]:
+    """Yield the text of the reply piece by piece, as tokens are produced.
+
+    Args:
+        model: the loaded model.
+        tokenizer: its tokenizer.
+        prompt: raw text (encoded as is), or chat messages (``role``/``content`` dicts)
+            rendered with the model's chat template.
+        max_tokens: most tokens to generate.
+        sampler: greedy by default.
+        stop: strings that end the reply; the stop string itself is not yielded.
+    """
+    if isinstance(prompt, str):
+        ids = tokenizer.encode(prompt)
+    else:
+        ids = tokenizer.encode(tokenizer.apply_chat_template(prompt), special=True)
+    tokens = generate_ids(
+        model, ids, eos_id=tokenizer.eos_id, max_tokens=max_tokens, sampler=sampler
+    )
+    return text_pieces(tokenizer, tokens, stop)
+
+
+def text_pieces(
+    tokenizer: GGUFTokenizer, tokens: Iterable[int], stop: Sequence[str] = ()
+) -> Iterator[str]:
+    """The text of ``tokens`` piece by piece, ending before the first stop string.
+
+    A token may end in the middle of a UTF-8 character (the decoder keeps those bytes), and text
+    that might be the start of a stop string is held back until it is known not to be.
+    """
+    stops = [s for s in stop if s]
+    utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    held = ""  # text that might be the start of a stop string, not yielded yet
+    for token in tokens:
+        held += utf8.decode(tokenizer.token_bytes(token))
+        cut = _first_stop(held, stops)
+        if cut is not None:
+            if held[:cut]:
+                yield held[:cut]
+            return
+        keep = _stop_prefix_len(held, stops)
+        ready, held = held[: len(held) - keep], held[len(held) - keep :]
+        if ready:
+            yield ready
+    held += utf8.decode(b"", final=True)
+    cut = _first_stop(held, stops)
+    tail = held if cut is None else held[:cut]
+    if tail:
+        yield tail
+
+
+def _first_stop(text: str, stops: Sequence[str]) -> int | None:
+    """Index where the earliest stop string in ``text`` begins, or None."""
+    found = [i for i in (text.find(s) for s in stops) if i >= 0]
+    return min(found) if found else None
+
+
+def _stop_prefix_len(text: str, stops: Sequence[str]) -> int:
+    """Length of the longest end of ``text`` that a stop string starts with."""
+    best = 0
+    for s in stops:
+        for n in range(min(len(s) - 1, len(text)), best, -1):
+            if text.endswith(s[:n]):
+                best = n
+                break
+    return best

@@ -1,0 +1,186 @@
+"""A persistent cache of sentence embeddings, so a process that seeds a kv stage with the same
+texts as the last one (``eoc query`` each time it starts) does not embed them again.
+
+One ``.npz`` file per model under ``$EOC_CACHE_DIR`` (default ``~/.cache/eoc``), keyed by the
+SHA-256 of each text, written atomically by :meth:`CachedEmbedder.flush` — which the kv stage
+calls after a bulk load, and which also runs at interpreter exit — not after every batch.
+
+:meth:`CachedEmbedder.prefetch` embeds a text in a background thread: the kv stage asks for it
+when a question it did not need to embed (no stored question could match) goes to the model,
+whose answer it will then remember; the embedding is ready, or nearly, when the answer is.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import stat
+import tempfile
+import threading
+import time
+import zipfile
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from eoc_native import require
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("EOC_CACHE_DIR") or "~/.cache/eoc").expanduser()
+
+
+def _key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+MAX_ENTRIES = 200_000  # about 300 MB of vectors; past it, new texts are embedded but not kept
+
+
+PREFETCH_DELAY_S = 0.003
+"""How long a prefetch waits before it embeds: the question it was asked for is on its way to the
+model meanwhile, and an embedding (Python and numpy holding the interpreter's lock in turns)
+would slow sending it by milliseconds. A model takes far longer than this to answer."""
+
+MAX_PREFETCH = 64
+"""Embeddings started by :meth:`CachedEmbedder.prefetch` and not finished, at most (more are
+not started: ``embed`` then computes them itself)."""
+
+MAX_CACHE_BYTES = 1 << 30
+"""The most an embedding cache may hold unpacked (about 700,000 MiniLM vectors)."""
+
+
+def _bounded_npz(path: Path) -> bool:
+    """True when ``path`` is a regular file whose zip members unpack to at most MAX_CACHE_BYTES
+    (a device, a FIFO or a zip bomb in the cache folder is ignored, never read)."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+        with zipfile.ZipFile(path) as z:
+            return sum(i.file_size for i in z.infolist()) <= MAX_CACHE_BYTES
+    except (OSError, zipfile.BadZipFile, ValueError):
+        return False
+
+
+class CachedEmbedder:
+    """Wraps a dense embedder; same interface, with a file-backed memory of past embeddings."""
+
+    dense = True
+
+    def __init__(self, inner: Any, path: str | Path | None = None) -> None:
+        self.inner = inner
+        self.name, self.dim = inner.name, inner.dim
+        self.threshold = getattr(inner, "threshold", None)
+        self.path = Path(path) if path is not None else cache_dir() / f"embeddings-{inner.name}.npz"
+        self._mem: dict[str, Any] = {}
+        self._dirty = False
+        self._lock = threading.Lock()
+        self._pending: dict[str, Future[Any]] = {}
+        self._prefetcher: ThreadPoolExecutor | None = None
+        self._load()
+        atexit.register(self.flush)
+
+    def _load(self) -> None:
+        np = require("numpy")
+        if not _bounded_npz(self.path):
+            return  # no cache yet, or not one this process should read: start empty
+        try:
+            with np.load(self.path, allow_pickle=False) as data:
+                keys, vecs = data["keys"], data["vectors"]
+        except (OSError, KeyError, ValueError, EOFError):
+            return  # an unreadable cache: start empty (it only saves time)
+        if (
+            vecs.ndim == 2
+            and vecs.shape[1] == self.dim
+            and len(keys) == len(vecs)
+            and bool(np.isfinite(vecs).all())
+        ):
+            self._mem = {str(k): v for k, v in zip(keys, vecs, strict=True)}
+
+    def save(self) -> None:
+        np = require("numpy")
+        with self._lock:
+            if not self._mem:
+                return
+            keys = np.array(list(self._mem))
+            vecs = np.stack(list(self._mem.values())).astype(np.float32)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".embeddings.", suffix=".npz", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                np.savez(f, keys=keys, vectors=vecs)
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def flush(self) -> None:
+        """Write the cache file if anything new was embedded in a batch since the last write."""
+        if not self._dirty:
+            return
+        try:
+            self.save()
+            self._dirty = False
+        except OSError:
+            pass  # a read-only home: the cache is an optimisation, the embeddings are right
+
+    def prefetch(self, text: str) -> None:
+        """Start embedding ``text`` in a background thread; :meth:`embed` takes the result (or
+        waits for it). Nothing happens for a text already known or being embedded."""
+        k = _key(text)
+        if k in self._mem:
+            return
+        with self._lock:
+            if k in self._pending or len(self._pending) >= MAX_PREFETCH:
+                return
+            if self._prefetcher is None:
+                self._prefetcher = ThreadPoolExecutor(1, thread_name_prefix="eoc-embed")
+            future = self._prefetcher.submit(self._later, text)
+            self._pending[k] = future
+        future.add_done_callback(lambda f: self._prefetched(k, f))
+
+    def _later(self, text: str) -> Any:
+        time.sleep(PREFETCH_DELAY_S)
+        return self.inner.embed(text)
+
+    def _prefetched(self, k: str, future: Future[Any]) -> None:
+        with self._lock:
+            self._pending.pop(k, None)
+            if future.exception() is None and len(self._mem) < MAX_ENTRIES:
+                self._mem[k] = future.result()
+
+    def embed(self, text: str) -> Any:
+        k = _key(text)
+        hit = self._mem.get(k)
+        if hit is not None:
+            return hit
+        pending = self._pending.get(k)
+        if pending is not None and pending.exception() is None:  # waits for it to finish
+            return pending.result()
+        v = self.inner.embed(text)
+        with self._lock:
+            if len(self._mem) < MAX_ENTRIES:
+                self._mem[k] = v
+        return v
+
+    def embed_batch(self, texts: Sequence[str]) -> Any:
+        np = require("numpy")
+        keys = [_key(t) for t in texts]
+        missing = [i for i, k in enumerate(keys) if k not in self._mem]
+        fresh_by_key: dict[str, Any] = {}
+        if missing:
+            fresh = self.inner.embed_batch([texts[i] for i in missing])
+            with self._lock:
+                for i, v in zip(missing, fresh, strict=True):
+                    fresh_by_key[keys[i]] = v
+                    if len(self._mem) < MAX_ENTRIES:
+                        self._mem[keys[i]] = v
+                        self._dirty = True
+        if not texts:
+            return np.zeros((0, self.dim), np.float32)
+        return np.stack([fresh_by_key[k] if k in fresh_by_key else self._mem[k] for k in keys])
+
+
+__all__ = ["CachedEmbedder", "cache_dir"]
