@@ -9,7 +9,7 @@ VOCABS := tests/native/.vocab
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
   -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: demo test lint unit pyodide-test falsify web chromium postgres bench clean
+.PHONY: demo test lint unit docs pyodide-test falsify web chromium postgres bench clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -77,6 +77,11 @@ $(VOCABS)/.ok: | $(BIN)/.installed
 unit: lint web chromium postgres $(VOCABS)/.ok
 	$(BIN)/python -m pytest
 
+# The API reference from the docstrings, the design and the environment variables (MkDocs,
+# strict: a warning fails the build); the site is written to build/site.
+docs: $(BIN)/.installed
+	$(BIN)/mkdocs build --strict --quiet
+
 pyodide-test: web $(PYODIDE_TEST_WHEELS)/.ok
 	node web/test/core-suite.mjs
 
@@ -84,7 +89,7 @@ pyodide-test: web $(PYODIDE_TEST_WHEELS)/.ok
 falsify: $(BIN)/.installed
 	$(BIN)/python scripts/falsify.py --jobs 2
 
-test: unit pyodide-test falsify
+test: unit docs pyodide-test falsify
 
 bench: web chromium
 	$(BIN)/python bench/core.py

@@ -23,14 +23,17 @@ The groups, and what each entry point names:
 ``eoc.commands``       ``register(sub, add)`` adding a CLI command (``eoc serve``, ``eoc graph``)
 =====================  ===========================================================================
 
-Entry points are read once per process; in Pyodide nothing is installed that declares any.
+Entry points are read once per process (:func:`refresh` reads them again); in Pyodide nothing
+installed declares any.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 from typing import Any
 
+COUNTERS = "eoc.counters"
 COUNTER_SOURCES = "eoc.counter_sources"
 EMBEDDERS = "eoc.embedders"
 MODELS = "eoc.models"
@@ -45,14 +48,39 @@ NATIVE_HINT = 'pip install "eoc[native]" (from a checkout: pip install ".[native
 
 
 @functools.cache
-def names(group: str) -> tuple[str, ...]:
-    """The names installed under ``group``, sorted (empty when nothing declares the group)."""
+def _installed() -> dict[str, dict[str, Any]]:
+    """Every ``eoc.*`` entry point installed, by group and name (the first found of a name wins,
+    as in ``sys.path`` order), read in one pass over the installed distributions."""
     from importlib import metadata  # here, not at `import eoc`: only a caller that needs one pays
 
+    out: dict[str, dict[str, Any]] = {}
     try:
-        return tuple(sorted({ep.name for ep in metadata.entry_points(group=group)}))
+        found: Any = metadata.entry_points()
+        # Python 3.11 returns them grouped in a dict whose own methods warn; 3.12 a flat list
+        every = (
+            itertools.chain.from_iterable(dict.values(found)) if isinstance(found, dict) else found
+        )
+        for ep in every:
+            if ep.group.startswith("eoc."):
+                out.setdefault(ep.group, {}).setdefault(ep.name, ep)
     except Exception:  # broken metadata of some other distribution: nothing is offered
-        return ()
+        return {}
+    return out
+
+
+def names(group: str) -> tuple[str, ...]:
+    """The names installed under ``group``, sorted (empty when nothing declares the group)."""
+    return tuple(sorted(_installed().get(group, {})))
+
+
+def values(group: str) -> frozenset[str]:
+    """What each entry point of ``group`` names (``"module:attr"``, spaces removed)."""
+    return frozenset(ep.value.replace(" ", "") for ep in _installed().get(group, {}).values())
+
+
+def refresh() -> None:
+    """Read the installed entry points again (after installing a package into this process)."""
+    _installed.cache_clear()
 
 
 def load(group: str, name: str) -> Any:
@@ -62,12 +90,10 @@ def load(group: str, name: str) -> Any:
         LookupError: nothing by that name is installed in the group.
         ImportError: it is installed but cannot load (a package it needs is missing).
     """
-    from importlib import metadata
-
-    for ep in metadata.entry_points(group=group):
-        if ep.name == name:
-            return ep.load()
-    raise LookupError(f"no {group} entry point named {name!r} is installed")
+    ep = _installed().get(group, {}).get(name)
+    if ep is None:
+        raise LookupError(f"no {group} entry point named {name!r} is installed")
+    return ep.load()
 
 
 def load_all(group: str) -> list[tuple[str, Any]]:

@@ -70,7 +70,9 @@ class FakeCounter:
         fail_after: reads that succeed before every further read raises.
         wrap_at: readings are reported modulo this (a RAPL-style wrap).
         max_power_w: the most power it declares it can see (``None``: the host ceiling).
-        name, resolution_uj, min_window_ns: the counter protocol's attributes.
+        name: the counter protocol's ``name``.
+        resolution_uj: the counter protocol's ``resolution_uj``.
+        min_window_ns: the counter protocol's ``min_window_ns``.
         kind: always ``CounterKind.FAKE``; any other value is refused, so a fake can never
             be shown as hardware.
     """

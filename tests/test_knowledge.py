@@ -64,3 +64,17 @@ def test_every_triple_is_reachable_by_a_question() -> None:
             continue  # what a thing is and its other names shape questions; they are not asked
         hit = graph.lookup(Query(f"what is the {p} of {s}"))
         assert hit is not None and o in hit.payload, (s, p, o)
+
+
+def test_the_pack_graph_is_read_when_a_question_first_reaches_it() -> None:
+    from eoc.knowledge import PackStore, vocabulary
+    from eoc.stages import GraphStage
+
+    store = PackStore()
+    assert not store._loaded  # building the stage reads no triple
+    graph = GraphStage(store, vocabulary=vocabulary())
+    hit = graph.lookup(Query("what is 17*23"))  # computed: no triple needed
+    assert hit is not None and hit.payload == "391" and not store._loaded
+    hit = graph.lookup(Query("what is the capital of France"))
+    assert hit is not None and hit.payload == "Paris"
+    assert store._loaded and len(store) > 5000

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from eoc import plugins
@@ -198,7 +200,51 @@ def graph_source(*, why: list[str] | None = None) -> TripleSource:
                 return found  # type: ignore[no-any-return]
     if why is not None:
         why.append(reason)
-    return TripleStore(triples())
+    return PackStore()
+
+
+class PackStore(TripleStore):
+    """The knowledge pack's triples, read when a question first reaches the graph stage, not
+    when the cascade is built: a process whose questions end at the cache or kv (a first
+    ``eoc query "what is 2+2"``) never reads the pack's 5,000 triples."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._loaded = False
+        self._load_lock = threading.Lock()
+
+    def _ensure(self) -> None:
+        if self._loaded:
+            return
+        with self._load_lock:
+            if not self._loaded:
+                for t in triples():
+                    TripleStore.add(self, *t)
+                self._loaded = True
+
+    def add(self, subject: str, predicate: str, obj: str) -> bool:
+        self._ensure()
+        return super().add(subject, predicate, obj)
+
+    def load(self, path: str | Path) -> int:
+        self._ensure()
+        return super().load(path)
+
+    def objects(self, subject: str, predicate: str) -> list[str]:
+        self._ensure()
+        return super().objects(subject, predicate)
+
+    def subjects(self, predicate: str, obj: str) -> list[str]:
+        self._ensure()
+        return super().subjects(predicate, obj)
+
+    def predicates(self) -> list[str]:
+        self._ensure()
+        return super().predicates()
+
+    def __len__(self) -> int:
+        self._ensure()
+        return super().__len__()
 
 
 def seeded_graph(*, figure_uj: int | None = None) -> GraphStage:
@@ -254,6 +300,7 @@ def pack_counts() -> dict[str, int]:
 __all__ = [
     "EMBEDDER_ENV",
     "MODEL_ENV",
+    "PackStore",
     "default_backend",
     "default_kv",
     "default_stages",

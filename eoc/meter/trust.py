@@ -15,31 +15,18 @@ with a figure, in every printed line, JSON field and receipt, is the *effective*
 
 from __future__ import annotations
 
-import threading
-
 from eoc.cost import CounterKind
 
 COUNTER_GROUP = "eoc.counters"
 """Entry-point group of installed counter classes (``name = "module:Class"``)."""
 
-_lock = threading.Lock()
-_registered: frozenset[str] | None = None
-
 
 def registered_counter_classes() -> frozenset[str]:
-    """``module:QualName`` of every counter class installed under :data:`COUNTER_GROUP`."""
-    global _registered
-    with _lock:
-        if _registered is None:
-            # imported here, not at `import eoc`: only a cascade over a live counter asks
-            from importlib import metadata
+    """``module:QualName`` of every counter class installed under :data:`COUNTER_GROUP` (read
+    once per process; broken metadata of another distribution trusts nothing)."""
+    from eoc import plugins  # not at `import eoc`: only a cascade over a live counter asks
 
-            try:
-                eps = metadata.entry_points(group=COUNTER_GROUP)
-                _registered = frozenset(ep.value.replace(" ", "") for ep in eps)
-            except Exception:  # broken metadata of some other distribution: trust nothing
-                _registered = frozenset()
-        return _registered
+    return plugins.values(COUNTER_GROUP)
 
 
 def class_path(obj: object) -> str:

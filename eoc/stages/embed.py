@@ -48,7 +48,9 @@ class HashedNgramEmbedder:
 
     Args:
         dim: number of hash buckets, a power of two (default 2**20).
-        char_weight, word_weight, bigram_weight: the weight of one occurrence of each feature.
+        char_weight: the weight of one occurrence of a character n-gram.
+        word_weight: the weight of one occurrence of a word.
+        bigram_weight: the weight of one occurrence of a word pair.
     """
 
     name = "hashed-ngrams-2"  # 2: the guard's reading (stored vectors of 1 are embedded again)

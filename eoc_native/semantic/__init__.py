@@ -6,11 +6,17 @@ on disk, an index that is exact while small and HNSW when large, and the entity 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from eoc_native.semantic.cache import CachedEmbedder
 from eoc_native.semantic.index import AnnIndex, AutoIndex, ExactIndex
 from eoc_native.semantic.minilm import MiniLMEmbedder, default_model_dir
+
+PACK_VECTORS = Path(__file__).parent / "data" / "pack-vectors.npz"
+"""The knowledge pack's kv questions embedded by all-MiniLM-L6-v2, shipped so a cold first
+query does not embed them (``scripts/build_pack_vectors.py`` writes it; a test checks it
+matches the pack and the model)."""
 
 MINILM_THRESHOLD = 0.7
 """Default cosine threshold for MiniLM hits, with the entity guard: 82 % of real paraphrases
@@ -23,7 +29,7 @@ def semantic_kv_options(
     """Keyword arguments for a kv stage over MiniLM: embedder, dense index, threshold."""
     embedder: Any = MiniLMEmbedder(model_dir)
     if cache:
-        embedder = CachedEmbedder(embedder)
+        embedder = CachedEmbedder(embedder, seed=PACK_VECTORS)
     return {"embedder": embedder, "index": AutoIndex(embedder.dim), "threshold": threshold}
 
 
@@ -39,6 +45,7 @@ def semantic_kv(
 
 __all__ = [
     "MINILM_THRESHOLD",
+    "PACK_VECTORS",
     "AnnIndex",
     "AutoIndex",
     "CachedEmbedder",

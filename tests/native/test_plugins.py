@@ -68,13 +68,13 @@ def third_party(tmp_path: Path) -> Iterator[Path]:
         encoding="utf-8",
     )
     sys.path.insert(0, str(tmp_path))
-    plugins.names.cache_clear()
+    plugins.refresh()
     try:
         yield tmp_path
     finally:
         sys.path.remove(str(tmp_path))
         sys.modules.pop("acme_energy", None)
-        plugins.names.cache_clear()
+        plugins.refresh()
 
 
 def test_a_third_party_counter_source_is_offered_to_detection(third_party: Path) -> None:

