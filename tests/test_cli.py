@@ -127,7 +127,7 @@ def test_meter_says_there_is_no_counter_and_why() -> None:
     code, text = run("meter")
     assert code == 0
     assert "no energy counter on this host" in text
-    assert "rapl" in text or "eoc[native]" in text or (IN_BROWSER and "browser" in text)
+    assert "rapl" in text or ".[native]" in text or (IN_BROWSER and "browser" in text)
     code, text = run("meter", "--json")
     doc = json.loads(text)
     assert code == 0 and doc["live"] is False and doc["chosen"] == "stub" and doc["reason"]
@@ -222,3 +222,32 @@ def test_meter_refuses_an_idle_draw_from_a_counter_that_holds(monkeypatch) -> No
 def test_calibrate_is_an_alias_of_hit_cost() -> None:
     code, text = run("calibrate", "--json")
     assert code == 0 and set(json.loads(text)["tiers"]) == {"cache", "kv", "graph"}
+
+
+@pytest.mark.skipif(IN_BROWSER, reason="the browser takes no counter, not even a simulated one")
+def test_query_on_the_fake_meter_says_fake_in_every_line_field_and_receipt(
+    tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setenv("EOC_MODEL", "none")
+    code, text = run("query", "--meter", "fake", "what is the capital of Japan")
+    lines = text.splitlines()
+    assert code == 0 and len(lines) >= 5
+    assert all(line.startswith("[fake meter] ") for line in lines), text
+    assert "simulated, 15 W (fake counter)" in lines[0]
+    assert "on simulated (fake counter)" in text and "calibrated on simulated (fake)" in text
+    code, raw = run("query", "--meter", "fake", "--json", "write a poem about the sea")
+    doc = json.loads(raw)
+    assert doc["meter"]["kind"] == "fake" and doc["meter"]["simulated"] is True
+    assert doc["stage"] == "neural"
+    assert doc["cost"]["counter_kind"] == "fake" and doc["receipt"]["counter_kind"] == "fake"
+    assert "(fake)" in doc["cost"]["basis"]
+    f = tmp_path / "r.json"
+    f.write_text(raw, encoding="utf-8")
+    code, out = run("verify", str(f))
+    assert code == 0 and "fake counter" in out
+
+
+@pytest.mark.skipif(not IN_BROWSER, reason="natively the fake meter runs")
+def test_the_browser_refuses_even_a_simulated_meter() -> None:
+    code, _ = run("query", "--meter", "fake", "what is 2+2")
+    assert code != 0

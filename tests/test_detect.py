@@ -23,7 +23,7 @@ def test_native_missing_is_reported_with_the_fix(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(detect_mod.plugins, "load_all", lambda group: [])
     found = detect_all()
     assert isinstance(found.counter, StubCounter)
-    assert 'pip install "eoc[native]"' in found.reason and "source" in found.reason
+    assert 'pip install ".[native]"' in found.reason and "source" in found.reason
 
 
 @native_only

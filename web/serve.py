@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import email.utils
+import errno
 import functools
 import os
 import stat
@@ -149,6 +150,14 @@ def make_server(
     return server
 
 
+def shown(folder: Path) -> str:
+    """``folder`` relative to the current folder when it lies inside it, else as given."""
+    try:
+        return str(folder.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(folder)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=8000)
@@ -157,11 +166,28 @@ def main() -> int:
     args = parser.parse_args()
     try:
         server = make_server(args.dir, args.port, args.verbose)
-    except (FileNotFoundError, OSError) as exc:
-        print(f"eoc demo: {exc}", file=sys.stderr)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            print(
+                f"eoc demo: port {args.port} on 127.0.0.1 is already in use (another demo or "
+                f"server?): stop it, or pick another port: make demo PORT={args.port + 1} "
+                f"(python web/serve.py --port {args.port + 1})",
+                file=sys.stderr,
+            )
+        elif exc.errno == errno.EACCES:
+            print(
+                f"eoc demo: port {args.port} needs privileges this user lacks: "
+                "pick one above 1023 with make demo PORT=8000",
+                file=sys.stderr,
+            )
+        else:
+            print(f"eoc demo: {exc}", file=sys.stderr)
         return 1
     port = server.server_address[1]
-    print(f"eoc demo: serving {args.dir} at http://127.0.0.1:{port}/  (Ctrl-C to stop)", flush=True)
+    print(
+        f"eoc demo: serving {shown(args.dir)} at http://127.0.0.1:{port}/  (Ctrl-C to stop)",
+        flush=True,
+    )
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -78,7 +78,7 @@ def _signer(path: str | None) -> Any:
     return signer.from_file(path)
 
 
-def _show_model_work(backend: object, err: TextIO) -> None:
+def _show_model_work(backend: object, err: Any) -> None:
     """Progress on ``err`` while a local model loads, then its answer as it is produced."""
     if hasattr(backend, "progress"):
         tty = bool(getattr(err, "isatty", lambda: False)())
@@ -138,9 +138,10 @@ def cmd_query(args: argparse.Namespace, out: TextIO) -> int:
     signer = _signer(args.sign_key)
     backend = _backend_for(args)
     if not args.json:
-        _show_model_work(backend, sys.stderr)
+        _show_model_work(backend, _Marked(sys.stderr) if args.meter == "fake" else sys.stderr)
     stages = default_stages(backend, store=args.store)
-    with Cascade(stages, signer=signer) as cascade:
+    meter = fake_meter() if args.meter == "fake" else None
+    with Cascade(stages, meter, signer=signer) as cascade:
         response = cascade.resolve(query)
         kv = next((s for s in stages if s.stage is Stage.KV), None)
         why = kv.explain(query) if args.explain and isinstance(kv, KVStage) else None
@@ -155,8 +156,64 @@ def cmd_query(args: argparse.Namespace, out: TextIO) -> int:
             lines.append(f"  {c['cosine']:.2f}  {mark}  {c['stored']!r}{note}")
         if not why:
             lines.append(f"  none with cosine >= {EXPLAIN_FLOOR:g}")
+    if meter is not None:
+        doc = {"meter": _fake_meter_doc(meter), **doc}
+        lines = [f"{FAKE_MARK}{line}" for line in [FAKE_METER_NOTE, *lines]]
     _emit(out, args.json, doc, lines)
     return 0
+
+
+FAKE_METER_WATTS = 15.0
+"""The steady draw ``--meter fake`` simulates."""
+FAKE_MARK = "[fake meter] "
+FAKE_METER_NOTE = (
+    f"meter : simulated, {FAKE_METER_WATTS:g} W (fake counter): every joule below is made up "
+    "by a clock, not read from hardware; this shows the measured path, never a measurement"
+)
+
+
+class _Marked:
+    """A stream that starts every line with :data:`FAKE_MARK` (the model's progress and its
+    answer as it comes, on a fake meter)."""
+
+    def __init__(self, inner: TextIO) -> None:
+        self.inner = inner
+        self._fresh = True
+
+    def write(self, text: str) -> int:
+        out = []
+        for ch in text:
+            if self._fresh and ch not in "\r\n":
+                out.append(FAKE_MARK)
+                self._fresh = False
+            out.append(ch)
+            if ch in "\r\n":
+                self._fresh = True
+        return self.inner.write("".join(out))
+
+    def flush(self) -> None:
+        self.inner.flush()
+
+    def isatty(self) -> bool:
+        return bool(getattr(self.inner, "isatty", lambda: False)())
+
+
+def fake_meter() -> Counter:
+    """The counter ``--meter fake`` uses: simulated energy at a steady draw over real time
+    (:class:`eoc.testing.FakeCounter`, whose kind is always ``fake``)."""
+    from eoc.testing import FakeCounter
+
+    return FakeCounter(watts=FAKE_METER_WATTS, clock=time.perf_counter_ns, name="simulated")
+
+
+def _fake_meter_doc(meter: Counter) -> dict[str, Any]:
+    return {
+        "name": meter.name,
+        "kind": effective_kind(meter)[0].value,
+        "simulated": True,
+        "watts": FAKE_METER_WATTS,
+        "note": FAKE_METER_NOTE.split(" : ", 1)[1],
+    }
 
 
 # -- meter ----------------------------------------------------------------------
@@ -564,6 +621,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--store",
         default=os.environ.get("EOC_STORE"),
         help="SQLite file for cache, kv and graph, so answers survive between runs (default $EOC_STORE)",
+    )
+    query.add_argument(
+        "--meter",
+        choices=("auto", "fake"),
+        default="auto",
+        help="auto: the live energy counter here, if any; fake: a simulated "
+        f"{FAKE_METER_WATTS:g} W counter, to see the measured path on a host without one "
+        "(every line, JSON field and receipt says fake)",
     )
     add(
         "meter", "list energy counters, their status and kind, and the idle draw", cmd_meter

@@ -113,7 +113,8 @@ _BROWSER_REASON = (
 )
 _NATIVE_REASON = (
     "no energy counter installed: the core ships none; "
-    'pip install "eoc[native]" adds RAPL, perf power, IOReport and NVML readers'
+    'the native extra (pip install ".[native]" in eoc\'s checkout) adds RAPL, perf power, '
+    "IOReport and NVML readers"
 )
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("numpy", reason='the native extra is not installed: pip install "eoc[native]"')
+pytest.importorskip("numpy", reason='the native extra is not installed: pip install ".[native]"')
 
 from tests.native.models import CpuTimeCounter
 

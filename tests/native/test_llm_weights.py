@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("gguf", reason="the llm extra is not installed: pip install gguf")
-pytest.importorskip("numba", reason='the quantized kernels need numba: pip install "eoc[native]"')
+pytest.importorskip("numba", reason='the quantized kernels need numba: pip install ".[native]"')
 
 from eoc.errors import ConfigError, InputError, Refusal
 from eoc_native.autotune.dispatch import Dispatcher

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("httpx", reason='httpx is not installed: pip install "eoc[native]"')
+pytest.importorskip("httpx", reason='httpx is not installed: pip install ".[native]"')
 
 import httpx
 

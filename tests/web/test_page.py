@@ -151,3 +151,28 @@ def test_every_request_stays_on_127_0_0_1_and_a_screenshot_is_saved(session: Ses
     path = ARTIFACTS / "web-demo.png"
     session.page.screenshot(path=str(path), full_page=True)
     assert path.stat().st_size > 10_000
+
+
+def test_a_paste_past_the_prompt_limit_is_cut_in_bytes_and_said(session: Session) -> None:
+    page = session.page
+    page.fill("#prompt", "日本の首都" * 4000)  # 20,000 characters, 60,000 bytes of UTF-8
+    kept = page.input_value("#prompt").encode("utf-8")
+    assert 16384 - 3 < len(kept) <= 16384  # whole characters, as many as fit
+    assert "eoc takes prompts of at most 16,384 bytes" in page.locator("#prompt-note").inner_text()
+    before = page.locator("#answers > li").count()
+    page.press("#prompt", "Enter")
+    page.wait_for_function(f"document.querySelectorAll('#answers > li').length > {before}")
+    card = page.locator("#answers > li").first
+    assert card.get_attribute("data-error") is None  # asked, not refused as too long
+    page.fill("#prompt", "what is 2+2")
+    assert page.locator("#prompt-note").is_hidden()
+
+
+def test_a_long_prompt_is_shown_folded_and_unfolds(session: Session) -> None:
+    prompt = "why is the sky blue and " * 30  # 720 characters
+    session.ask(prompt)
+    card = session.page.locator("#answers > li").first
+    shown = card.locator(".prompt").inner_text()
+    assert len(shown) < 300 and "show all (520 more characters)" in shown
+    card.locator(".unfold").click()
+    assert prompt.strip() in card.locator(".prompt").inner_text()

@@ -150,3 +150,42 @@ def test_a_fifo_is_not_opened(served: tuple[int, Path]) -> None:
     port, site = served
     os.mkfifo(site / "pipe.js")
     assert _get(port, "/pipe.js")[0] == 404  # opening it would block the request forever
+
+
+def test_make_demo_on_a_port_in_use_says_so_and_names_another(tmp_path: Path) -> None:
+    import subprocess
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<p>hi</p>", encoding="utf-8")
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    port = busy.getsockname()[1]
+    try:
+        done = subprocess.run(
+            [
+                sys.executable,
+                os.path.join(WEB, "serve.py"),
+                "--port",
+                str(port),
+                "--dir",
+                str(site),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    finally:
+        busy.close()
+    assert done.returncode == 1
+    assert f"port {port} on 127.0.0.1 is already in use" in done.stderr
+    assert f"make demo PORT={port + 1}" in done.stderr
+
+
+def test_the_served_folder_is_named_relative_to_the_checkout(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from serve import shown
+
+    monkeypatch.chdir(tmp_path)
+    assert shown(tmp_path / "web" / "dist") == os.path.join("web", "dist")
+    assert shown(Path("/elsewhere/dist")) == "/elsewhere/dist"

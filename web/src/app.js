@@ -7,6 +7,23 @@ const timings = (window.eocTimings = { start: performance.now() });
 const $ = (id) => document.getElementById(id);
 const stats = Object.fromEntries(STAGES.map((s) => [s, { count: 0, uj: 0 }]));
 let info = null;
+let maxPromptBytes = 16384; // replaced at boot by eoc.query.MAX_PROMPT_BYTES
+const FOLD_CHARS = 200; // a longer prompt is shown folded in its answer
+const utf8 = new TextEncoder();
+
+// The longest start of ``text`` that fits in ``maxPromptBytes`` of UTF-8, whole characters only.
+function fitPrompt(text) {
+  if (utf8.encode(text).length <= maxPromptBytes) return text;
+  const chars = Array.from(text);
+  let lo = 0;
+  let hi = chars.length;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (utf8.encode(chars.slice(0, mid).join("")).length <= maxPromptBytes) lo = mid;
+    else hi = mid - 1;
+  }
+  return chars.slice(0, lo).join("");
+}
 
 // Runs once eoc is installed: the page's own Python, a few lines over eoc's public API.
 const GLUE = `
@@ -124,6 +141,8 @@ async function boot() {
   pyodide.runPython(GLUE); // imports eoc: throws if the install did not really happen
   timings.eoc = performance.now();
 
+  maxPromptBytes = pyodide.runPython("from eoc.query import MAX_PROMPT_BYTES; MAX_PROMPT_BYTES");
+  $("prompt").maxLength = maxPromptBytes; // characters: never fewer bytes than characters
   const ask = pyodide.globals.get("eoc_ask");
   const infoFn = pyodide.globals.get("eoc_info");
   const connectFn = pyodide.globals.get("eoc_connect");
@@ -167,10 +186,35 @@ function updateTotals() {
     (ratio > 1.05 ? ` — ${ratio.toLocaleString("en-US", { maximumFractionDigits: 1 })}× more.` : ".");
 }
 
+// A long prompt is shown folded (its start and how much more), with a button to unfold it.
+function showPrompt(span, prompt) {
+  const chars = Array.from(prompt);
+  if (chars.length <= FOLD_CHARS) {
+    span.textContent = prompt;
+    return;
+  }
+  const more = chars.length - FOLD_CHARS;
+  const text = document.createElement("span");
+  text.className = "prompt-text";
+  text.textContent = `${chars.slice(0, FOLD_CHARS).join("")}…`;
+  const toggle = document.createElement("button");
+  toggle.type = "button";
+  toggle.className = "unfold";
+  toggle.textContent = `show all (${more.toLocaleString("en-US")} more characters)`;
+  toggle.addEventListener("click", () => {
+    const folded = toggle.dataset.open !== "1";
+    text.textContent = folded ? prompt : `${chars.slice(0, FOLD_CHARS).join("")}…`;
+    toggle.textContent = folded ? "fold" : `show all (${more.toLocaleString("en-US")} more characters)`;
+    toggle.dataset.open = folded ? "1" : "0";
+  });
+  span.dataset.folded = String(chars.length);
+  span.append(text, " ", toggle);
+}
+
 function renderAnswer(prompt, doc) {
   const node = $("answer-template").content.firstElementChild.cloneNode(true);
   const badge = node.querySelector(".stage-badge");
-  node.querySelector(".prompt").textContent = prompt;
+  showPrompt(node.querySelector(".prompt"), prompt);
   if (doc.error) {
     badge.textContent = "refused";
     badge.classList.add("error");
@@ -224,6 +268,22 @@ async function submit(text) {
   updateTotals();
   if (info && info.neural && info.neural.model) setStatus("Ready — every figure here is estimated.");
 }
+
+// A paste past the prompt limit (counted in UTF-8 bytes, as eoc counts it) is cut, and said so.
+$("prompt").addEventListener("input", () => {
+  const input = $("prompt");
+  const fitted = fitPrompt(input.value);
+  const note = $("prompt-note");
+  if (fitted !== input.value) {
+    input.value = fitted;
+    note.textContent =
+      `Cut to ${utf8.encode(fitted).length.toLocaleString("en-US")} bytes: eoc takes prompts of at ` +
+      `most ${maxPromptBytes.toLocaleString("en-US")} bytes of UTF-8.`;
+    note.hidden = false;
+  } else if (!note.hidden && utf8.encode(input.value).length < maxPromptBytes) {
+    note.hidden = true;
+  }
+});
 
 $("ask-form").addEventListener("submit", (event) => {
   event.preventDefault();
