@@ -53,8 +53,12 @@ def main() -> int:
     c, w = statistics.median(cold), statistics.median(warm)
     b, n = statistics.median(bare), statistics.median(numpy)
     print(f'eoc query "{QUESTION}" ({args.eoc}), medians of {args.runs} runs, whole process:')
-    print(f"  cold (fresh cache folder) : {c:6.2f} s   (target <= 2 s: {'PASS' if c <= 2 else 'FAIL'})")
-    print(f"  warm                      : {w:6.2f} s   (target <= 0.3 s: {'PASS' if w <= 0.3 else 'FAIL'})")
+    print(
+        f"  cold (fresh cache folder) : {c:6.2f} s   (target <= 2 s: {'PASS' if c <= 2 else 'FAIL'})"
+    )
+    print(
+        f"  warm                      : {w:6.2f} s   (target <= 0.3 s: {'PASS' if w <= 0.3 else 'FAIL'})"
+    )
     print(f"  floor: python -c 'import numpy' : {n:6.2f} s   (warm is {w / n:.1f}x this)")
     print(f"  floor: python -c 'pass'         : {b:6.2f} s")
     return 0
