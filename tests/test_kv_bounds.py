@@ -474,3 +474,50 @@ def test_a_kv_answer_with_a_lone_surrogate_or_control_character_is_refused(paylo
     assert len(kv) == 3 and kv.lookup(Query("what is the colour of the sky")) is None
     hit = kv.lookup(Query("tell me the price of item 2 in the spring catalogue"))
     assert hit is not None and hit.payload == "$2"
+
+
+class _Counting(HashedNgramEmbedder):
+    """The core's embedder, counting the texts it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed(self, text: str) -> object:
+        self.texts.append(text)
+        return super().embed(text)
+
+
+def test_deferred_pairs_are_embedded_on_the_first_lookup_that_needs_a_vector() -> None:
+    emb = _Counting()
+    kv = KVStage(embedder=emb)
+    assert kv.defer_pairs([("what is the speed of light", "c"), ("what is pi", "3.14")]) == 2
+    assert emb.texts == [] and len(kv) == 2
+    hit = kv.lookup(Query("What is pi?"))  # an exact hit: nothing embedded
+    assert hit is not None and hit.payload == "3.14" and emb.texts == []
+    assert kv.lookup(Query("tell me a joke")) is None  # no stored question could match
+    assert emb.texts == []
+    hit = kv.lookup(Query("tell me the speed of light please"))  # a paraphrase: now embedded
+    assert hit is not None and hit.payload == "c"
+    assert sorted(emb.texts) == [
+        "tell me the speed of light please",
+        "what is pi",
+        "what is the speed of light",
+    ]
+    before = len(emb.texts)
+    kv.lookup(Query("tell me the speed of light, please"))
+    assert len(emb.texts) == before + 1  # the query only: the pairs are embedded once
+
+
+def test_a_put_after_defer_pairs_keeps_its_own_vector_and_a_bad_pair_stores_nothing() -> None:
+    from eoc.stages.guard import NoGuard
+
+    kv = KVStage(guard=NoGuard())  # a plain cosine cache: the vector alone decides
+    kv.defer_pairs([("what is the speed of light", "c")])
+    elsewhere = kv.embedder.embed("banana bread recipe")
+    kv.put("what is the speed of light", "299,792,458 m/s", embedding=elsewhere)
+    hit = kv.lookup(Query("banana bread recipe, please"))  # found by the vector put gave it
+    assert hit is not None and hit.payload == "299,792,458 m/s"
+    with pytest.raises(InputError):
+        kv.defer_pairs([("what is e", "2.718"), ("   ", "nothing")])
+    assert kv.lookup(Query("what is e")) is None and len(kv) == 1

@@ -175,7 +175,7 @@ def seeded_kv(**kwargs: object) -> KVStage:
     """A :class:`KVStage` holding the seeded pairs (keyword arguments go to KVStage; with none,
     the embedder is chosen by :func:`default_kv`)."""
     kv = KVStage(**kwargs) if kwargs else default_kv()  # type: ignore[arg-type]
-    kv.load_pairs(kv_pairs())
+    kv.defer_pairs(kv_pairs())  # embedded on the first lookup that needs a vector
     return kv
 
 

@@ -169,6 +169,8 @@ class KVStage:
         self._flat = figure_uj is not None  # a caller's flat figure: answers carry no cost
         self._entries: dict[str, _Entry] = {}
         self._lock = threading.Lock()
+        self._deferred: dict[str, str] = {}  # key -> prompt stored by defer_pairs, not embedded
+        self._defer_lock = threading.Lock()
 
     @property
     def guard(self) -> HitGuard:
@@ -196,6 +198,7 @@ class KVStage:
         with self._lock:
             if needs is not None and key not in self._needs:
                 self._index_terms(key, needs)  # before the vector: never a vector without terms
+            self._deferred.pop(key, None)  # this vector, not a deferred one, is the key's
             self.index.add(key, vec)
             self._entries[key] = entry
             if fingerprint is not None:
@@ -290,6 +293,53 @@ class KVStage:
             flush()
         return len(items)
 
+    def defer_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
+        """Store many ``(prompt, answer)`` pairs now and embed them on the first lookup that
+        needs a vector: an exact hit, or a question no stored one could match, never does. The
+        knowledge pack is loaded this way, so a process whose first question is an exact hit
+        does not load the embedding model. Each pair is checked as :meth:`put` checks it, all
+        before the first is stored.
+        """
+        items = list(pairs)
+        fingerprint, terms = self._fingerprint, self._terms
+        staged = []
+        for prompt, payload in items:
+            key = self.checked_key(prompt, payload)
+            fp = None if fingerprint is None else fingerprint(prompt)
+            needs = None if terms is None else terms(prompt)
+            staged.append((key, prompt, payload, fp, needs))
+        with self._lock:
+            for key, prompt, payload, fp, needs in staged:
+                if needs is not None and key not in self._needs:
+                    self._index_terms(key, needs)
+                self._entries[key] = _Entry(key, prompt, payload)
+                if fingerprint is not None:
+                    self._fps.add(key, fp)
+                self._deferred[key] = prompt
+        return len(items)
+
+    def _index_deferred(self) -> None:
+        """Embed and index what :meth:`defer_pairs` stored (once; a ``put`` since wins)."""
+        if not self._deferred:
+            return
+        with self._defer_lock:
+            pending = dict(self._deferred)
+            if not pending:
+                return
+            keys = list(pending)
+            prompts = [pending[k] for k in keys]
+            batch = getattr(self.embedder, "embed_batch", None)
+            vecs = (
+                batch(prompts) if batch is not None else [self.embedder.embed(p) for p in prompts]
+            )
+            with self._lock:
+                for key, vec in zip(keys, vecs, strict=True):
+                    if self._deferred.pop(key, None) is not None and key in self._entries:
+                        self.index.add(key, vec)
+            flush = getattr(self.embedder, "flush", None)
+            if callable(flush):
+                flush()
+
     def load_tsv(self, path: str | Path) -> int:
         """Load ``prompt<TAB>answer`` lines from a file; errors name the line.
 
@@ -352,6 +402,7 @@ class KVStage:
                 s_side = candidate.analysis = prepare(candidate.prompt)
             return allows(q_side, s_side)
 
+        self._index_deferred()
         index: Any = self.index
         if matches is not None and getattr(index, "accepts_prefilter", False):
             # mismatches are dropped before they are ranked or scored, not only before the guard
@@ -380,6 +431,7 @@ class KVStage:
         refusal = getattr(self._guard, "refusal", None)
         out: list[dict[str, object]] = []
         served = False
+        self._index_deferred()
         for score, k in self.index.search(vec, min(floor, self.threshold), limit):
             candidate = self._entries.get(str(k))
             if candidate is None:

@@ -86,10 +86,21 @@ class CachedEmbedder:
         self._lock = threading.Lock()
         self._pending: dict[str, Future[Any]] = {}
         self._prefetcher: ThreadPoolExecutor | None = None
-        self._load()
-        if seed is not None:
-            self._seed(Path(seed))
+        self._seed_path = None if seed is None else Path(seed)
+        self._loaded = False  # the files are read on first use: numpy costs 0.1 s to import
         atexit.register(self.flush)
+
+    def _ready(self) -> None:
+        """Read the cache file and the shipped vectors, once, before the first embedding."""
+        if self._loaded:
+            return
+        with self._lock:
+            if self._loaded:
+                return
+            self._load()
+            if self._seed_path is not None:
+                self._seed(self._seed_path)
+            self._loaded = True
 
     def _load(self) -> None:
         np = require("numpy")
@@ -156,6 +167,7 @@ class CachedEmbedder:
     def prefetch(self, text: str) -> None:
         """Start embedding ``text`` in a background thread; :meth:`embed` takes the result (or
         waits for it). Nothing happens for a text already known or being embedded."""
+        self._ready()
         k = _key(text)
         if k in self._mem:
             return
@@ -179,6 +191,7 @@ class CachedEmbedder:
                 self._mem[k] = future.result()
 
     def embed(self, text: str) -> Any:
+        self._ready()
         k = _key(text)
         hit = self._mem.get(k)
         if hit is not None:
@@ -193,6 +206,7 @@ class CachedEmbedder:
         return v
 
     def embed_batch(self, texts: Sequence[str]) -> Any:
+        self._ready()
         np = require("numpy")
         keys = [_key(t) for t in texts]
         missing = [i for i, k in enumerate(keys) if k not in self._mem]

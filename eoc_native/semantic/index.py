@@ -256,24 +256,34 @@ class AutoIndex:
     def __init__(self, dim: int = 384, *, switch_at: int = 20_000) -> None:
         self.dim = dim
         self.switch_at = switch_at
-        self._impl: ExactIndex | AnnIndex = ExactIndex(dim)
+        self._made: ExactIndex | AnnIndex | None = None  # made on first use: numpy costs 0.1 s
         self._lock = threading.Lock()
 
     @property
+    def _impl(self) -> ExactIndex | AnnIndex:
+        if self._made is None:
+            with self._lock:
+                if self._made is None:
+                    self._made = ExactIndex(self.dim)
+        return self._made
+
+    @property
     def kind(self) -> str:
-        return self._impl.kind
+        return "exact" if self._made is None else self._made.kind
 
     def add(self, key: Hashable, vec: Any) -> None:
+        made = self._impl  # before the lock: making it takes the lock
         with self._lock:
-            self._impl.add(key, vec)
-            if isinstance(self._impl, ExactIndex) and len(self._impl) > self.switch_at:
-                keys, rows = self._impl.vectors()
+            made = self._made or made
+            made.add(key, vec)
+            if isinstance(made, ExactIndex) and len(made) > self.switch_at:
+                keys, rows = made.vectors()
                 ann = AnnIndex(self.dim)
                 ann.add_many(keys, rows)
-                self._impl = ann
+                self._made = ann
 
     def remove(self, key: Hashable) -> bool:
-        return self._impl.remove(key)
+        return False if self._made is None else self._made.remove(key)
 
     def search(
         self,
@@ -287,7 +297,7 @@ class AutoIndex:
         return self._impl.search(vec, threshold, limit, accept, prefilter=prefilter)
 
     def __len__(self) -> int:
-        return len(self._impl)
+        return 0 if self._made is None else len(self._made)
 
 
 __all__ = ["AnnIndex", "AutoIndex", "ExactIndex"]

@@ -50,6 +50,35 @@ def model_fingerprint(model_dir: Path) -> str:
     return h.hexdigest()
 
 
+MAX_HEADER_BYTES = 100 << 20
+
+
+def _weight_names(path: Path) -> set[str]:
+    """The tensor names a ``.safetensors`` file's header lists, after checking that the header
+    parses and that the file is as long as the header says (a cut copy is caught here, before
+    numpy is even imported; :mod:`safetensors` reads the tensors themselves on first use).
+
+    Raises:
+        InputError: the header is unreadable, oversized or names data past the file's end.
+    """
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as f:
+            n = int.from_bytes(f.read(8), "little")
+            if size < 8 or n > min(MAX_HEADER_BYTES, size - 8):
+                raise ValueError(f"a header of {n} bytes in a file of {size}")
+            header = json.loads(f.read(n))
+        if not isinstance(header, dict):
+            raise ValueError("the header is not a JSON object")
+        tensors = {k: v for k, v in header.items() if k != "__metadata__"}
+        end = max((int(v["data_offsets"][1]) for v in tensors.values()), default=0)
+        if 8 + n + end != size:
+            raise ValueError(f"the header describes {8 + n + end} bytes, the file has {size}")
+    except (OSError, ValueError, TypeError, KeyError, IndexError) as exc:
+        raise InputError(f"{path} is not a readable safetensors file ({exc}): {FIX}") from None
+    return set(tensors)
+
+
 def _erf(x: Any) -> Any:
     # Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7): numpy has no erf, BERT's GELU needs one.
     np = require("numpy")
@@ -79,9 +108,10 @@ class MiniLMEmbedder:
             InputError: a model file is damaged (unreadable config, a vocabulary without BERT's
                 special tokens, a weights file whose header does not parse or lacks a tensor).
         """
-        require("numpy", why="the MiniLM embedder")
+        for module, why in (("numpy", "the MiniLM embedder"), ("safetensors", "its weights")):
+            if importlib.util.find_spec(module) is None:  # found, not imported: numpy costs
+                require(module, why=why)  # 0.1 s, and an exact hit never needs it
         tokenizers = require("tokenizers", why="the MiniLM tokenizer")
-        safetensors = require("safetensors", why="reading the MiniLM weights")
         d = Path(model_dir) if model_dir is not None else default_model_dir()
         missing = [f for f in NEEDED if not (d / f).is_file()]
         if missing:
@@ -107,13 +137,7 @@ class MiniLMEmbedder:
         self.tokenizer = tokenizers.BertWordPieceTokenizer(vocab, lowercase=True)
         self.tokenizer.enable_truncation(max_len)
         weights = d / "model.safetensors"
-        try:
-            with safetensors.safe_open(str(weights), framework="numpy") as f:
-                names = set(f.keys())
-        except Exception as exc:  # safetensors raises its own error type for a bad header
-            raise InputError(
-                f"{weights} is not a readable safetensors file ({exc}): {FIX}"
-            ) from None
+        names = _weight_names(weights)
         if "embeddings.word_embeddings.weight" not in {n.removeprefix("bert.") for n in names}:
             raise InputError(f"{weights} holds no BERT embeddings: {FIX}")
         self._weights_path = weights

@@ -330,7 +330,11 @@ def test_an_embedding_cache_that_is_not_sane_is_ignored_never_read_whole(tmp_pat
         def embed(self, text: str) -> object:
             return np.array([1.0, 0.0], dtype=np.float32)
 
-    assert not _bounded_npz(Path("/dev/zero")) and CachedEmbedder(Tiny(), "/dev/zero")._mem == {}
+    def loaded(c: CachedEmbedder) -> dict[str, object]:
+        c._ready()  # what the first embedding reads
+        return c._mem
+
+    assert not _bounded_npz(Path("/dev/zero")) and loaded(CachedEmbedder(Tiny(), "/dev/zero")) == {}
     bomb = tmp_path / "bomb.npz"
     with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:
         with z.open("vectors.npy", "w", force_zip64=True) as member:
@@ -340,10 +344,10 @@ def test_an_embedding_cache_that_is_not_sane_is_ignored_never_read_whole(tmp_pat
     assert bomb.stat().st_size < 4 << 20 and not _bounded_npz(bomb)  # never unpacked
     nan = tmp_path / "nan.npz"
     np.savez(nan, keys=np.array(["a"]), vectors=np.array([[np.nan, 1.0]], dtype=np.float32))
-    assert _bounded_npz(nan) and CachedEmbedder(Tiny(), nan)._mem == {}
+    assert _bounded_npz(nan) and loaded(CachedEmbedder(Tiny(), nan)) == {}
     good = tmp_path / "good.npz"
     np.savez(good, keys=np.array(["a"]), vectors=np.array([[0.0, 1.0]], dtype=np.float32))
-    assert len(CachedEmbedder(Tiny(), good)._mem) == 1
+    assert len(loaded(CachedEmbedder(Tiny(), good))) == 1
 
 
 def test_a_prefetched_embedding_is_computed_once_off_the_callers_thread(tmp_path) -> None:
@@ -372,3 +376,25 @@ def test_a_prefetched_embedding_is_computed_once_off_the_callers_thread(tmp_path
     assert len(inner.threads) == 1 and inner.threads[0].startswith("eoc-embed")
     cached.prefetch("a new question")  # known now: nothing to do
     assert len(inner.threads) == 1
+
+
+@needs_model
+def test_an_exact_hit_on_a_first_run_loads_neither_numpy_nor_the_model(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "EOC_MODEL": "none", "EOC_CACHE_DIR": str(tmp_path)}
+    env.pop("EOC_EMBEDDER", None)  # the default: MiniLM, here
+    code = (
+        "import sys\n"
+        "from eoc.cli.main import main\n"
+        "assert main(['query', 'what is 2+2']) == 0\n"
+        "assert 'numpy' not in sys.modules, 'numpy was imported'\n"
+        "assert main(['meter', '--seconds', '0.05']) == 0\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "payload : 4" in done.stdout and "all-MiniLM-L6-v2" in done.stdout
