@@ -1621,7 +1621,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "readme check: answers compared by shape like figures",
         "scripts/readme_check.py",
-        '    return _FIGURE.sub("<n>", line).rstrip()',
+        '    return _ENERGY.sub("<n>", _DURATION.sub("<duration>", line)).rstrip()',
         '    return re.sub(r"\\d+", "<n>", line).rstrip()',
     ),
     (

@@ -36,7 +36,9 @@ README = ROOT / "README.md"
 SKIP = re.compile(r"<!--\s*readme-check:\s*skip\s+(.+?)\s*-->")
 TIMEOUT_S = 120
 
-_FIGURE = re.compile(r"\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?(?= ?(?:µJ|nJ|mJ|J|ms|µs|ns|s)\b)")
+_NUMBER = r"\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?"
+_DURATION = re.compile(_NUMBER + r" ?(?:ms|µs|ns|s)\b")  # the unit follows the magnitude
+_ENERGY = re.compile(_NUMBER + r"(?= ?(?:µJ|nJ|mJ|J)\b)")
 _DIGEST = re.compile(r"\b[0-9a-f]{64}\b")
 
 
@@ -89,7 +91,7 @@ def shape(line: str) -> str:
     """A line with its host- and moment-dependent figures reduced to their shape."""
     line = line.replace(str(Path.home()), "~")
     line = _DIGEST.sub("<digest>", line)
-    return _FIGURE.sub("<n>", line).rstrip()
+    return _ENERGY.sub("<n>", _DURATION.sub("<duration>", line)).rstrip()
 
 
 def _line_matches(expected: str, actual: str) -> bool:

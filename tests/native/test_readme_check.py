@@ -50,3 +50,8 @@ def test_a_drifted_transcript_is_reported_and_a_skipped_one_is_named(
     assert readme_check.main(["--readme", str(page), "--write"]) == 1
     assert readme_check.main(["--readme", str(page)]) == 0  # rewritten from what was printed
     assert "$ echo one; echo two\none\ntwo\n```" in page.read_text(encoding="utf-8")
+
+
+def test_a_timing_may_change_its_unit_but_not_its_label() -> None:
+    assert readme_check.matches(["latency : p95 755.9 µs"], ["latency : p95 2.5 ms"])
+    assert not readme_check.matches(["latency : p95 755.9 µs"], ["delay : p95 2.5 ms"])
