@@ -1585,7 +1585,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a MiniLM vocabulary without special tokens is taken",
         "eoc_native/semantic/minilm.py",
-        "            if special not in vocab:",
+        "            if special not in tokens:",
         "            if False:",
     ),
     (

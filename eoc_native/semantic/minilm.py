@@ -51,6 +51,7 @@ def model_fingerprint(model_dir: Path) -> str:
 
 
 MAX_HEADER_BYTES = 100 << 20
+MAX_VOCAB_BYTES = 16 << 20
 
 
 def _weight_names(path: Path) -> set[str]:
@@ -111,7 +112,8 @@ class MiniLMEmbedder:
         for module, why in (("numpy", "the MiniLM embedder"), ("safetensors", "its weights")):
             if importlib.util.find_spec(module) is None:  # found, not imported: numpy costs
                 require(module, why=why)  # 0.1 s, and an exact hit never needs it
-        tokenizers = require("tokenizers", why="the MiniLM tokenizer")
+        if importlib.util.find_spec("tokenizers") is None:
+            require("tokenizers", why="the MiniLM tokenizer")
         d = Path(model_dir) if model_dir is not None else default_model_dir()
         missing = [f for f in NEEDED if not (d / f).is_file()]
         if missing:
@@ -127,15 +129,17 @@ class MiniLMEmbedder:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise InputError(f"{d / 'config.json'} is not a BERT config ({exc}): {FIX}") from None
         try:
-            vocab = tokenizers.models.WordPiece.read_file(str(d / "vocab.txt"))
-        except Exception as exc:  # tokenizers raises its own error type for an unreadable file
+            if (d / "vocab.txt").stat().st_size > MAX_VOCAB_BYTES:
+                raise ValueError(f"over {MAX_VOCAB_BYTES:,} bytes")
+            tokens = set((d / "vocab.txt").read_text(encoding="utf-8").splitlines())
+        except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
             raise InputError(f"cannot read {d / 'vocab.txt'} ({exc}): {FIX}") from None
         for special in ("[CLS]", "[SEP]", "[UNK]", "[PAD]"):
-            if special not in vocab:
+            if special not in tokens:
                 raise InputError(f"{d / 'vocab.txt'} lacks BERT's {special} token: {FIX}")
-        # BERT uncased: lower case, accents stripped, CJK split, [CLS] ... [SEP]
-        self.tokenizer = tokenizers.BertWordPieceTokenizer(vocab, lowercase=True)
-        self.tokenizer.enable_truncation(max_len)
+        self._vocab_path = d / "vocab.txt"
+        self._max_len = max_len
+        self._tokenizer: Any = None
         weights = d / "model.safetensors"
         names = _weight_names(weights)
         if "embeddings.word_embeddings.weight" not in {n.removeprefix("bert.") for n in names}:
@@ -144,6 +148,23 @@ class MiniLMEmbedder:
         self._w: dict[str, Any] | None = None
         self.fingerprint = model_fingerprint(d)
         self._lock = threading.Lock()
+
+    @property
+    def tokenizer(self) -> Any:
+        """BERT uncased WordPiece (``tokenizers``): lower case, accents stripped, CJK split,
+        ``[CLS] ... [SEP]``, cut at ``max_len`` tokens; built on first use."""
+        if self._tokenizer is None:
+            with self._lock:
+                if self._tokenizer is None:
+                    tokenizers = require("tokenizers", why="the MiniLM tokenizer")
+                    try:
+                        vocab = tokenizers.models.WordPiece.read_file(str(self._vocab_path))
+                    except Exception as exc:  # tokenizers' own error type: a file changed since
+                        raise InputError(f"cannot read {self._vocab_path} ({exc}): {FIX}") from None
+                    made = tokenizers.BertWordPieceTokenizer(vocab, lowercase=True)
+                    made.enable_truncation(self._max_len)
+                    self._tokenizer = made
+        return self._tokenizer
 
     @property
     def w(self) -> dict[str, Any]:
