@@ -238,6 +238,10 @@ class SqliteKV(KVStage):
         fields = (key, prompt, payload, self.embedder.name, self._encode(vec))
         return (*fields, row_sum("kv", fields))
 
+    def defer_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
+        """As :meth:`load_pairs`: a persistent store writes its rows, with their vectors, at once."""
+        return self.load_pairs(pairs)
+
     def load_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
         """Store many pairs in one transaction; pairs already stored with the same answer are skipped.
 

@@ -51,23 +51,27 @@ NATIVE_HINT = (
 
 
 @functools.cache
-def _installed() -> dict[str, dict[str, Any]]:
-    """Every ``eoc.*`` entry point installed, by group and name (the first found of a name wins,
-    as in ``sys.path`` order), read in one pass over the installed distributions."""
+def _every() -> tuple[Any, ...]:
+    """Every ``eoc.*`` entry point installed, in ``sys.path`` order, read in one pass over the
+    installed distributions."""
     from importlib import metadata  # here, not at `import eoc`: only a caller that needs one pays
 
-    out: dict[str, dict[str, Any]] = {}
     try:
         found: Any = metadata.entry_points()
         # Python 3.11 returns them grouped in a dict whose own methods warn; 3.12 a flat list
         every = (
             itertools.chain.from_iterable(dict.values(found)) if isinstance(found, dict) else found
         )
-        for ep in every:
-            if ep.group.startswith("eoc."):
-                out.setdefault(ep.group, {}).setdefault(ep.name, ep)
+        return tuple(ep for ep in every if ep.group.startswith("eoc."))
     except Exception:  # broken metadata of some other distribution: nothing is offered
-        return {}
+        return ()
+
+
+def _installed() -> dict[str, dict[str, Any]]:
+    """The entry points by group and name (the first found of a name wins)."""
+    out: dict[str, dict[str, Any]] = {}
+    for ep in _every():
+        out.setdefault(ep.group, {}).setdefault(ep.name, ep)
     return out
 
 
@@ -77,13 +81,14 @@ def names(group: str) -> tuple[str, ...]:
 
 
 def values(group: str) -> frozenset[str]:
-    """What each entry point of ``group`` names (``"module:attr"``, spaces removed)."""
-    return frozenset(ep.value.replace(" ", "") for ep in _installed().get(group, {}).values())
+    """What every entry point of ``group`` names (``"module:attr"``, spaces removed), a name
+    declared twice included: a counter class stays trusted whoever else uses its name."""
+    return frozenset(ep.value.replace(" ", "") for ep in _every() if ep.group == group)
 
 
 def refresh() -> None:
     """Read the installed entry points again (after installing a package into this process)."""
-    _installed.cache_clear()
+    _every.cache_clear()
 
 
 def load(group: str, name: str) -> Any:

@@ -145,3 +145,16 @@ def test_a_process_killed_mid_write_loses_nothing_it_acknowledged(tmp_path: Path
         assert triples.objects(f"Thing {i}", "color") == [f"color {i}"]
     for store in (cache, kv, triples):
         store.close()
+
+
+def test_defer_pairs_on_a_persistent_kv_writes_its_rows_at_once(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from eoc.persist import SqliteKV
+
+    path = tmp_path / "kv.db"
+    kv = SqliteKV(path)
+    assert kv.defer_pairs([("what is the speed of light", "c")]) == 1
+    kv.close()
+    again = SqliteKV(path)
+    hit = again.lookup(Query("what is the speed of light"))
+    assert hit is not None and hit.payload == "c"
+    again.close()

@@ -436,6 +436,10 @@ class PgKV(KVStage):
             KVStage.put(self, prompt, payload, embedding=vec)
             self._stored[key] = payload
 
+    def defer_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
+        """As :meth:`load_pairs`: a persistent store writes its rows, with their vectors, at once."""
+        return self.load_pairs(pairs)
+
     def load_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
         """Store many pairs in one transaction; pairs already stored with the same answer are skipped."""
         with self._write_lock:

@@ -64,7 +64,7 @@ def third_party(tmp_path: Path) -> Iterator[Path]:
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-energy\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text(
         "[eoc.counter_sources]\nacme = acme_energy:survey\n\n"
-        "[eoc.counters]\nacme = acme_energy:AcmeCounter\n",
+        "[eoc.counters]\nacme = acme_energy:AcmeCounter\nrapl = acme_energy:AcmeCounter\n",
         encoding="utf-8",
     )
     sys.path.insert(0, str(tmp_path))
@@ -106,3 +106,9 @@ def test_an_embedder_name_nothing_installs_is_a_config_error(
     monkeypatch.setenv("EOC_EMBEDDER", "word2vec")
     with pytest.raises(ConfigError, match="names no installed embedder: use auto, hashed"):
         kv_options()
+
+
+def test_a_third_party_using_a_counters_name_shadows_no_trusted_class(third_party: Path) -> None:
+    trusted = plugins.values(plugins.COUNTERS)
+    assert "eoc_native.counters.rapl:RaplCounter" in trusted  # eoc's, though "rapl" is taken twice
+    assert "acme_energy:AcmeCounter" in trusted
