@@ -176,3 +176,28 @@ def test_a_long_prompt_is_shown_folded_and_unfolds(session: Session) -> None:
     assert len(shown) < 300 and "show all (520 more characters)" in shown
     card.locator(".unfold").click()
     assert prompt.strip() in card.locator(".prompt").inner_text()
+
+
+def test_cjk_and_emoji_answers_render_as_glyphs_not_empty_boxes(session: Session) -> None:
+    """The fonts `make chromium` installs: each character draws differently from a code point
+    no font has (which draws the missing-glyph box)."""
+    drawn = session.page.evaluate(
+        """(chars) => {
+          const canvas = document.createElement("canvas");
+          canvas.width = canvas.height = 64;
+          const g = canvas.getContext("2d");
+          const draw = (text) => {
+            g.clearRect(0, 0, 64, 64);
+            g.font = "40px " + getComputedStyle(document.body).fontFamily;
+            g.fillText(text, 4, 48);
+            return Array.from(g.getImageData(0, 0, 64, 64).data).join(",");
+          };
+          const missing = draw("\\u0378");  // unassigned: no font has it
+          return chars.map((c) => draw(c) !== missing);
+        }""",
+        ["日", "本", "한", "😀", "A", "\u0379"],  # the last, unassigned too: the check tells
+    )
+    assert drawn == [True, True, True, True, True, False]
+    prompt = "東京は日本の首都ですか？ 🗼"
+    assert session.ask(prompt)["error"] is None
+    assert session.page.locator("#answers > li .prompt").first.inner_text() == prompt
