@@ -1561,7 +1561,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "detection asks no installed counter source",
         "eoc/meter/detection.py",
-        "    sources = plugins.load_all(plugins.COUNTER_SOURCES)",
+        "    sources = sorted(plugins.load_all(plugins.COUNTER_SOURCES), key=lambda s: s[0] != \"native\")",
         '    sources = [s for s in plugins.load_all(plugins.COUNTER_SOURCES) if s[0] == "native"]',
     ),
     (
@@ -1653,6 +1653,12 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "eoc/plugins.py",
         '    return frozenset(ep.value.replace(" ", "") for ep in _every() if ep.group == group)',
         '    return frozenset(ep.value.replace(" ", "") for ep in _installed().get(group, {}).values())',
+    ),
+    (
+        "a third party's counters come before eoc's own",
+        "eoc/meter/detection.py",
+        'key=lambda s: s[0] != "native")',
+        "key=lambda s: s[0])",
     ),
 ]
 

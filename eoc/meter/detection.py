@@ -41,7 +41,8 @@ def native_candidates() -> tuple[list[Counter], str]:
     """Whole-work counters the installed counter sources offer, or ``([], why there are none)``."""
     if IN_PYODIDE:
         return [], "the browser has no energy counter"
-    sources = plugins.load_all(plugins.COUNTER_SOURCES)
+    # eoc's own readers first (their order is RAPL, perf, IOReport), then others by name
+    sources = sorted(plugins.load_all(plugins.COUNTER_SOURCES), key=lambda s: s[0] != "native")
     if not sources:
         return [], f"no energy counter source is installed: {plugins.NATIVE_HINT}"
     offered: list[Counter] = []

@@ -112,3 +112,22 @@ def test_a_third_party_using_a_counters_name_shadows_no_trusted_class(third_part
     trusted = plugins.values(plugins.COUNTERS)
     assert "eoc_native.counters.rapl:RaplCounter" in trusted  # eoc's, though "rapl" is taken twice
     assert "acme_energy:AcmeCounter" in trusted
+
+
+def test_eocs_own_counters_come_before_a_third_partys(
+    third_party: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    import eoc_native.counters as nc
+    from eoc.testing import FakeCounter
+
+    ours = FakeCounter(step_uj=5, name="ours")
+    monkeypatch.setattr(
+        nc,
+        "survey",
+        lambda telemetry=True: SimpleNamespace(whole_work=[ours], other=[], telemetry=[], notes=[]),
+    )
+    found = detect_all()
+    assert [c.name for c, _ in found.candidates][:2] == ["ours", "acme"]
+    assert found.counter is ours
