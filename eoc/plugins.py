@@ -67,6 +67,7 @@ def _every() -> tuple[Any, ...]:
         return ()
 
 
+@functools.cache
 def _installed() -> dict[str, dict[str, Any]]:
     """The entry points by group and name (the first found of a name wins)."""
     out: dict[str, dict[str, Any]] = {}
@@ -89,6 +90,7 @@ def values(group: str) -> frozenset[str]:
 def refresh() -> None:
     """Read the installed entry points again (after installing a package into this process)."""
     _every.cache_clear()
+    _installed.cache_clear()
 
 
 def load(group: str, name: str) -> Any:

@@ -26,14 +26,19 @@ from eoc_native.semantic import PACK_VECTORS, MiniLMEmbedder  # noqa: E402
 from eoc_native.semantic.cache import text_key  # noqa: E402
 
 
-def build() -> bytes:
+def _pack() -> tuple[str, list[str], np.ndarray]:
+    """The installed model's fingerprint, the pack's kv prompts and their vectors, live."""
     model = MiniLMEmbedder()
     prompts = sorted({p for p, _ in knowledge.kv_pairs()})
-    vectors = model.embed_batch(prompts).astype(np.float32)
+    return model.fingerprint, prompts, model.embed_batch(prompts).astype(np.float32)
+
+
+def build() -> bytes:
+    fingerprint, prompts, vectors = _pack()
     buf = io.BytesIO()
     np.savez_compressed(
         buf,
-        model=np.array(model.fingerprint),
+        model=np.array(fingerprint),
         keys=np.array([text_key(p) for p in prompts]),
         vectors=vectors,
     )
@@ -42,15 +47,13 @@ def build() -> bytes:
 
 def stale() -> list[str]:
     """What the shipped file lacks or gets wrong ([] when it is current)."""
-    model = MiniLMEmbedder()
-    prompts = sorted({p for p, _ in knowledge.kv_pairs()})
     if not PACK_VECTORS.is_file():
         return [f"{PACK_VECTORS} is missing"]
+    fingerprint, prompts, live = _pack()
     with np.load(PACK_VECTORS, allow_pickle=False) as data:
-        if str(data["model"]) != model.fingerprint:
+        if str(data["model"]) != fingerprint:
             return ["it was computed by other model files"]
         shipped = dict(zip(map(str, data["keys"]), data["vectors"], strict=True))
-    live = model.embed_batch(prompts)
     out = []
     for p, v in zip(prompts, live, strict=True):
         got = shipped.get(text_key(p))

@@ -34,13 +34,11 @@ def default_model_dir() -> Path:
     return Path(spec.origin).parent / "model"
 
 
-def model_fingerprint(model_dir: Path) -> str:
+def model_fingerprint(config: bytes, vocab: bytes, weights: Path) -> str:
     """A cheap identity of the model files: the SHA-256 of the config, the vocabulary and the
     weights' size, first and last MiB (vectors computed by other weights never match it)."""
-    h = hashlib.sha256()
-    for name in ("config.json", "vocab.txt"):
-        h.update((model_dir / name).read_bytes())
-    weights = model_dir / "model.safetensors"
+    h = hashlib.sha256(config)
+    h.update(vocab)
     size = weights.stat().st_size
     h.update(str(size).encode())
     with weights.open("rb") as f:
@@ -121,7 +119,8 @@ class MiniLMEmbedder:
                 f"{d} lacks {', '.join(missing)}: the model files are incomplete; {FIX}"
             )
         try:
-            cfg = json.loads((d / "config.json").read_text(encoding="utf-8"))
+            config = (d / "config.json").read_bytes()
+            cfg = json.loads(config)
             self.layers = int(cfg["num_hidden_layers"])
             self.heads = int(cfg["num_attention_heads"])
             self.dim = int(cfg["hidden_size"])
@@ -131,7 +130,8 @@ class MiniLMEmbedder:
         try:
             if (d / "vocab.txt").stat().st_size > MAX_VOCAB_BYTES:
                 raise ValueError(f"over {MAX_VOCAB_BYTES:,} bytes")
-            tokens = set((d / "vocab.txt").read_text(encoding="utf-8").splitlines())
+            vocab = (d / "vocab.txt").read_bytes()
+            tokens = set(vocab.decode("utf-8").splitlines())
         except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
             raise InputError(f"cannot read {d / 'vocab.txt'} ({exc}): {FIX}") from None
         for special in ("[CLS]", "[SEP]", "[UNK]", "[PAD]"):
@@ -146,7 +146,7 @@ class MiniLMEmbedder:
             raise InputError(f"{weights} holds no BERT embeddings: {FIX}")
         self._weights_path = weights
         self._w: dict[str, Any] | None = None
-        self.fingerprint = model_fingerprint(d)
+        self.fingerprint = model_fingerprint(config, vocab, weights)
         self._lock = threading.Lock()
 
     @property
