@@ -1378,6 +1378,30 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "        if self.depth > MAX_DEPTH * 100:",
     ),
     (
+        "an integer root walks by ones",
+        "eoc/compute/arith.py",
+        "        smaller = ((n - 1) * r + x // r ** (n - 1)) // n",
+        "        smaller = r - 1 if r**n > x else r",
+    ),
+    (
+        "a computation has no time bound",
+        "eoc/compute/arith.py",
+        "        if time.perf_counter() > self._deadline:",
+        "        if False:",
+    ),
+    (
+        "a power's exponent past float range overflows",
+        "eoc/compute/arith.py",
+        "    except OverflowError:\n        return _HUGE",
+        "    except ZeroDivisionError:\n        return _HUGE",
+    ),
+    (
+        "an arithmetic overflow escapes as a traceback",
+        "eoc/compute/__init__.py",
+        "    except (TooLarge, OverflowError) as exc:",
+        "    except TooLarge as exc:",
+    ),
+    (
         "a written number's exponent unbounded",
         "eoc/compute/numbers.py",
         "    if exp and abs(int(exp)) > MAX_EXPONENT:",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import operator
+import threading
+from collections.abc import Callable
 from fractions import Fraction
 
 import pytest
@@ -10,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eoc import Cascade
-from eoc.compute import MAX_CHARS, compute, framed
-from eoc.compute.numbers import MAX_DIGITS, read_number_words, show
+from eoc.compute import MAX_CHARS, arith, compute, framed
+from eoc.compute.arith import _iroot
+from eoc.compute.numbers import MAX_DIGITS, TooLarge, read_number_words, show
 from eoc.compute.units import find_unit, read_conversion, tables
 from eoc.query import Query, Stage
 from eoc.stages.graph import GraphStage
@@ -283,3 +286,72 @@ def test_any_text_gives_an_answer_or_none_never_an_error(text: str) -> None:
 def test_any_expression_text_is_answered_or_passed_within_bounds(text: str) -> None:
     done = compute(text)
     assert done is None or len(done.answer) <= MAX_DIGITS + 80
+
+
+def _finishes(seconds: float, fn: Callable[[], object]) -> bool:
+    """Whether ``fn()`` returns within ``seconds`` (run in a daemon thread: a hang fails the test
+    instead of holding it; the thread dies with the process)."""
+    done = threading.Event()
+    threading.Thread(target=lambda: (fn(), done.set()), daemon=True).start()
+    return done.wait(seconds)
+
+
+@pytest.mark.parametrize("exponent", [63, 66, 69, 100, 300, 999])
+def test_roots_of_huge_powers_are_answered_at_once(exponent: int) -> None:
+    """A root walks to its value by Newton's method, not by ones: "cube root of 10^100" hung
+    (10^66 took 2.5 s)."""
+    for question in (f"cube root of 10^{exponent}", f"(10^{exponent} + 1)^(1/7)"):
+        assert _finishes(2.0, lambda q=question: compute(q)), question
+    whole = exponent - exponent % 3
+    exact = compute(f"cube root of 10^{whole}")
+    assert exact is not None and exact.answer == "1" + "0" * (whole // 3)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(min_value=0, max_value=10**400), st.integers(min_value=2, max_value=64))
+def test_the_integer_root_is_the_largest_whose_power_fits(x: int, n: int) -> None:
+    r = _iroot(x, n)
+    assert r**n <= x < (r + 1) ** n
+
+
+@pytest.mark.parametrize(
+    "question", ["(10^999)^(10^999)", "2^(10^999)", "2^-(10^999)", "1.5^(10^30)", "(1/3)^(10^400)"]
+)
+def test_a_power_whose_exponent_is_past_float_range_is_too_large(question: str) -> None:
+    """It was an OverflowError (a traceback in the CLI, a 500 from the server)."""
+    with pytest.raises(TooLarge):
+        arith.evaluate(question)
+    done = compute(question)
+    assert done is not None and done.answer.startswith("too large to compute exactly")
+
+
+def test_an_arithmetic_overflow_anywhere_is_a_refusal_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def overflow(_text: str) -> None:
+        raise OverflowError("int too large to convert to float")
+
+    monkeypatch.setattr(arith, "evaluate", overflow)
+    done = compute("2 + 2")
+    assert done is not None and done.answer.startswith("too large to compute exactly")
+
+
+def test_a_computation_past_its_time_is_refused_not_left_running(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(arith, "MAX_SECONDS", -1.0)  # every step is already late
+    done = compute("2 + 3 * 4")
+    assert done is not None and done.answer.startswith("not computed: it would take longer")
+    monkeypatch.undo()
+    assert compute("2 + 3 * 4").answer == "14"  # type: ignore[union-attr]
+
+
+def test_the_cli_answers_an_overflowing_power_with_a_refusal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from eoc.cli.main import main
+
+    monkeypatch.setenv("EOC_MODEL", "none")
+    assert main(["query", "(10^999)^(10^999)"]) == 0
+    printed = capsys.readouterr().out
+    assert "too large to compute exactly" in printed and "graph" in printed

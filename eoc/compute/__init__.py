@@ -82,8 +82,15 @@ def _arithmetic(text: str) -> Computed | None:
         return Computed(
             "not a real number", "arithmetic", "computed: a negative number under an even root"
         )
-    except TooLarge as exc:
-        size = f"about {exc.digits:,} digits" if exc.digits else f"over {MAX_DIGITS:,} digits"
+    except arith.TooSlow:
+        return Computed(
+            f"not computed: it would take longer than {arith.MAX_SECONDS * 1000:g} ms",
+            "arithmetic",
+            f"computed: refused after {arith.MAX_SECONDS * 1000:g} ms",
+        )
+    except (TooLarge, OverflowError) as exc:  # OverflowError: a float conversion past its range
+        digits = getattr(exc, "digits", None)
+        size = f"about {digits:,} digits" if digits and digits < 10**15 else f"over {MAX_DIGITS:,} digits"
         return Computed(
             f"too large to compute exactly: {size} (the limit is {MAX_DIGITS:,})",
             "arithmetic",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from fractions import Fraction
@@ -34,6 +35,12 @@ MAX_TOKENS = 64
 
 MAX_DEPTH = 16
 """Deepest nesting of brackets, roots and powers read."""
+
+MAX_SECONDS = 0.05
+"""Longest a computation may take: checked after every operation, so the worst expression is
+answered or refused (:class:`TooSlow`) within tens of milliseconds. Each operation is itself
+bounded (operands of at most :data:`~eoc.compute.numbers.MAX_DIGITS` digits, roots by Newton's
+method on integers), so no single step can run long."""
 
 _PHRASES = [
     (re.compile(p), r)
@@ -137,6 +144,10 @@ def _tokens(text: str) -> list[str | Fraction] | None:
     return out
 
 
+class TooSlow(ArithmeticError):
+    """A computation that ran past :data:`MAX_SECONDS` (refused, never left running)."""
+
+
 class _Parser:
     """Recursive descent over the tokens; values are built as they are read."""
 
@@ -145,6 +156,13 @@ class _Parser:
         self.i = 0
         self.depth = 0
         self.ops = 0
+        self._deadline = time.perf_counter() + MAX_SECONDS
+
+    def step(self) -> None:
+        """Count an operation, refusing once the computation has run past its time."""
+        self.ops += 1
+        if time.perf_counter() > self._deadline:
+            raise TooSlow
 
     def peek(self) -> str | Fraction | None:
         return self.toks[self.i] if self.i < len(self.toks) else None
@@ -171,7 +189,7 @@ class _Parser:
                 v, s = check_size(_add(v, -w)), f"{s} − {t}"
             else:
                 return v, s
-            self.ops += 1
+            self.step()
 
     def term(self) -> tuple[Value, str]:
         v, s = self.unary()
@@ -193,7 +211,7 @@ class _Parser:
                 v, s = Fraction(int(v) % int(w)), f"{s} mod {t}"
             else:
                 return v, s
-            self.ops += 1
+            self.step()
 
     def unary(self) -> tuple[Value, str]:
         if self.take("-"):
@@ -211,7 +229,7 @@ class _Parser:
             self.nest()
             w, t = self.unary()  # right-associative: 9^9^9 is 9^(9^9)
             self.depth -= 1
-            self.ops += 1
+            self.step()
             return _pow(v, w), f"{s}^{t}"
         return v, s
 
@@ -224,7 +242,7 @@ class _Parser:
                 v, s = _factorial(v), f"{s}!"
             else:
                 return v, s
-            self.ops += 1
+            self.step()
 
     def primary(self) -> tuple[Value, str]:
         tok = self.peek()
@@ -236,7 +254,7 @@ class _Parser:
                 self.nest()
                 v, s = self.power()
                 self.depth -= 1
-                self.ops += 1
+                self.step()
                 if fn is None:
                     return _factorial(v), f"{s}!"
                 plain = s.startswith("(") or _PLAIN.fullmatch(s) is not None
@@ -292,7 +310,15 @@ def _digits_of_power(base: Value, exp: Value) -> int:
         size = max(_log10_int(abs(base.numerator)), _log10_int(base.denominator))
     else:
         size = abs(float(abs(base).log10()))
-    return math.floor(size * abs(float(exp))) + 1
+    try:
+        digits = size * abs(float(exp))  # an exponent past float's range overflows or is inf
+        return math.floor(digits) + 1 if math.isfinite(digits) else _HUGE
+    except OverflowError:
+        return _HUGE
+
+
+_HUGE = 10**18
+"""The size given to a power whose exponent alone is past float's range: far over any bound."""
 
 
 def _log10_int(n: int) -> float:
@@ -345,14 +371,18 @@ def _exact_root(q: Fraction, n: int) -> Fraction | None:
 
 
 def _iroot(x: int, n: int) -> int:
+    """The integer ``n``-th root of ``x`` ≥ 0 (the largest r with r**n <= x): Newton's method on
+    integers from above, which falls monotonically to it in about log2(bits) steps."""
+    if x < 2:
+        return x
     if n == 2:
         return math.isqrt(x)
-    r = round(x ** (1 / n)) if x.bit_length() < 1000 else 1 << (x.bit_length() // n)
-    while r**n > x:
-        r -= 1
-    while (r + 1) ** n <= x:
-        r += 1
-    return r
+    r = 1 << -(-x.bit_length() // n)  # 2**ceil(bits/n) > the root
+    while True:
+        smaller = ((n - 1) * r + x // r ** (n - 1)) // n
+        if smaller >= r:
+            return r
+        r = smaller
 
 
 def _sqrt(v: Value) -> Value:
@@ -420,4 +450,4 @@ def _parse(tokens: list[str | Fraction]) -> Result | None:
     return Result(value, shown)
 
 
-__all__ = ["MAX_DEPTH", "MAX_TOKENS", "Result", "evaluate"]
+__all__ = ["MAX_DEPTH", "MAX_SECONDS", "MAX_TOKENS", "Result", "TooSlow", "evaluate"]
