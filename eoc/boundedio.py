@@ -1,7 +1,11 @@
 """Bounded reads and strict JSON: every file, stream or document eoc reads goes through here.
 
 * :func:`read_bounded` reads at most ``limit`` bytes and refuses anything larger *while
-  reading* (``stat()`` says nothing useful about ``/dev/zero``, a FIFO or standard input).
+  reading* (``stat()`` says nothing useful about ``/dev/zero``, a FIFO or standard input). A
+  path is opened without blocking, so a named pipe nobody writes to is an empty read, not a
+  hang; a pipe or device that goes quiet for :data:`IDLE_S` seconds is refused. A missing path,
+  a folder or a file that may not be read is said to be just that
+  (:class:`~eoc.errors.InputUnreadable`), never "too large".
 * :func:`loads_strict` parses JSON and refuses, with a typed error, what Python's ``json`` would
   accept or crash on: duplicate keys, ``NaN``/``Infinity``, integers of more than 40 digits
   (Python raises a plain ``ValueError`` past 4,300), floats that overflow, and nesting deeper
@@ -21,13 +25,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eoc.errors import BadJson, InputError, InputTooLarge
+from eoc._compat import IN_PYODIDE
+from eoc.errors import BadJson, InputError, InputTooLarge, InputUnreadable
 
 MAX_INT_DIGITS = 40
 """Longest integer literal accepted in JSON (a µJ figure fits in 20 digits)."""
 MAX_DEPTH = 64
 """Deepest nesting of JSON arrays and objects accepted."""
 _CHUNK = 1 << 16
+IDLE_S = 30.0
+"""Longest wait for the next bytes from a pipe or device (a regular file never waits)."""
+TOTAL_S = 120.0
+"""Longest a pipe or device may take to send all it sends."""
 # a JSON string as one token (so brackets inside it are skipped), or one bracket
 _TOKENS = re.compile(r'"(?:[^"\\]++|\\.)*+"|[\[\]{}]')
 
@@ -43,22 +52,74 @@ def read_bounded(
     """The bytes of ``source`` (a path, or ``-`` for standard input), at most ``limit`` of them.
 
     Raises:
-        ``error``: the source is larger than ``limit`` bytes, cannot be read, or is a folder.
+        ``error``: the source is larger than ``limit`` bytes.
+        InputUnreadable: the path does not exist, is a folder, may not be read, or is a pipe or
+            device that sent nothing for :data:`IDLE_S` seconds (``error`` instead, when the
+            caller named one other than :class:`~eoc.errors.InputTooLarge`).
     """
     name = str(source)
+    unreadable = InputUnreadable if error is InputTooLarge else error
     if name == "-" and stdin_ok:
         stream = sys.stdin.buffer
         return _read_limited(stream, limit, what, "standard input", error)
+    # without blocking: opening a named pipe that has no writer would wait forever (the browser's
+    # file system has no pipes)
+    nonblocking = 0 if IN_PYODIDE else getattr(os, "O_NONBLOCK", 0)
     try:
-        with open(name, "rb") as f:
-            mode = os.fstat(f.fileno()).st_mode
-            if stat.S_ISDIR(mode):
-                raise error(f"{name} is a folder, not a {what} file")
-            return _read_limited(f, limit, what, name, error)
+        fd = os.open(name, os.O_RDONLY | nonblocking)
+    except FileNotFoundError:
+        raise unreadable(f"{name} does not exist: pass the path of a {what} file") from None
     except IsADirectoryError:
-        raise error(f"{name} is a folder, not a {what} file") from None
+        raise unreadable(f"{name} is a folder, not a {what} file") from None
+    except PermissionError:
+        raise unreadable(f"cannot read {what} {name}: permission denied") from None
     except OSError as exc:
-        raise error(f"cannot read {what} {name}: {exc.strerror or exc}") from None
+        raise unreadable(f"cannot read {what} {name}: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise unreadable(f"{name} is a folder, not a {what} file")
+        if stat.S_ISREG(mode):
+            if nonblocking:
+                os.set_blocking(fd, True)
+            with os.fdopen(fd, "rb", closefd=False) as f:
+                return _read_limited(f, limit, what, name, error)
+        kind = "a named pipe" if stat.S_ISFIFO(mode) else "a device or socket"
+        named = f"{name} ({kind})"
+        return _read_limited(_Waiting(fd, named, what, unreadable), limit, what, named, error)
+    except OSError as exc:
+        raise unreadable(f"cannot read {what} {name}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+class _Waiting:
+    """Reads a pipe or device opened without blocking: each read returns what is there, the end
+    (b""), or waits at most :data:`IDLE_S` for more and :data:`TOTAL_S` in all."""
+
+    def __init__(self, fd: int, name: str, what: str, unreadable: type[InputError]) -> None:
+        import time  # not at import: only a pipe or device needs a clock
+
+        self._fd, self._name, self._what, self._unreadable = fd, name, what, unreadable
+        self._clock = time.monotonic
+        self._deadline = self._clock() + TOTAL_S
+
+    def read(self, n: int) -> bytes:
+        import select  # the browser has no pipes, and no select to wait on one
+
+        while True:
+            try:
+                # first without waiting: a pipe with no writer reads as its end at once (select
+                # would not wake for it on Linux until a writer had come and gone)
+                return os.read(self._fd, n)
+            except BlockingIOError:
+                wait = max(0.0, min(IDLE_S, self._deadline - self._clock()))
+                ready, _, _ = select.select([self._fd], [], [], wait)
+                if not ready:
+                    raise self._unreadable(
+                        f"{self._name} sent nothing for {wait:g} s while eoc waited for the "
+                        f"{self._what}: pass a file, or - for standard input"
+                    ) from None
 
 
 def _read_limited(stream: Any, limit: int, what: str, name: str, error: type[InputError]) -> bytes:
@@ -182,7 +243,9 @@ def read_json(
 
 
 __all__ = [
+    "IDLE_S",
     "MAX_DEPTH",
+    "TOTAL_S",
     "MAX_INT_DIGITS",
     "decode_utf8",
     "loads_strict",

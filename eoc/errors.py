@@ -13,6 +13,7 @@ The hierarchy::
     │   ├── BadSuite               a bench suite that is not a list of cases (eoc.benchrun)
     │   ├── BadJson                JSON that is malformed, too deep, or holds huge numbers
     │   ├── InputTooLarge          a file or stream larger than eoc reads for that purpose
+    │   ├── InputUnreadable        a path that is missing, a folder, or a pipe that sends nothing
     │   └── ConfigError            a Cascade, stage or counter set up wrongly
     ├── Refusal                    eoc declined to give a figure (exit 1)
     │   ├── CounterUnavailable     no counter, no permission, browser
@@ -91,6 +92,11 @@ class BadJson(InputError):
 
 class InputTooLarge(InputError):
     """A file or stream is larger than eoc reads for that purpose (reads are bounded)."""
+
+
+class InputUnreadable(InputError):
+    """A path that cannot be read as the file asked for: it does not exist, is a folder, may not
+    be read, or is a pipe or device that sent nothing in time (the message says which)."""
 
 
 class ConfigError(InputError):

@@ -167,6 +167,9 @@ class Receipt:
         """A fresh version 2 receipt for an answer and its cost."""
         if not isinstance(cost, JouleCost):
             raise BadReceipt("a receipt is issued for a JouleCost (with its provenance and basis)")
+        impossible = _impossible(stage.value, cost.provenance.value)
+        if impossible:
+            raise BadReceipt(impossible.replace("this receipt says", "a receipt would say"))
         kind = None if cost.counter_kind is None else cost.counter_kind.value
         fields: dict[str, Any] = {
             "eoc_version": __version__,
@@ -217,6 +220,8 @@ class Receipt:
         try:
             expected = self.expected_digest()
         except (AttributeError, TypeError, UnicodeError, ValueError):
+            return False
+        if _impossible(self.stage, self.provenance):
             return False
         if self.version == 2 and self.provenance == Provenance.MEASURED.value:
             if not self.counter or self.counter_kind not in _METERING:
@@ -355,6 +360,9 @@ def _check_forms(fields: Mapping[str, Any], version: int) -> None:
         )
     if not 1 <= fields["cost_uj"] < 1 << 63:
         raise BadReceipt(f"receipt cost_uj {fields['cost_uj']} is not a cost (1 µJ or more)")
+    impossible = _impossible(fields["stage"], fields["provenance"])
+    if impossible:
+        raise ReceiptMismatch(impossible)
     if version < 2:
         return
     kind = fields["counter_kind"]
@@ -368,6 +376,17 @@ def _check_forms(fields: Mapping[str, Any], version: int) -> None:
             "a MEASURED receipt must name the live counter it was read from and its kind: "
             "this one does not, so it was altered or forged"
         )
+
+
+def _impossible(stage: object, provenance: object) -> str:
+    """Why a receipt's stage and provenance cannot both be true ("" when they can): cache, kv
+    and graph answers are never bracketed by the meter, so never MEASURED (docs/design.md §4)."""
+    if provenance == Provenance.MEASURED.value and stage != Stage.NEURAL.value:
+        return (
+            f"this receipt says a {stage} answer was MEASURED, which eoc never does (cache, kv "
+            "and graph answers are never bracketed by a counter): it was altered or forged"
+        )
+    return ""
 
 
 def _check_signature(sig: object) -> Mapping[str, str] | None:

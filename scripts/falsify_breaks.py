@@ -1378,6 +1378,42 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "        if self.depth > MAX_DEPTH * 100:",
     ),
     (
+        "an empty trusted key list switches checking off",
+        "eoc_native/autotune/seal.py",
+        "    if not out and (keys or source != \"the trusted keys given\"):",
+        "    if False:",
+    ),
+    (
+        "a set but blank EOC_TRUSTED_KEYS is not checked",
+        "eoc/cli/main.py",
+        '    wants_keys = args.public_key or "EOC_TRUSTED_KEYS" in os.environ',
+        '    wants_keys = args.public_key or os.environ.get("EOC_TRUSTED_KEYS", "").strip()',
+    ),
+    (
+        "a measured cache, kv or graph receipt verifies",
+        "eoc/receipt.py",
+        "    if provenance == Provenance.MEASURED.value and stage != Stage.NEURAL.value:",
+        "    if False:",
+    ),
+    (
+        "opening a named pipe blocks",
+        "eoc/boundedio.py",
+        '    nonblocking = 0 if IN_PYODIDE else getattr(os, "O_NONBLOCK", 0)',
+        "    nonblocking = 0",
+    ),
+    (
+        "a missing path is reported as too large",
+        "eoc/boundedio.py",
+        "    unreadable = InputUnreadable if error is InputTooLarge else error",
+        "    unreadable = error",
+    ),
+    (
+        "a quiet pipe is waited on forever",
+        "eoc/boundedio.py",
+        "                if not ready:\n                    raise self._unreadable(",
+        "                if False:\n                    raise self._unreadable(",
+    ),
+    (
         "an integer root walks by ones",
         "eoc/compute/arith.py",
         "        smaller = ((n - 1) * r + x // r ** (n - 1)) // n",
@@ -1688,6 +1724,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
 
 # Breaks whose group of tests is slow, and the one test that shows each (instead of the group).
 FOCUS: dict[str, list[str]] = {
+    "an empty trusted key list switches checking off": ["tests/native/test_receipt_signing.py"],
     "a question with two readings and two answers is served": [
         "tests/test_questions.py::test_two_readings_with_two_answers_pass_on"
     ],

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import threading
+import time
+
 import pytest
 
+from eoc import boundedio
 from eoc.boundedio import decode_utf8, loads_strict, read_bounded
-from eoc.errors import BadJson, InputTooLarge
+from eoc.errors import BadJson, ConfigError, InputTooLarge, InputUnreadable
 from tests.helpers import IN_BROWSER
 
 
@@ -44,8 +49,60 @@ def test_a_read_stops_at_its_limit(tmp_path) -> None:
     assert read_bounded(f, 1001) == b"x" * 1001
     with pytest.raises(InputTooLarge, match="larger than 1,000 bytes"):
         read_bounded(f, 1000)
-    with pytest.raises(InputTooLarge, match="folder"):
-        read_bounded(tmp_path, 10)
+
+
+def test_a_folder_or_a_missing_path_is_said_to_be_one_not_too_large(tmp_path) -> None:
+    with pytest.raises(InputUnreadable, match="is a folder, not a receipt file"):
+        read_bounded(tmp_path, 10, what="receipt")
+    with pytest.raises(InputUnreadable, match="does not exist"):
+        read_bounded(tmp_path / "nothing.json", 10)
+    with pytest.raises(ConfigError, match="does not exist"):  # a caller's own error class stays
+        read_bounded(tmp_path / "nothing.pem", 10, error=ConfigError)
+
+
+def _read_within(seconds: float, *args: object) -> object:
+    """``read_bounded(*args)``'s bytes or the error it raised, or "hung" if it took longer than
+    ``seconds`` (read in a daemon thread, so a hang fails the test instead of holding it)."""
+    got: list[object] = []
+
+    def read() -> None:
+        try:
+            got.append(read_bounded(*args))  # type: ignore[arg-type]
+        except Exception as exc:
+            got.append(exc)
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    return got[0] if got else "hung"
+
+
+@pytest.mark.skipif(IN_BROWSER, reason="no named pipes in Pyodide")
+def test_a_named_pipe_never_holds_a_read(tmp_path, monkeypatch) -> None:
+    """A FIFO with no writer reads as empty at once; one whose writer goes quiet is refused."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    assert _read_within(5, fifo, 100) == b""
+    monkeypatch.setattr(boundedio, "IDLE_S", 0.2)
+    writer = os.open(fifo, os.O_RDWR)  # a writer that holds the pipe open and sends nothing
+    try:
+        quiet = _read_within(5, fifo, 100)
+        assert isinstance(quiet, InputUnreadable), quiet
+        assert "(a named pipe) sent nothing for 0.2 s" in quiet.reason
+        os.write(writer, b"abc")
+        assert isinstance(_read_within(5, fifo, 100), InputUnreadable)  # abc, then quiet
+    finally:
+        os.close(writer)
+    monkeypatch.setattr(boundedio, "IDLE_S", 10.0)
+    writer = os.open(fifo, os.O_RDWR)
+    os.write(writer, b'{"a": 1}')
+    got: list[object] = []
+    reader = threading.Thread(target=lambda: got.append(_read_within(5, fifo, 100)), daemon=True)
+    reader.start()
+    time.sleep(0.5)  # the reader has opened the pipe and read what was sent
+    os.close(writer)  # the writer's end: read whole
+    reader.join(6)
+    assert got == [b'{"a": 1}']
 
 
 @pytest.mark.skipif(IN_BROWSER, reason="no /dev/zero in Pyodide")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -102,8 +104,23 @@ def test_verify_malformed_input_is_a_usage_error(tmp_path, content: str) -> None
     assert code == 2
 
 
-def test_verify_missing_file_is_a_usage_error(tmp_path) -> None:
+def test_verify_missing_file_is_a_usage_error(tmp_path, capsys) -> None:
     assert run("verify", str(tmp_path / "absent.json"))[0] == 2
+    assert "absent.json does not exist" in capsys.readouterr().err
+    assert run("verify", str(tmp_path))[0] == 2
+    assert "is a folder, not a receipt file" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(IN_BROWSER, reason="no named pipes in Pyodide")
+def test_verify_of_a_named_pipe_ends(tmp_path, capsys) -> None:
+    """It hung: opening a FIFO nobody writes to blocks until someone does."""
+    fifo = tmp_path / "r.json"
+    os.mkfifo(fifo)
+    done: list[int] = []
+    reader = threading.Thread(target=lambda: done.append(run("verify", str(fifo))[0]), daemon=True)
+    reader.start()
+    reader.join(10)
+    assert done == [2]
 
 
 @pytest.mark.parametrize("prompt", ["", "   ", "x" * 20_000])

@@ -7,6 +7,7 @@ import pytest
 from eoc import JouleCost, Provenance, Receipt, Stage, worst_of
 from eoc.cost import CounterKind
 from eoc.errors import BadReceipt, ConfigError, ReceiptMismatch
+from eoc.receipt import receipt_digest, receipt_digest_v2
 from tests.helpers import native_only
 
 QID = "a" * 64
@@ -261,8 +262,8 @@ def test_malformed_receipt_documents_are_bad_receipts(doc: object) -> None:
     ],
 )
 def test_a_measured_receipt_without_a_counter_of_a_metering_kind_is_refused(changes) -> None:
-    with pytest.raises(ReceiptMismatch, match="MEASURED"):
-        Receipt.from_dict({**V2, **changes})
+    with pytest.raises(ReceiptMismatch, match="must name the live counter"):
+        Receipt.from_dict({**V2, "stage": "neural", **changes})
 
 
 def test_a_hand_built_measured_receipt_needs_a_counter() -> None:
@@ -271,10 +272,10 @@ def test_a_hand_built_measured_receipt_needs_a_counter() -> None:
         Receipt.issue(QID, Stage.KV, JouleCost(5, Provenance.MEASURED, "claimed"), "4")
     with pytest.raises(BadReceipt):
         Receipt.issue(QID, Stage.KV, 5, "4")  # type: ignore[arg-type]
-    forged = Receipt.issue(QID, Stage.KV, est(5), "4")
+    forged = Receipt.issue(QID, Stage.NEURAL, est(5), "4")
     forged.provenance = "measured"
     assert not forged.verify()
-    with pytest.raises(ReceiptMismatch, match="MEASURED"):
+    with pytest.raises(ReceiptMismatch, match="must name the live counter"):
         Receipt.from_dict({**forged.to_dict(), "digest": forged.expected_digest()})
 
 
@@ -290,7 +291,42 @@ def test_in_the_browser_no_measured_cost_can_be_built(monkeypatch: pytest.Monkey
 def test_verify_refuses_a_measured_v2_receipt_without_a_counter_even_with_a_matching_digest() -> (
     None
 ):
-    r = Receipt.issue(QID, Stage.KV, est(5), "4")
+    r = Receipt.issue(QID, Stage.NEURAL, est(5), "4")
     r.provenance = "measured"
     r.digest = r.expected_digest()
     assert not r.verify()
+
+
+@pytest.mark.parametrize("stage", ["cache", "kv", "graph"])
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_cheap_tier_answer_said_to_be_measured_is_refused_even_when_consistent(
+    stage: str, version: int
+) -> None:
+    """Cache, kv and graph answers are never bracketed: "graph, 412 µJ measured on rapl:package
+    (hardware)" cannot be true, however self-consistent its digest (it verified before)."""
+    fields = dict(query_id=QID, stage=stage, cost_uj=412, provenance="measured", payload="4")
+    more = dict(counter="rapl:package", counter_kind="hardware", basis="span", eoc_version="0.2.0")
+    if version == 1:
+        doc = {"version": 1, **fields, "digest": receipt_digest(**fields)}
+    else:
+        doc = {"version": 2, **fields, **more, "digest": receipt_digest_v2(**fields, **more)}
+    with pytest.raises(ReceiptMismatch, match=f"a {stage} answer was MEASURED"):
+        Receipt.from_dict(doc)
+    built = Receipt.__new__(Receipt)
+    for name in Receipt.__slots__:
+        setattr(built, name, doc.get(name))
+    assert not built.verify()
+    neural = {**doc, "stage": "neural"}
+    neural["digest"] = (
+        receipt_digest(**{**fields, "stage": "neural"})
+        if version == 1
+        else receipt_digest_v2(**{**fields, "stage": "neural"}, **more)
+    )
+    assert Receipt.from_dict(neural).verify()  # a measured model answer can be true
+
+
+def test_no_receipt_is_issued_for_a_measured_cheap_tier_answer() -> None:
+    cost = JouleCost(5, Provenance.MEASURED, "span", counter="rapl", counter_kind=CounterKind.FAKE)
+    with pytest.raises(BadReceipt, match="never"):
+        Receipt.issue(QID, Stage.GRAPH, cost, "4")
+    assert Receipt.issue(QID, Stage.NEURAL, cost, "4").verify()

@@ -502,7 +502,9 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     receipt = check_document(doc)
     signer: str | None = None
     trusted: bool | None = None
-    wants_keys = args.public_key or os.environ.get("EOC_TRUSTED_KEYS", "").strip()
+    # a set variable counts even when blank: EOC_TRUSTED_KEYS="$KEYS" with $KEYS unset is an
+    # error (configured_trusted_keys), never checking switched off
+    wants_keys = args.public_key or "EOC_TRUSTED_KEYS" in os.environ
     if receipt.signature is not None or (wants_keys and not IN_PYODIDE):
         _, receipts = _native_verify("a receipt signature")
         signer, trusted = receipts.check_receipt_signature(receipt, args.public_key or None)

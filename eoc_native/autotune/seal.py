@@ -131,14 +131,18 @@ class SignatureCheck:
 
 
 def configured_trusted_keys(keys: Sequence[str] | None = None) -> tuple[str, ...]:
-    """The configured trusted keys: ``keys`` when given (even empty), else ``$EOC_TRUSTED_KEYS``.
+    """The configured trusted keys: ``keys`` when given, else ``$EOC_TRUSTED_KEYS`` when set.
 
     Raises:
-        ConfigError: a key is not 64 hex digits (a misspelt key must not switch checking off).
+        ConfigError: a key is not 64 hex digits, or keys were given (or the variable is set) but
+            hold none: a misspelt key, ``--public-key ""`` or ``EOC_TRUSTED_KEYS=","`` (an unset
+            shell variable, most often) must not switch checking off.
     """
     source = "the trusted keys given"
     if keys is None:
-        keys = os.environ.get(TRUSTED_KEYS_ENV, "").split(",")
+        if TRUSTED_KEYS_ENV not in os.environ:
+            return ()
+        keys = os.environ[TRUSTED_KEYS_ENV].split(",")
         source = f"${TRUSTED_KEYS_ENV}"
     if isinstance(keys, str):  # one key passed bare would otherwise split into characters
         keys = [keys]
@@ -154,6 +158,12 @@ def configured_trusted_keys(keys: Sequence[str] | None = None) -> tuple[str, ...
                 f"{source}: {raw.strip()!r:.80} is not an Ed25519 public key (64 hex digits)"
             )
         out.append(key)
+    if not out and (keys or source != "the trusted keys given"):
+        raise ConfigError(
+            f"{source} holds no key ({', '.join(repr(k) for k in keys)[:80] or 'empty'}): an empty "
+            "key would switch checking off. Pass the signer's public key (64 hex digits), or "
+            f"unset {TRUSTED_KEYS_ENV} and pass no --public-key to check consistency only"
+        )
     return tuple(out)
 
 

@@ -106,6 +106,32 @@ def test_an_unsigned_receipt_is_refused_when_a_trusted_key_is_given(tmp_path) ->
     assert run("verify", "--public-key", public, str(f))[0] == 1
 
 
+@pytest.mark.parametrize(
+    "args,env",
+    [
+        (["--public-key", ""], None),
+        (["--public-key", "  "], None),
+        ([], ","),
+        ([], ""),
+        ([], " , "),
+    ],
+)
+def test_an_empty_trusted_key_list_is_an_error_not_checking_switched_off(
+    tmp_path, monkeypatch, capsys, args: list[str], env: str | None
+) -> None:
+    """`--public-key "$KEY"` with $KEY unset, or EOC_TRUSTED_KEYS=",", accepted an unsigned
+    forged receipt (exit 0, "origin : unsigned")."""
+    _, text = run("query", "--json", "what is 2+2")
+    f = tmp_path / "r.json"
+    f.write_text(text)
+    if env is not None:
+        monkeypatch.setenv("EOC_TRUSTED_KEYS", env)
+    assert run("verify", *args, str(f))[0] == 2
+    assert "holds no key" in capsys.readouterr().err
+    monkeypatch.delenv("EOC_TRUSTED_KEYS", raising=False)
+    assert run("verify", str(f))[0] == 0  # no keys asked for: consistency only
+
+
 def test_a_bad_signing_key_file_is_a_config_error(tmp_path) -> None:
     bad = tmp_path / "bad.pem"
     bad.write_text("not a key")
