@@ -245,8 +245,8 @@ def read_json(
 __all__ = [
     "IDLE_S",
     "MAX_DEPTH",
-    "TOTAL_S",
     "MAX_INT_DIGITS",
+    "TOTAL_S",
     "decode_utf8",
     "loads_strict",
     "read_bounded",

@@ -90,7 +90,11 @@ def _arithmetic(text: str) -> Computed | None:
         )
     except (TooLarge, OverflowError) as exc:  # OverflowError: a float conversion past its range
         digits = getattr(exc, "digits", None)
-        size = f"about {digits:,} digits" if digits and digits < 10**15 else f"over {MAX_DIGITS:,} digits"
+        size = (
+            f"about {digits:,} digits"
+            if digits and digits < 10**15
+            else f"over {MAX_DIGITS:,} digits"
+        )
         return Computed(
             f"too large to compute exactly: {size} (the limit is {MAX_DIGITS:,})",
             "arithmetic",
