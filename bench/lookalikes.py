@@ -1,6 +1,6 @@
 """Look-alike precision: questions that read like a stored one but ask something else.
 
-    python bench/lookalikes.py [--no-minilm] [--json] [--show N]
+    python bench/lookalikes.py [--suite lookalikes|lookalikes-sealed] [--no-minilm] [--json] [--show N]
 
 Two parts, both counted per configuration (eoc's native default, MiniLM + guard; eoc's core and
 browser default, hashed n-grams + guard; and plain cosine at GPTCache's and RedisVL's defaults
@@ -16,7 +16,9 @@ for comparison):
   swapped for each other one (``what is 7*8`` -> ``what is 7+8``), asked of the seeded kv: any
   similarity hit is wrong, since a computation is answered by computing it.
 
-The figure that counts is the suite's wrong share, 0 for eoc's defaults (issue 22).
+``--suite lookalikes-sealed`` runs 133 more pairs of the same classes, written apart from the
+guard and from the first suite and committed before the guard's changes were finished; it was
+run once, after them: the figure that says whether the rules generalize.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ from eoc.stages import HashedNgramEmbedder, KVStage
 from eoc.stages.guard import EntityGuard, NoGuard
 from eoc.stages.text import normalize
 
-SUITE = Path(__file__).resolve().parent / "suites" / "lookalikes.jsonl"
+SUITES = Path(__file__).resolve().parent / "suites"
+SUITE = SUITES / "lookalikes.jsonl"
 GPTCACHE_COSINE = 0.6
 REDISVL_COSINE = 0.9
 _OPERATOR = re.compile(r"(?<=\d)\s*([-+*/^])\s*(?=\d)")
@@ -140,8 +143,8 @@ def evaluate(
     }
 
 
-def run(minilm: bool) -> list[dict[str, Any]]:
-    rows = load_suite()
+def run(minilm: bool, suite: Path = SUITE) -> list[dict[str, Any]]:
+    rows = load_suite(suite)
     vectors: dict[str, Any] = {}
     if minilm:
         from eoc_native.semantic import CachedEmbedder, ExactIndex, MiniLMEmbedder
@@ -187,16 +190,25 @@ def run(minilm: bool) -> list[dict[str, Any]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--suite",
+        default="lookalikes",
+        choices=["lookalikes", "lookalikes-sealed"],
+        help="the suite (sealed: 133 more pairs, written apart and run once after the changes)",
+    )
     parser.add_argument("--no-minilm", action="store_true", help="the core's embedder only")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--show", type=int, default=0, help="list this many wrong hits each")
     args = parser.parse_args()
-    results = run(not args.no_minilm)
+    results = run(not args.no_minilm, SUITES / f"{args.suite}.jsonl")
     if args.json:
         print(json.dumps(results, indent=2, ensure_ascii=False))
         return
     classes = list(results[0]["asked_by_class"])
-    print(f"look-alike suite: {results[0]['pairs']} hand-written pairs; served wrongly, by class")
+    print(
+        f"look-alike suite {args.suite}: {results[0]['pairs']} hand-written pairs; "
+        "served wrongly, by class"
+    )
     print(f"{'configuration':<43}{'wrong':>7}  " + " ".join(f"{c[:10]:>10}" for c in classes))
     for r in results:
         cells = " ".join(

@@ -38,6 +38,42 @@ REFUSED = [
         "side differs",
     ),
     ("How do I buy a gift card?", "How do I buy a gift?", "adds card"),
+    # a computation is computed, never matched: "what is 7+8" got the answer of "what is 7*8"
+    ("what is 7+8", "what is 7*8", "computation"),
+    ("calculate 17 times 3", "what is 17 times 3", "computation"),
+    # operators and symbols decide like numbers do
+    ("What does x != y return in Go?", "What does x == y return in Go?", "operators or symbols"),
+    ("Is 2^10 >= 1000 in JavaScript?", "Is 2^10 <= 1000 in JavaScript?", "operators or symbols"),
+    ("When was C# released?", "When was C released?", "operators or symbols"),
+    ("Who is the voice of O+ in the show?", "Who is the voice of O- in the show?", "symbols"),
+    ("What is 15% of the budget for Lyon?", "What is 15 of the budget for Lyon?", "symbols"),
+    ("What is 15 percent of the budget for Lyon?", "What is 15 of the budget for Lyon?", "symbols"),
+    # a tense that changes the fact
+    ("Who was the mayor of Lyon?", "Who is the mayor of Lyon?", "tense"),
+    ("Did the museum open on Mondays?", "Does the museum open on Mondays?", "tense"),
+    # who does what to whom: the question word as the doer or the done-to, or words that trade
+    # places across a verb
+    ("Who did Ghana beat in the final?", "Who beat Ghana in the final?", "question word"),
+    ("what do herons eat", "what eats herons", "question word"),
+    ("which club did the rovers beat", "which club beat the rovers", "question word"),
+    ("does the otter chase the heron", "does the heron chase the otter", "trade places"),
+    ("do bees pollinate clover", "does clover pollinate bees", "trade places"),
+    ("is the cat in the box", "is the box in the cat", "swapped"),
+    ("how many lbs is 150 kg", "how many kg is 150 lbs", "measures another thing"),
+    # what the sealed suite's single run missed (read after it): a verb of the rewording list
+    # between swapped words, a lone capital letter, a pole said twice, a capital's case, a
+    # chess mark standing alone, a music sign
+    ("does flask need jinja installed?", "does jinja need flask installed?", "trade places"),
+    (
+        "can a type A donor give to a type O patient?",
+        "can a type O donor give to a type A patient?",
+        "order",
+    ),
+    ("does a lower dose lower the risk?", "does a higher dose lower the risk?", "opposites"),
+    ("what is NO in chemistry?", "what is No in chemistry?", "capitals say which"),
+    ("what does ?! after a move mean?", "what does !? after a move mean?", "symbols"),
+    ("what does a ♭ do to a note?", "what does a ♯ do to a note?", "symbols"),
+    ("is a 737 longer than an A320?", "is an A320 longer than a 737?", "trade places"),
     ("How do I delete my business account?", "How do I delete my account?", "adds business"),
     ("How do I buy a gift?", "How do I buy a gift card?", "lacks card"),
     ("How do I cancel part of my booking?", "How do I cancel my booking?", "adds part"),
@@ -78,6 +114,13 @@ ALLOWED = [
     ("Which port does PostgreSQL use by default?", "What is the default port for PostgreSQL?"),
     ("the 2007 I mean 2001 report on Mars", "the 2001 report on Mars"),
     ("No sorry, what is 2+2", "what is 2+2"),
+    # a question phrase moves as a whole; "by default" is the default port; symbols spelled out
+    ("Aruba lies in which region of the world?", "Which region of the world is Aruba in?"),
+    ("Jupiter has how many moons?", "How many moons does Jupiter have?"),
+    ("Who wrote Hamlet?", "Who wrote Hamlet, please?"),
+    ("Which ISO 3166-1 code does Peru have?", "Which ISO code does Peru have?"),
+    ("What is 20 percent of the Lyon budget?", "What is 20% of the Lyon budget?"),
+    ("hello! when was C# released?", "When was C# released?"),
     # naming words next to what they name, a framing verb opening the text
     ("Name the capital city of France.", "What is the capital of France?"),
     ("Which chemical symbol does Iron have?", "What is the chemical symbol of Iron?"),

@@ -255,7 +255,8 @@ def test_the_term_check_reads_at_most_max_term_checks_stored_prompts() -> None:
 
 def test_a_self_correcting_text_has_no_entity_fingerprint() -> None:
     assert EntityGuard.fingerprint("the 2007 I mean 2001 report") is None
-    assert EntityGuard.fingerprint("the 2001 report, 3 pages") == ("2001", "3")
+    assert EntityGuard.fingerprint("the 2001 report, 3 pages") == (("2001", "3"), ())
+    assert EntityGuard.fingerprint("what is 3^4 in C++") == (("3", "4"), ("^", "++"))
 
 
 # -- the index's caps -------------------------------------------------------------------------
@@ -521,3 +522,13 @@ def test_a_put_after_defer_pairs_keeps_its_own_vector_and_a_bad_pair_stores_noth
     with pytest.raises(InputError):
         kv.defer_pairs([("what is e", "2.718"), ("   ", "nothing")])
     assert kv.lookup(Query("what is e")) is None and len(kv) == 1
+
+
+def test_the_exact_words_guard_never_matches_a_computation_or_another_operator() -> None:
+    from eoc.stages.guard import ExactWordsGuard
+
+    guard = ExactWordsGuard()
+    assert not guard.allows("what is 7+8", "what is 7*8")  # the same words, another operator
+    assert guard.fingerprint("what is 7+8") != guard.fingerprint("what is 7*8")
+    assert not guard.allows("please calculate 7 times 8", "calculate 7 times 8")  # computed
+    assert guard.allows("please, who wrote Hamlet?", "Who wrote Hamlet")

@@ -152,4 +152,11 @@ def compute(text: str) -> Computed | None:
     return _conversion(t) or _arithmetic(t)
 
 
-__all__ = ["MAX_CHARS", "Computed", "compute", "framed"]
+def is_computation(text: str) -> bool:
+    """Whether ``text`` reads as a computation (:func:`compute` answers it). The kv stage never
+    serves such a question by similarity: "what is 7+8" is not "what is 7*8", and computing it
+    is exact."""
+    return compute(text) is not None
+
+
+__all__ = ["MAX_CHARS", "Computed", "compute", "framed", "is_computation"]

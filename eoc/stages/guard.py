@@ -50,10 +50,12 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Hashable
 from importlib import resources
 from typing import Protocol, runtime_checkable
 
+from eoc.compute import is_computation
 from eoc.stages.text import STOPWORDS, normalize, signature, words
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?")
@@ -69,6 +71,7 @@ _QUOTED = re.compile(r"(?<!\w)[\"“”']([^\"“”']{2,})[\"“”'](?!\w)")
 _SENTENCE_BREAK = re.compile(r"[.!?]\s+")
 # question words that fix the kind of answer; "what" and "which" do not, so they are left out
 ANSWER_TYPE_WORDS = frozenset({"when", "where", "who", "whom", "whose", "why", "how"})
+COMPUTATION_REFUSAL = "a computation is answered by computing it, never by a similar question"
 
 
 @runtime_checkable
@@ -86,11 +89,15 @@ class ExactWordsGuard:
     name = "exact-words"
 
     def allows(self, query: str, stored: str) -> bool:
-        return signature(normalize(query)) == signature(normalize(stored))
+        return (
+            signature(normalize(query)) == signature(normalize(stored))
+            and symbols(query) == symbols(stored)
+            and not is_computation(query)
+        )
 
     def fingerprint(self, text: str) -> Hashable | None:
-        """The whole signature: ``allows`` is exactly "the fingerprints are equal"."""
-        return signature(normalize(text))
+        """The whole signature and the operators: equal whenever ``allows`` holds."""
+        return signature(normalize(text)), symbols(text)
 
     def terms(self, text: str) -> frozenset[Hashable]:
         """The signature's words: equal signatures have equal sets."""
@@ -103,8 +110,8 @@ def numbers(text: str) -> list[str]:
 
 
 def entities(text: str) -> list[str]:
-    """Named entities in order, lowercased: capitalized words not opening a sentence,
-    acronyms (even opening one), and quoted phrases."""
+    """Named entities in order, lowercased: capitalized words not opening a sentence (a lone
+    capital letter too: "type A"), acronyms (even opening one), and quoted phrases."""
     starts = {m.end() for m in _SENTENCE_BREAK.finditer(text)}
     starts.add(0)
     if text[:1] == "\n":
@@ -115,7 +122,8 @@ def entities(text: str) -> list[str]:
         if not w[0].isupper():
             continue
         acronym = len(w) > 1 and w.isupper()
-        if (m.start() not in starts or acronym) and w.lower() not in _NOT_NAMES:
+        letter = len(w) == 1 and w != "I"  # "type A", "vitamin C": a capital letter names one
+        if (m.start() not in starts or acronym) and (letter or w.lower() not in _NOT_NAMES):
             out.append(w.lower())
     out += [q.lower().strip() for q in _QUOTED.findall(text)]
     return out
@@ -145,6 +153,79 @@ _DENYING_NO = re.compile(
     r"why|how|rather|actually|um+|uh+|er+|no)\b)",
     re.IGNORECASE,
 )
+
+
+# Operators and symbols decide an answer as numbers do: "7+8" is not "7*8", "a >= b" is not
+# "a <= b", C++ is not C#. Read from the raw text, each run of them as one symbol; spellings of
+# one symbol are made one ("×" is "*", "≤" is "<=", "percent" is "%").
+_SYMBOL_CHARS = frozenset("+-*/^%<>=!?&|~#$@\\♭♮♯")
+"""Characters read as operators and symbols, besides any of Unicode's math and currency signs."""
+
+
+_SYMBOL_SPELLINGS = (
+    (re.compile(r"[×·∙]"), "*"),
+    (re.compile(r"[÷∕]"), "/"),
+    (re.compile(r"[−–—]"), "-"),
+    (re.compile(r"≤"), "<="),
+    (re.compile(r"≥"), ">="),
+    (re.compile(r"≠"), "!="),
+    (re.compile(r"\b(?:per ?cent|pct)\b", re.IGNORECASE), "%"),
+)
+
+
+_SYMBOL_WORDS = frozenset({"percent", "pct"})
+
+
+def _symbolic(c: str) -> bool:
+    return c in _SYMBOL_CHARS or (c > "\x7f" and unicodedata.category(c) in ("Sm", "Sc"))
+
+
+def symbols(text: str) -> tuple[str, ...]:
+    """The operator and symbol runs of ``text`` in order ("what is 7+8" -> ("+",), "C#" ->
+    ("#",), "a ♯" -> ("♯",)), less what only joins or ends words: a hyphen inside a word or a
+    name ("e-mail", "alpha-2", "ISO 3166-1"), a slash after a letter ("km/h"), a dash between
+    words, and a "!" or "?" that ends what a word says ("hello!", "why?"; a chess move's "!!"
+    stands alone). A computation ("10-3") is never matched by similarity anyway."""
+    for rx, repl in _SYMBOL_SPELLINGS:
+        text = rx.sub(repl, text)
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        if not _symbolic(text[i]):
+            i += 1
+            continue
+        a = i
+        while i < n and _symbolic(text[i]):
+            i += 1
+        run, b = text[a:i], i
+        before = text[a - 1] if a else " "
+        after = text[b] if b < n else " "
+        if (run == "-" and before.isalnum() and after.isalnum()) or (
+            run == "/" and before.isalpha() and after.isalnum()
+        ):
+            continue  # inside a word or a name: "e-mail", "alpha-2", "3166-1", "km/h", "and/or"
+        if run in ("-", "--") and before.isspace() and after.isspace():
+            nearby = text[max(0, a - 2) : a].strip()[-1:] + text[b : b + 2].strip()[:1]
+            if not any(c.isdigit() or c in "()" for c in nearby):
+                continue  # a dash between words ("Paris - the capital")
+        factorial = run == "!" and (before.isdigit() or before == ")")  # "5!", "(2+3)!"
+        if set(run) <= {"!", "?"} and not after.isalnum() and not factorial:
+            if not before.isspace() or not text[b:].strip():
+                continue  # ends what was said ("hello!", "why?", "France ?")
+        out.append(run)
+    return tuple(out)
+
+
+# The tense a question asks in, from its auxiliaries: "Who is the president" and "Who was the
+# president" have different answers.
+_TENSES = {
+    **dict.fromkeys(("is", "are", "am", "do", "does", "has", "have"), "present"),
+    **dict.fromkeys(("was", "were", "did", "had"), "past"),
+}
+
+
+def _tenses(ws: list[str]) -> frozenset[str]:
+    return frozenset(_TENSES[w] for w in ws if w in _TENSES)
 
 
 def _negation(ws: list[str]) -> str:
@@ -191,7 +272,7 @@ _CONTEXT = re.compile(
     r"please|is|are|do|does|help|tell|i need|i want|i'd like)\b)"
 )
 _DIRECTIONAL = frozenset(
-    {"to", "into", "from", "than", "versus", "vs", "per", "over", "before", "after"}
+    {"to", "into", "from", "than", "versus", "vs", "per", "over", "before", "after", "in"}
 )
 
 
@@ -429,6 +510,84 @@ def _read(
     return tuple(cws), stems, poles, _content(cws, stems, covered), tuple(nums), names
 
 
+_ASKS_FOR_A_PART = frozenset({"who", "whom", "what", "which"})
+_DO = frozenset({"do", "does", "did"})
+
+
+def _wh_role(ws: list[str]) -> str:
+    """Whom the first "who", "what" or "which" asks for: "doer" when a verb follows its phrase
+    ("who beat Spain", "which team beat ..."), "done-to" when "do"/"did" does ("who did Spain
+    beat", "what do krill eat"), "" otherwise (a form of "be", or no such word)."""
+    for i, w in enumerate(ws):
+        if w not in _ASKS_FOR_A_PART:
+            continue
+        j = i + 1
+        if j >= len(ws):
+            return ""
+        if w in ("which", "what") and ws[j] not in STOPWORDS:
+            if w == "what" and _verb_like(ws[j]):
+                return "doer"  # "what eats krill", "what turns into ..."
+            j += 1  # "which team", "what time": the phrase's noun
+            if j >= len(ws):
+                return ""
+        nxt = ws[j]
+        if nxt in _DO:
+            return "done-to"
+        if nxt in STOPWORDS or nxt in NEGATIONS or nxt.endswith("n't"):
+            return ""
+        return "doer" if w in ("who", "whom") or j > i + 1 else ""
+    return ""
+
+
+def _verb_like(w: str) -> bool:
+    """Whether ``w``, right after a bare "what", reads as a verb in the present or past
+    ("what eats krill", "what caused ..."): a noun there ("what time") is the phrase's own."""
+    return len(w) > 3 and (w.endswith(("s", "ed")) and not w.endswith("ss"))
+
+
+def _mirrored(
+    q: tuple[str, ...], s: tuple[str, ...]
+) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The words that trade places and the words they trade around, when ``s`` is ``q`` with two
+    blocks swapped around a middle and the rest alike ("does the dog chase the cat" / "does the
+    cat chase the dog", "is an A380 heavier than a 747" / "is a 747 heavier than an A380");
+    ``None`` otherwise (a modifier moving, as in "the default port" / "the port by default",
+    leaves other words between)."""
+    if len(q) != len(s) or len(q) < 3 or set(q) != set(s):
+        return None
+    lo, hi = 0, len(q)
+    while lo < hi and q[lo] == s[lo]:
+        lo += 1
+    while hi > lo and q[hi - 1] == s[hi - 1]:
+        hi -= 1
+    a_, b_ = q[lo:hi], s[lo:hi]
+    for i in range(1, len(a_) - 1):
+        for j in range(i + 1, len(a_)):
+            first, middle, last = a_[:i], a_[i:j], a_[j:]
+            if b_ == last + middle + first:
+                return first + last, middle
+    return None
+
+
+def _bound(
+    ws: tuple[str, ...], stems: tuple[str, ...], content: frozenset[str]
+) -> frozenset[tuple[str, str]]:
+    """(number, the content word right after it): what each number counts or measures ("150
+    kg", "3 tickets")."""
+    return frozenset(
+        (w, stems[i + 1])
+        for i, w in enumerate(ws[:-1])
+        if _NUMBER.fullmatch(w) and stems[i + 1] in content
+    )
+
+
+def _order(stems: tuple[str, ...]) -> tuple[str, ...]:
+    """The words that may be a doer, a deed or a done-to, in the order said, each once: every stem
+    but stopwords and negations, numbers included ("does numpy *need* pandas", "is an A380
+    heavier than a 747")."""
+    return tuple(dict.fromkeys(st for st in stems if st not in STOPWORDS and st not in NEGATIONS))
+
+
 def _names_a_kind(ws: list[str], i: int) -> bool:
     """Whether ``ws[i]``, a word like "city", names the kind of something next to it: after a
     question word or another word ("which city", "capital city"), before a word or "of" ("the
@@ -456,6 +615,7 @@ def _content(ws: list[str], stems: tuple[str, ...], covered: frozenset[int]) -> 
             or w in NEGATIONS
             or w.endswith("n't")
             or w.isdigit()
+            or w in _SYMBOL_WORDS  # compared as the symbol they spell ("percent" is "%")
             or st in anywhere
             or (st in opening and (i == 0 or ws[i - 1] in ("you", "please")))
             or (st in naming and _names_a_kind(ws, i))
@@ -528,6 +688,9 @@ class Analysis:
     __slots__ = (
         "asked",
         "axes",
+        "bound",
+        "cased",
+        "computes",
         "content",
         "corrected",
         "directions",
@@ -536,14 +699,18 @@ class Analysis:
         "negated",
         "negated_last",
         "numbers",
+        "order",
         "ordinals",
         "poles",
         "possessive",
         "sides",
         "spelled",
         "swapped",
+        "symbols",
+        "tenses",
         "text",
         "wh",
+        "wh_role",
         "wh_set",
         "words",
     )
@@ -567,7 +734,21 @@ class Analysis:
         self.wh_set = frozenset(self.wh)
         # the content words past a leading statement ("I forgot my password, how do I ...")
         context = _CONTEXT.match(said)
-        self.asked = self.content if context is None else _read(said[context.end() :])[3]
+        asked_read = read if context is None else _read(said[context.end() :])
+        self.asked = asked_read[3]
+        # the asked words in the order said: who does what to whom ("Does the dog chase the cat")
+        self.order = _order(asked_read[1])
+        self.symbols = symbols(text)
+        # short names whose capitals say what they are: CO is carbon monoxide, Co cobalt
+        self.cased = {
+            t.lower(): t
+            for t in (m.group() for m in _TOKEN.finditer(text))
+            if len(t) <= 3 and not t.islower() and t != "I"
+        }
+        self.bound = _bound(cws, stems, self.content)
+        self.tenses = _tenses(ws)
+        self.wh_role = _wh_role(ws)
+        self.computes = is_computation(text)
         self.axes = frozenset(self.poles)
         self.spelled = dict(zip(stems, cws, strict=True))  # for the reasons: a stem as written
         self.directions = _directions(ws)
@@ -597,7 +778,7 @@ class EntityGuard:
     @staticmethod
     def terms(text: str) -> frozenset[Hashable]:
         """The content words (stemmed, synonyms as one word, without rewording words and the
-        words of an opposite) and the numbers of ``text``.
+        words of an opposite), the numbers and the operators of ``text``.
 
         :meth:`allows` keeps these of the stored question inside the query's: its content words
         must all be in the query, its numbers equal the query's (or, for a query that corrects
@@ -606,15 +787,16 @@ class EntityGuard:
         read = _read(text)
         out: set[Hashable] = {("c", c) for c in read[3]}
         out.update(("n", n) for n in read[4])
+        out.update(("s", sym) for sym in symbols(text))
         return frozenset(out)
 
     @staticmethod
     def fingerprint(text: str) -> Hashable | None:
-        """The numbers in order; ``None`` when the text corrects itself, as a corrected query
-        may carry numbers it took back (so fingerprints cannot rule a pair out)."""
+        """The numbers and the operators in order; ``None`` when the text corrects itself, as a
+        corrected query may carry numbers it took back (so fingerprints cannot rule a pair out)."""
         if corrections(text):
             return None
-        return _read(text)[4]
+        return _read(text)[4], symbols(text)
 
     def allows(self, query: str | Analysis, stored: str | Analysis) -> bool:
         return not self.refusal(query, stored)
@@ -623,6 +805,8 @@ class EntityGuard:
         """Why the stored question may not answer the query ("" when it may)."""
         q = query if isinstance(query, Analysis) else Analysis(query)
         s = stored if isinstance(stored, Analysis) else Analysis(stored)
+        if q.computes:  # a stored computation may answer what does not read as one ("No
+            return COMPUTATION_REFUSAL  # sorry, what is 2+2"), under every rule below
         corrected = q.corrected
         if corrected:
             if not _subsequence(s.numbers, q.numbers):
@@ -635,10 +819,22 @@ class EntityGuard:
             )
         elif q.wh_set and s.wh_set and q.wh_set != s.wh_set:
             return f"they ask different things: {' '.join(q.wh)} / {' '.join(s.wh)}"
+        same_symbols = _subsequence(s.symbols, q.symbols) if corrected else q.symbols == s.symbols
+        if not same_symbols:
+            return (
+                f"operators or symbols differ: {' '.join(q.symbols) or 'none'} / "
+                f"{' '.join(s.symbols) or 'none'}"
+            )
+        if q.tenses and s.tenses and q.tenses != s.tenses and not corrected:
+            return f"asked in another tense: {' '.join(sorted(q.tenses))} / {' '.join(sorted(s.tenses))}"
         q_words, s_words = q.words, s.words
         for parts in s.entity_parts if corrected else (*q.entity_parts, *s.entity_parts):
             if not all(p in q_words for p in parts) or not all(p in s_words for p in parts):
                 return f"the name {' '.join(parts)!r} is not in both"
+        for low, written in q.cased.items():
+            theirs = s.cased.get(low)
+            if theirs is not None and theirs != written and (written.isupper() or theirs.isupper()):
+                return f"{written} is not {theirs}: the capitals say which"
         q_ent = q.entities
         shared = tuple(e for e in s.entities if e in q_ent)
         # "X's code", "the code of X" and "X code" name the same things in another order
@@ -654,7 +850,7 @@ class EntityGuard:
             return f"ranks differ: {' '.join(sorted(q.ordinals)) or 'none'} / {' '.join(sorted(s.ordinals)) or 'none'}"
         for axis, (held, said) in q.poles.items():
             other = s.poles.get(axis)
-            if other is not None and not held & other[0]:
+            if other is not None and held != other[0]:  # "a lower ... lower" / "a higher ... lower"
                 return f"opposites ({axis}): {said!r} / {other[1]!r}"
         if q.sides is not None and s.sides is not None:
             for i, name in enumerate(("from", "to")):
@@ -672,7 +868,35 @@ class EntityGuard:
             return f"only one of them says {said!r}"
         if s.swapped & q.directions:
             return "the sides of a to/from are swapped"
+        if not corrected:
+            roles = self._roles(q, s, turned)
+            if roles:
+                return roles
         return self._wording(q, s)
+
+    @staticmethod
+    def _roles(q: Analysis, s: Analysis, turned: bool) -> str:
+        """Why who does what to whom differs ("" when it does not): the question word is the
+        doer in one and the done-to in the other ("Who beat Spain" / "Who did Spain beat"), or two
+        words trade places across a third ("Does the dog chase the cat" / "Does the cat chase
+        the dog")."""
+        for number, unit in q.bound - s.bound:
+            other = next((u for n, u in s.bound if n == number and u != unit), None)
+            if other is not None and unit in s.content and other in q.content:
+                said = q.spelled.get(unit, unit), s.spelled.get(other, other)
+                return f"{number} {said[0]} / {number} {said[1]}: the number measures another thing"
+        if q.wh_role and s.wh_role and q.wh_role != s.wh_role:
+            return (
+                f"the question word asks for the {q.wh_role} in one and the {s.wh_role} in the "
+                "other: who does what to whom differs"
+            )
+        if turned:  # "X's code", "the code of X": the order of the words says nothing
+            return ""
+        traded = _mirrored(q.order, s.order)
+        if traded:
+            a, m = (" ".join(q.spelled.get(w, w) for w in part) for part in traded)
+            return f"{a} trade places around {m}: who does what to whom differs"
+        return ""
 
     @staticmethod
     def _wording(q: Analysis, s: Analysis) -> str:
@@ -700,6 +924,7 @@ class NoGuard:
 
 __all__ = [
     "ANSWER_TYPE_WORDS",
+    "COMPUTATION_REFUSAL",
     "Analysis",
     "EntityGuard",
     "ExactWordsGuard",
