@@ -112,8 +112,10 @@ class Cascade:
                 )
         if getattr(meter, "telemetry_only", False):
             raise ConfigError(
-                f"{meter.name} is telemetry only (it sees one device, not the whole work): "
-                "it cannot meter the cascade"
+                f"{meter.name} is telemetry only: it counts one device (a GPU board), so the "
+                "cascade's CPU work (cache, kv and graph lookups, a model on the CPU, the host "
+                "side of a GPU model) never shows in it. It cannot meter the cascade: pass a "
+                "whole-work counter (RAPL, the perf power PMU, IOReport), or none"
             )
         if IN_PYODIDE and not isinstance(meter, StubCounter):
             raise CounterUnavailable(

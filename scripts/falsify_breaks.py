@@ -720,13 +720,13 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "RAPL tree outside /sys labelled hardware",
         "eoc_native/counters/rapl.py",
-        "        self.kind = CounterKind.HARDWARE if real else CounterKind.FAKE",
-        "        self.kind = CounterKind.HARDWARE",
+        "            self.kind, self.kind_reason = CounterKind.FAKE, f\"{self.name}: {why}\"",
+        "            self.kind, self.kind_reason = CounterKind.HARDWARE, \"\"",
     ),
     (
         "injected perf events labelled hardware",
         "eoc_native/counters/perf.py",
-        "        self.kind = CounterKind.HARDWARE if events is None else CounterKind.FAKE",
+        "        self.kind = CounterKind.FAKE if self.kind_reason else CounterKind.HARDWARE",
         "        self.kind = CounterKind.HARDWARE",
     ),
     (
@@ -1486,6 +1486,54 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "                if False:\n                    raise self._unreadable(",
     ),
     (
+        "a caller's opener reaches the hardware kind",
+        "eoc_native/counters/rapl.py",
+        "        elif caller_opened:",
+        "        elif False:",
+    ),
+    (
+        "a powercap path is trusted without checking the open file",
+        "eoc_native/counters/rapl.py",
+        '        why = next((w for w in map(powercap_energy_file, self._fds) if w), "")',
+        '        why = ""',
+    ),
+    (
+        "a file outside sysfs passes for a powercap file",
+        "eoc_native/counters/provenance.py",
+        "    if st.st_dev != sysfs:",
+        "    if False:",
+    ),
+    (
+        "a perf event is not checked against the power PMU",
+        "eoc_native/counters/perf.py",
+        "            else power_pmu_event(",
+        "            else \"\" and power_pmu_event(",
+    ),
+    (
+        "the power PMU's type is not compared",
+        "eoc_native/counters/provenance.py",
+        "    if str(pmu_type) != real_type:",
+        "    if False:",
+    ),
+    (
+        "a module named pynvml is taken for NVML",
+        "eoc_native/counters/nvml.py",
+        "        self.kind_reason = nvml_module(self._nv)",
+        '        self.kind_reason = ""',
+    ),
+    (
+        "the NVML library is not checked",
+        "eoc_native/counters/nvml.py",
+        "            loaded = nvml_library_loaded()",
+        '            loaded = ""',
+    ),
+    (
+        "an unverified counter shows as hardware",
+        "eoc/meter/trust.py",
+        '        return CounterKind.UNVERIFIED, str(getattr(counter, "kind_reason", "") or "unverified")',
+        "        return CounterKind.HARDWARE, \"\"",
+    ),
+    (
         "an integer root walks by ones",
         "eoc/compute/arith.py",
         "        smaller = ((n - 1) * r + x // r ** (n - 1)) // n",
@@ -1796,6 +1844,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
 
 # Breaks whose group of tests is slow, and the one test that shows each (instead of the group).
 FOCUS: dict[str, list[str]] = {
+    "an unverified counter shows as hardware": ["tests/native/test_rapl.py"],
     "the exact-words guard matches a computation": ["tests/test_kv_bounds.py", "tests/test_stages.py"],
     "the fingerprint ignores operators": ["tests/test_kv_bounds.py"],
     "an empty trusted key list switches checking off": ["tests/native/test_receipt_signing.py"],

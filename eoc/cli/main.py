@@ -234,7 +234,12 @@ def survey_extras() -> tuple[list[tuple[Counter, str]], list[str]]:
         found = survey()
         extras += [(c, "DRAM: reported apart, not the whole work") for c in found.other]
         extras += [
-            (c, "GPU telemetry: shown beside the meter, never the meter") for c in found.telemetry
+            (
+                c,
+                "GPU telemetry: counts the GPU board only, not the cascade's CPU work; shown "
+                "beside the meter, never the meter",
+            )
+            for c in found.telemetry
         ]
         notes += found.notes
     return extras, notes

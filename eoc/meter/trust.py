@@ -41,6 +41,8 @@ def effective_kind(counter: object) -> tuple[CounterKind, str]:
         return CounterKind.NONE, ""
     if claimed is CounterKind.FAKE:
         return CounterKind.FAKE, ""
+    if claimed is CounterKind.UNVERIFIED:  # an installed reader that could not check its source
+        return CounterKind.UNVERIFIED, str(getattr(counter, "kind_reason", "") or "unverified")
     path = class_path(counter)
     if claimed in (CounterKind.HARDWARE, CounterKind.VENDOR_MODEL):
         if path in registered_counter_classes():

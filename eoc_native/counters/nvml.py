@@ -1,8 +1,11 @@
 """NVIDIA GPU energy through NVML (``nvidia-ml-py``, module ``pynvml``): telemetry only.
 
 ``nvmlDeviceGetTotalEnergyConsumption`` counts mJ since the driver loaded (Volta and newer).
-It is GPU-only, so it is never handed to the cascade as its meter (``telemetry_only``); it is
-read beside the whole-work counter and shown next to it. A telemetry counter is constructed
+It counts the GPU board alone: the cascade's CPU work (cache, kv and graph lookups, a model run
+on the CPU, the host side of a GPU model) never shows in it, so it can never be the cascade's
+meter (``telemetry_only``); it is read beside the whole-work counter and shown next to it. Its
+kind is ``hardware`` only for the ``pynvml`` file nvidia-ml-py installed, with libnvidia-ml
+loaded in this process (:mod:`eoc_native.counters.provenance`). A telemetry counter is constructed
 only while it is live (it advanced over a probe) and counts no faster than the board's
 enforced power limit allows; otherwise construction raises with the reason.
 
@@ -22,6 +25,7 @@ from eoc.errors import CounterFrozen, CounterReadFailed, CounterUnavailable, Eoc
 from eoc.meter.liveness import LivenessRule
 from eoc_native import require
 from eoc_native.counters.base import ProbedCounter
+from eoc_native.counters.provenance import nvml_library_loaded, nvml_module
 
 NVML_RULE = LivenessRule(tick_s=0.1, min_counted_s=0.8, max_probe_s=2.5)  # updates every 20-100 ms
 RATE_SLACK = 1.5  # a counter may read up to 1.5x the power limit over a short window, no more
@@ -73,12 +77,10 @@ class NvmlTelemetry(ProbedCounter):
         super().__init__(clock=clock, sleep=sleep)
         self.name = f"nvml:gpu{index}"
         self._nv = pynvml if pynvml is not None else require("pynvml", package="nvidia-ml-py")
-        # only the real NVML library reads a board; a stand-in module (FakePynvml) is a fake
-        self.kind = (
-            CounterKind.HARDWARE
-            if getattr(self._nv, "__name__", "") == "pynvml"
-            else CounterKind.FAKE
-        )
+        # only the installed pynvml over the real library reads a board, whatever a module calls
+        # itself: a stand-in (FakePynvml, a module named pynvml elsewhere on the path) is a fake
+        self.kind_reason = nvml_module(self._nv)
+        self.kind = CounterKind.FAKE if self.kind_reason else CounterKind.HARDWARE
         try:
             self._nv.nvmlInit()
             self._handle = self._nv.nvmlDeviceGetHandleByIndex(index)
@@ -90,6 +92,12 @@ class NvmlTelemetry(ProbedCounter):
             raise
         except Exception as exc:  # every NVMLError_* subclass, translated
             raise translate(exc, self.name) from None
+        if self.kind is CounterKind.HARDWARE:
+            loaded = nvml_library_loaded()  # the genuine module over some other library
+            if loaded:
+                self.kind, self.kind_reason = CounterKind.UNVERIFIED, loaded
+        if self.kind_reason:
+            self.kind_reason = f"{self.name}: {self.kind_reason}"
         if probe_now:
             t0 = self._clock()
             e0 = self.read_uj()

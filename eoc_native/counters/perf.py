@@ -1,5 +1,8 @@
 """The Linux perf ``power`` PMU through ``perf_event_open`` (ctypes).
 
+Its kind is ``hardware`` only when the event is the power PMU's own, checked against sysfs (the
+type, config, scale and unit), and opened by the real syscall; anything else is ``fake``.
+
 sysfs describes the PMU (``/sys/bus/event_source/devices/power``): its ``type``, the
 ``cpumask`` of one CPU per socket, and per event (``energy-pkg``, ``energy-psys``, ...) its
 ``config`` string, ``.scale`` (Joules per count, 2^-32) and ``.unit``. The kernel accumulates
@@ -31,6 +34,7 @@ from typing import Protocol
 from eoc.cost import CounterKind
 from eoc.errors import CounterReadFailed, CounterUnavailable
 from eoc_native.counters.base import ProbedCounter
+from eoc_native.counters.provenance import power_pmu_event
 
 POWER_PMU = Path("/sys/bus/event_source/devices/power")
 PERMISSION_FIX = (
@@ -183,8 +187,19 @@ class PerfPowerCounter(ProbedCounter):
         if event.unit.lower() not in ("joules", "joule", "j"):
             self._error = f"{self.name}: unit {event.unit!r} is not Joules"
             return
-        # only the real syscalls read hardware; any injected source (FakePerfEvents) is a fake
-        self.kind = CounterKind.HARDWARE if events is None else CounterKind.FAKE
+        # hardware only for the real syscalls on the power PMU's own event as sysfs describes it
+        # (a software clock event given pmu_type=1 and unit "Joules" is not energy); any
+        # injected source (FakePerfEvents) is a fake
+        self.kind_reason = (
+            f"{self.name}: events come from an injected source ({type(events).__name__})"
+            if events is not None
+            else power_pmu_event(
+                event.pmu_type, event.config, event.name, event.scale_j, event.unit
+            )
+        )
+        if self.kind_reason and not self.kind_reason.startswith(self.name):
+            self.kind_reason = f"{self.name}: {self.kind_reason}"
+        self.kind = CounterKind.FAKE if self.kind_reason else CounterKind.HARDWARE
         try:
             self._events = events if events is not None else SyscallPerfEvents()
             for cpu in event.cpus:

@@ -10,8 +10,11 @@
   previous one is long enough that a second wrap could hide in it (elapsed time × the zone's
   maximum plausible power ≥ its range) is refused.
 * Permission denied (root-only since the 2020 fix for CVE-2020-8694) is UNAVAILABLE with the fix.
-* Its kind is ``hardware`` only when every zone lies under the real ``/sys/class/powercap``;
-  a tree anywhere else (the fakes of :func:`eoc.testing.make_powercap_tree`) reads as ``fake``.
+* Its kind is ``hardware`` only when eoc opened every file itself and each is a powercap
+  ``energy_uj`` on the real sysfs (checked on the open file: its device and real location, not
+  the path text a caller gave); a tree anywhere else (the fakes of
+  :func:`eoc.testing.make_powercap_tree`) or an ordinary file reads as ``fake``, and files a
+  caller's ``opener`` reached as ``unverified``.
 * It declares ``max_power_uw`` (the sum of the zones' ceilings): a span implying more is refused.
 """
 
@@ -28,6 +31,7 @@ from pathlib import Path
 from eoc.cost import CounterKind
 from eoc.errors import CounterReadFailed, CounterUnavailable, WrapAmbiguous
 from eoc_native.counters.base import ProbedCounter
+from eoc_native.counters.provenance import powercap_energy_file
 
 POWERCAP = Path("/sys/class/powercap")
 DEFAULT_MAX_POWER_W = 1_000.0  # far above any socket or platform; only bounds wrap ambiguity
@@ -59,20 +63,6 @@ class RaplZone:
     @property
     def is_mmio(self) -> bool:
         return "mmio" in self.path.name
-
-
-def _under(path: Path, root: Path) -> bool:
-    """True when ``path`` resolves inside ``root`` (sysfs entries are symlinks into /sys/devices)."""
-    try:
-        real_root = root.resolve()
-        resolved = path.resolve()
-    except OSError:
-        return False
-    return (
-        path.absolute().is_relative_to(root)
-        or resolved.is_relative_to(real_root)
-        or resolved.is_relative_to(Path("/sys/devices"))
-    )
 
 
 def _read_text(path: Path) -> str | None:
@@ -141,7 +131,8 @@ class RaplCounter(ProbedCounter):
     Args:
         zones: the zones to sum (see :func:`plan_zones`).
         name: the counter's name, e.g. ``rapl:package`` or ``rapl:psys``.
-        opener: ``os.open`` (tests inject one that raises ``PermissionError``).
+        opener: ``os.open``; any other (tests inject one that raises ``PermissionError``) makes
+            the kind at most ``unverified``.
     """
 
     kind = CounterKind.HARDWARE
@@ -166,8 +157,8 @@ class RaplCounter(ProbedCounter):
         self.name = name
         self.zones = tuple(zones)
         self.max_power_uw = sum(z.max_power_w for z in self.zones) * 1e6
-        real = all(_under(z.path, POWERCAP) for z in self.zones)
-        self.kind = CounterKind.HARDWARE if real else CounterKind.FAKE
+        self.kind = CounterKind.UNVERIFIED  # until the files it opened are checked, below
+        self.kind_reason = f"{name}: its files were not opened, so not checked"
         self._fds: list[int] | None = None
         self._open_error: str | None = None
         self._last: list[tuple[int, int]] = []  # (raw µJ, t_ns) per zone
@@ -175,12 +166,28 @@ class RaplCounter(ProbedCounter):
         self._lock = threading.Lock()
         try:
             self._fds = [opener(str(z.energy_file), os.O_RDONLY) for z in self.zones]
+            self._check_files(caller_opened=opener is not os.open)
         except PermissionError:
             self._open_error = f"{name}: permission denied. {PERMISSION_FIX}"
         except OSError as exc:
             self._open_error = (
                 f"{name}: cannot open {exc.filename}: {os.strerror(exc.errno or errno.EIO)}"
             )
+
+    def _check_files(self, *, caller_opened: bool) -> None:
+        """The kind, from what was opened, never from the zones' path text: ``hardware`` only when
+        eoc opened every file and each is a powercap ``energy_uj`` of the real sysfs; ``fake``
+        when one is not (a tree written elsewhere, an ordinary file); ``unverified`` when a
+        caller's opener reached the real files (what it reads between opens, eoc cannot say)."""
+        assert self._fds is not None
+        why = next((w for w in map(powercap_energy_file, self._fds) if w), "")
+        if why:
+            self.kind, self.kind_reason = CounterKind.FAKE, f"{self.name}: {why}"
+        elif caller_opened:
+            self.kind = CounterKind.UNVERIFIED
+            self.kind_reason = f"{self.name}: its files were opened by a caller-supplied opener"
+        else:
+            self.kind, self.kind_reason = CounterKind.HARDWARE, ""
 
     def unavailable_reason(self) -> str | None:
         return self._open_error

@@ -137,3 +137,52 @@ def test_nvml_on_this_host_is_live_or_says_why_not() -> None:
         assert why  # e.g. "no NVIDIA driver library" on this project's CPU VMs
     for g in gpus:
         assert g.status().is_live and g.telemetry_only
+
+
+def test_a_module_named_pynvml_is_no_evidence_of_hardware(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The attack: a stand-in module named ``pynvml`` read as NVML hardware. Only the pynvml.py
+    file its distribution installed counts, and only with libnvidia-ml loaded."""
+    import types
+
+    from eoc_native.counters.provenance import nvml_module
+
+    clock = FakeClock()
+    stand_in = types.ModuleType("pynvml")
+    fake = FakePynvml([lambda: int(clock.now_ns * 100 / 1e6)])
+    for name in dir(fake):
+        if name.startswith("nvml") or name.startswith("NVMLError"):
+            setattr(stand_in, name, getattr(fake, name))
+    monkeypatch.setitem(sys.modules, "pynvml", stand_in)
+    assert nvml_module(stand_in) != ""
+    gpu = NvmlTelemetry(0, pynvml=stand_in, clock=clock, sleep=clock.sleep)
+    assert gpu.kind is CounterKind.FAKE and "stand-in" in gpu.kind_reason
+
+
+def test_the_installed_pynvml_counts_as_hardware_only_with_the_library_loaded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = pytest.importorskip("pynvml", reason="nvidia-ml-py is not installed")
+    from eoc_native.counters import nvml as nvml_mod
+    from eoc_native.counters.provenance import nvml_module
+
+    assert nvml_module(real) == ""  # the file nvidia-ml-py installed
+    clock = FakeClock()
+    fake = FakePynvml([lambda: int(clock.now_ns * 100 / 1e6)])
+    for name in (
+        "nvmlInit",
+        "nvmlDeviceGetHandleByIndex",
+        "nvmlDeviceGetEnforcedPowerLimit",
+        "nvmlDeviceGetName",
+        "nvmlDeviceGetTotalEnergyConsumption",
+    ):
+        monkeypatch.setattr(real, name, getattr(fake, name))  # no GPU here: the board stood in for
+    gpu = NvmlTelemetry(0, pynvml=real, clock=clock, sleep=clock.sleep)
+    assert gpu.kind is CounterKind.UNVERIFIED and "libnvidia-ml is not loaded" in gpu.kind_reason
+    monkeypatch.setattr(nvml_mod, "nvml_library_loaded", lambda: "")
+    gpu = NvmlTelemetry(0, pynvml=real, clock=clock, sleep=clock.sleep)
+    assert gpu.kind is CounterKind.HARDWARE and gpu.kind_reason == ""
+
+
+def test_gpu_telemetry_says_it_cannot_see_the_cascades_cpu_work() -> None:
+    with pytest.raises(ConfigError, match="CPU work"):
+        Cascade(meter=_nvml(120.0))

@@ -130,3 +130,28 @@ def test_perf_events_from_an_injected_source_are_labelled_fake(tmp_path) -> None
     counter = PerfPowerCounter(event, FakePerfEvents({0: [0, 1 << 32]}))
     assert counter.kind is CounterKind.FAKE and PerfPowerCounter.kind is CounterKind.HARDWARE
     assert counter.min_window_ns == 10_000_000
+
+
+def test_a_software_clock_event_called_joules_is_no_hardware_counter() -> None:
+    """The attack: PerfPowerCounter on the software clock (type 1) with unit Joules read
+    "measured, hardware counter". The event is checked against the power PMU's sysfs entry."""
+    from eoc.cost import CounterKind
+    from eoc_native.counters.perf import PerfEvent
+
+    clock = PerfEvent("energy-pkg", 1, 0, 2.0**-32, "Joules", (0,))
+    counter = PerfPowerCounter(clock)
+    assert counter.kind is CounterKind.FAKE
+    assert "power PMU" in counter.kind_reason
+
+
+def test_an_event_is_the_power_pmus_only_as_sysfs_describes_it(tmp_path) -> None:
+    from eoc_native.counters.provenance import power_pmu_event
+
+    root = fake_pmu(tmp_path / "power")
+    scale = float(SCALE)
+    assert power_pmu_event(23, 1, "energy-pkg", scale, "Joules", root=root) == ""
+    assert "type 1 is not" in power_pmu_event(1, 1, "energy-pkg", scale, "Joules", root=root)
+    assert "config" in power_pmu_event(23, 9, "energy-pkg", scale, "Joules", root=root)
+    assert "scale" in power_pmu_event(23, 1, "energy-pkg", 1.0, "Joules", root=root)
+    assert "no event" in power_pmu_event(23, 1, "energy-gpu", scale, "Joules", root=root)
+    assert "absent" in power_pmu_event(23, 1, "energy-pkg", scale, "Joules", root=tmp_path / "x")

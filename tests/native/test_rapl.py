@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from eoc.cost import CounterKind
@@ -164,16 +167,58 @@ def test_a_powercap_tree_outside_sys_is_labelled_fake_and_declares_its_ceiling(t
     assert counter.min_window_ns == 10_000_000  # ten ~1 ms updates
 
 
-def test_rapl_zones_under_sys_are_hardware() -> None:
+def test_a_path_under_sys_is_no_evidence_of_hardware(tmp_path) -> None:
+    """The attack: zones named under /sys/class/powercap and an opener that opens an ordinary
+    file read "measured, hardware counter". The kind now comes from the open file itself."""
+    ordinary = tmp_path / "powercap" / "intel-rapl:0" / "energy_uj"  # named like one, anywhere
+    ordinary.parent.mkdir(parents=True)
+    ordinary.write_text("123\n")
     zone = RaplZone(POWERCAP / "intel-rapl:0", "package-0", 1 << 32)
-    counter = RaplCounter([zone], "rapl:package", opener=lambda path, flags: 0)
-    assert counter.kind is CounterKind.HARDWARE
+    forged = RaplCounter(
+        [zone], "rapl:package", opener=lambda path, flags: os.open(ordinary, flags)
+    )
+    assert forged.kind is CounterKind.FAKE and "outside sysfs" in forged.kind_reason
+    stdin = RaplCounter([zone], "rapl:package", opener=lambda path, flags: os.dup(0))
+    assert stdin.kind is not CounterKind.HARDWARE
+    # a real sysfs file that is not a powercap energy file: on sysfs, and still refused
+    cpus = Path("/sys/devices/system/cpu/online")
+    if cpus.exists():
+        other = RaplCounter([zone], "rapl:package", opener=lambda path, flags: os.open(cpus, flags))
+        assert (
+            other.kind is CounterKind.FAKE and "is not a powercap energy file" in other.kind_reason
+        )
 
 
-def test_eoc_s_own_counter_classes_keep_their_kind_through_the_entry_points() -> None:
+def test_the_kind_follows_what_eoc_checked_on_the_open_files(tmp_path, monkeypatch) -> None:
+    """Hardware only when eoc opened the files and each checked out; a caller's opener that reached
+    verified files is at most unverified (this host has no powercap tree, so the check of the
+    file itself is stood in for here; the refusals above run on the real one)."""
     from eoc.meter.trust import effective_kind, registered_counter_classes
+    from eoc_native.counters import rapl
 
+    plan = plan_zones(discover_zones(make_powercap_tree(tmp_path, TWO_SOCKETS)))
+    assert RaplCounter(plan.whole, "rapl:package").kind is CounterKind.FAKE
+    monkeypatch.setattr(rapl, "powercap_energy_file", lambda fd: "")
+    mine = RaplCounter(plan.whole, "rapl:package")
+    assert mine.kind is CounterKind.HARDWARE
     assert "eoc_native.counters.rapl:RaplCounter" in registered_counter_classes()
-    zone = RaplZone(POWERCAP / "intel-rapl:0", "package-0", 1 << 32)
-    counter = RaplCounter([zone], "rapl:package", opener=lambda path, flags: 0)
-    assert effective_kind(counter) == (CounterKind.HARDWARE, "")
+    assert effective_kind(mine) == (CounterKind.HARDWARE, "")
+    theirs = RaplCounter(
+        plan.whole, "rapl:package", opener=lambda path, flags: os.open(path, flags)
+    )
+    assert theirs.kind is CounterKind.UNVERIFIED
+    assert effective_kind(theirs) == (CounterKind.UNVERIFIED, theirs.kind_reason)
+    assert "caller-supplied opener" in theirs.kind_reason
+
+
+def test_the_sysfs_check_reads_the_real_mount() -> None:
+    from eoc_native.counters.provenance import powercap_energy_file, sysfs_device
+
+    cpus = Path("/sys/devices/system/cpu/online")
+    if sysfs_device() is None or not cpus.exists():
+        pytest.skip("no sysfs at /sys here")
+    fd = os.open(cpus, os.O_RDONLY)
+    try:
+        assert "is not a powercap energy file" in powercap_energy_file(fd)  # on sysfs, located
+    finally:
+        os.close(fd)
