@@ -25,6 +25,7 @@ kv; an uncacheable one (sampled without a seed) by the model only, remembered no
 
 from __future__ import annotations
 
+import inspect
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -55,6 +56,7 @@ from eoc.query import Query, Stage
 from eoc.receipt import Receipt, Signer
 from eoc.response import Response
 from eoc.stages.base import Answer, Memo, StageLike
+from eoc.stages.neural import origin_of
 
 _ORDER = (Stage.CACHE, Stage.KV, Stage.GRAPH, Stage.NEURAL)
 _MEASURED = Provenance.MEASURED
@@ -145,8 +147,10 @@ class Cascade:
         self._budget_ns = calibration_budget_ns
         self._cheap = tuple(s for s in self.stages if s.stage is not Stage.NEURAL)
         self._neural = self.stages[-1]
+        self._origin_of: Callable[[], object] | None = getattr(self._neural, "origin", None)
         self._cache = self._memo(Stage.CACHE)
         self._kv = self._memo(Stage.KV)
+        self._with_origin = [m for m in (self._cache, self._kv) if _takes_origin(m)]
         # told before the model is asked, so it can embed the question meanwhile (optional)
         self._will_remember: Callable[[Query], None] | None = getattr(
             self._kv, "will_remember", None
@@ -262,10 +266,12 @@ class Cascade:
         plan = self._plans[q.context is None, q.cacheable]
         for stage, kind, plain in plan:
             answer = stage.lookup(q)
+            if answer is None or answer.origin:  # not one no model made: is it this model's?
+                answer = self._own(stage, kind, q, answer)
             if answer is not None:
                 cost = self._cheap_cost(stage, q, answer, plain)
                 if kind is not _CACHE:
-                    self._memoize(kind, q, answer.payload)
+                    self._memoize(kind, q, answer.payload, answer.origin)
                 return self._respond(kind, q, answer, cost)
         if self._will_remember is not None and q.context is None and q.cacheable:
             self._will_remember(q)
@@ -282,9 +288,37 @@ class Cascade:
             return None
         stage, kind, plain = self._plan[0]
         answer = stage.lookup(q)
-        if answer is None:
-            return None
+        if answer is None or answer.origin:
+            answer = self._own(stage, kind, q, answer)
+            if answer is None:
+                return None
         return self._respond(kind, q, answer, self._cheap_cost(stage, q, answer, plain))
+
+    def _ask(self, stage: StageLike, q: Query) -> Answer | None:
+        """What :meth:`resolve` asks of a cheap stage for ``q`` (a hit calibration repeats it)."""
+        answer = stage.lookup(q)
+        if answer is None or answer.origin:
+            answer = self._own(stage, stage.stage, q, answer)
+        return answer
+
+    def _own(self, stage: StageLike, kind: Stage, q: Query, answer: Answer | None) -> Answer | None:
+        """``answer`` if this cascade's model and parameters made it; for the cache, else the
+        answer they made, remembered under its own key (:meth:`_made_by`); else ``None``."""
+        origin = self.origin()
+        if answer is not None and answer.origin == origin:
+            return answer
+        if kind is not _CACHE:
+            return None
+        mine = stage.lookup(self._made_by(q, origin))
+        return mine if mine is not None and mine.origin == origin else None
+
+    @staticmethod
+    def _made_by(q: Query, origin: str) -> Query:
+        """The key under which the cache keeps a model's answer to ``q``: the question, its
+        context and what made the answer (``origin``), so two models' or two settings' answers
+        to one question are kept side by side, and neither is served for the other."""
+        context = f"made by {origin}" + ("" if q.context is None else f"\n{q.context}")
+        return Query(q.prompt, context=context, cacheable=q.cacheable)
 
     @staticmethod
     def _narrowed(
@@ -336,19 +370,31 @@ class Cascade:
         answer.memo_cost, answer.memo_qid, answer.memo_response = cost, q.id, response
         return response
 
-    def _memoize(self, kind: Stage, q: Query, payload: str) -> None:
+    def origin(self) -> str:
+        """What makes this cascade's model answers now (the neural stage's
+        :meth:`~eoc.stages.neural.NeuralStage.origin`): a remembered answer that another model,
+        or other parameters, made is not served here. A neural stage without ``origin()`` is
+        known by its class."""
+        found = self._origin_of() if self._origin_of is not None else None
+        if isinstance(found, str) and found:
+            return found
+        stage = type(self._neural)  # a neural stage that says nothing: known by its class
+        return origin_of(f"stage:{stage.__module__}.{stage.__qualname__}")
+
+    def _memoize(self, kind: Stage, q: Query, payload: str, origin: str) -> None:
         if not q.cacheable:
             return
         try:
             if self._cache is not None:
-                self._cache.remember(q, payload)
+                key = self._made_by(q, origin) if origin else q
+                self._remember(self._cache, key, payload, origin)
             if (
                 kind is Stage.NEURAL
                 and self._kv is not None
                 and q.context is None
                 and payload.strip()
             ):
-                self._kv.remember(q, payload)
+                self._remember(self._kv, q, payload, origin)
         except InputError:
             pass  # an answer kv cannot key (a prompt with no words) is still served
         except StoreError as exc:
@@ -356,6 +402,15 @@ class Cascade:
             # served, nothing half-written was kept, and the failure is counted for the caller
             self.store_errors += 1
             self.last_store_error = exc.reason
+
+    def _remember(self, memo: Memo, q: Query, payload: str, origin: str) -> None:
+        """Hand an answer to a memo stage with what made it. A stage whose ``remember`` takes
+        no ``origin`` (written before eoc recorded it) gets only answers no model made: it
+        could not say later which model made one."""
+        if memo in self._with_origin:
+            memo.remember(q, payload, origin)
+        elif not origin:
+            memo.remember(q, payload)
 
     # -- cheap tiers -------------------------------------------------------------
 
@@ -394,7 +449,7 @@ class Cascade:
                 cal = calibrate_hits(
                     stage.stage,
                     self.meter,
-                    lambda: stage.lookup(q),
+                    lambda: self._ask(stage, q),
                     counter_kind=self.meter_kind,
                     clock=self._clock,
                     ratio=self._ratio,
@@ -484,7 +539,7 @@ class Cascade:
                     else:
                         cost = self._combine(answer.cost, span, t1 - t0)
         if answer.memo:  # never the echo (no model ran) nor a sampled answer without a seed
-            self._memoize(Stage.NEURAL, q, answer.payload)
+            self._memoize(Stage.NEURAL, q, answer.payload, self.origin())
         return self._respond(Stage.NEURAL, q, answer, cost)
 
     @staticmethod
@@ -572,6 +627,17 @@ class Cascade:
                 f"{self.meter.name} can see in that time"
             )
         return ""
+
+
+def _takes_origin(memo: object) -> bool:
+    """Whether ``memo.remember`` takes what made an answer (``origin``)."""
+    if memo is None:
+        return False
+    try:
+        params = inspect.signature(memo.remember).parameters  # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        return False
+    return "origin" in params or any(p.kind is p.VAR_POSITIONAL for p in params.values())
 
 
 __all__ = ["Cascade"]

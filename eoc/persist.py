@@ -35,7 +35,7 @@ from eoc.errors import EocError, InputError
 from eoc.persist_db import Damage, StoreDb, opened
 from eoc.persist_schema import row_sum
 from eoc.query import Query
-from eoc.stages.cache import CacheStage, checked_answer, qid_of
+from eoc.stages.cache import CacheStage, checked_answer, checked_origin, qid_of
 from eoc.stages.facts import read_fact_file, read_ntriples, read_tsv_triples
 from eoc.stages.graph import TripleStore
 from eoc.stages.kv import KVStage
@@ -76,7 +76,8 @@ def decode_vector(text: str, embedder: Any, dense: bool) -> Any:
 
 
 def put_pairs(kv: Any, pairs: Iterable[tuple[str, str]], write: Callable[[list[Any]], None]) -> int:
-    """Store many (prompt, answer) pairs in a write-through kv (SQLite's or PostgreSQL's).
+    """Store many (prompt, answer) pairs that no model made (the pack's, a fact file's) in a
+    write-through kv (SQLite's or PostgreSQL's).
 
     Every pair is checked, the fresh ones (not stored with the same answer) embedded in a batch,
     their rows (``kv._row``) handed to ``write`` in one go, and memory changed only after it
@@ -87,16 +88,20 @@ def put_pairs(kv: Any, pairs: Iterable[tuple[str, str]], write: Callable[[list[A
     except (TypeError, ValueError):
         raise InputError("load_pairs takes an iterable of (prompt, answer) pairs") from None
     keys = [kv.checked_key(p, a) for p, a in items]
-    fresh = [(k, p, a) for k, (p, a) in zip(keys, items, strict=True) if kv._stored.get(k) != a]
+    # a pair is stored again unless the same answer is there, made by no model (a migrated row
+    # that does not say what made it is rewritten as the pack's)
+    fresh = [
+        (k, p, a) for k, (p, a) in zip(keys, items, strict=True) if kv._stored.get(k) != (a, "")
+    ]
     if not fresh:
         return len(items)
     batch = getattr(kv.embedder, "embed_batch", None)
     prompts = [p for _, p, _ in fresh]
     vecs = list(batch(prompts)) if batch else [kv.embedder.embed(p) for p in prompts]
-    write([kv._row(k, p, a, v) for (k, p, a), v in zip(fresh, vecs, strict=True)])
+    write([kv._row(k, p, a, v, "") for (k, p, a), v in zip(fresh, vecs, strict=True)])
     for (k, p, a), v in zip(fresh, vecs, strict=True):
         KVStage.put(kv, p, a, embedding=v)
-        kv._stored[k] = a
+        kv._stored[k] = (a, "")
     flush = getattr(kv.embedder, "flush", None)
     if callable(flush):
         flush()
@@ -125,25 +130,25 @@ class SqliteCache(CacheStage):
             top = db.conn.execute("SELECT max(seq) FROM cache").fetchone()[0]
         self._seq = top if isinstance(top, int) else 0
         with self._lock:
-            for _, qid, payload, _ in rows:
+            for _, qid, payload, _, origin in rows:
                 plan = self._plan(qid, payload)
                 if plan is not None:
-                    self._apply(qid, payload, *plan)
+                    self._apply(qid, payload, *plan, origin=origin)
         # the bounds may be smaller than when the file was written; if trimming the file
         # fails, the constructor raises and this memory is never used
-        evicted = [(qid,) for _, qid, _, _ in rows if qid not in self._entries]
+        evicted = [(qid,) for _, qid, *_ in rows if qid not in self._entries]
         if evicted:
             with db.transaction("trimming cache") as c:
                 c.executemany("DELETE FROM cache WHERE qid = ?", evicted)
 
-    def remember(self, query: Query, payload: str) -> None:
-        """Cache an answer, written through before memory changes.
+    def remember(self, query: Query, payload: str, origin: str = "") -> None:
+        """Cache an answer and what made it, written through before memory changes.
 
         Raises:
-            InvalidText: ``payload`` is not valid text (nothing is written).
+            InvalidText: ``payload`` or ``origin`` is not valid text (nothing is written).
             StoreError: the write failed; memory and file are as they were.
         """
-        qid, payload = qid_of(query), checked_answer(payload)
+        qid, payload, origin = qid_of(query), checked_answer(payload), checked_origin(origin)
         with self.db.lock:
             with self._lock:
                 plan = self._plan(qid, payload)
@@ -153,15 +158,16 @@ class SqliteCache(CacheStage):
             seq = self._seq + 1
             with self.db.transaction("caching an answer") as c:
                 c.execute(
-                    "INSERT INTO cache (qid, payload, seq, checksum) VALUES (?, ?, ?, ?) "
-                    "ON CONFLICT(qid) DO UPDATE SET payload = excluded.payload, "
-                    "seq = excluded.seq, checksum = excluded.checksum",
-                    (qid, payload, seq, row_sum("cache", (qid, payload))),
+                    "INSERT INTO cache (qid, payload, seq, origin, checksum) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT(qid) DO UPDATE SET "
+                    "payload = excluded.payload, seq = excluded.seq, origin = excluded.origin, "
+                    "checksum = excluded.checksum",
+                    (qid, payload, seq, origin, row_sum("cache", (qid, payload, origin))),
                 )
                 c.executemany("DELETE FROM cache WHERE qid = ?", [(q,) for q in evicted])
             self._seq = seq
             with self._lock:  # lookups may have reordered entries, never added or removed one
-                self._apply(qid, payload, size, evicted)
+                self._apply(qid, payload, size, evicted, origin=origin)
 
     def forget(self, query: Query) -> bool:
         qid = qid_of(query)
@@ -179,9 +185,10 @@ class SqliteCache(CacheStage):
 
 
 _KV_UPSERT = (
-    "INSERT INTO kv (key, prompt, payload, embedder, vector, checksum) VALUES (?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT(key) DO UPDATE SET prompt = excluded.prompt, payload = excluded.payload, "
-    "embedder = excluded.embedder, vector = excluded.vector, checksum = excluded.checksum"
+    "INSERT INTO kv (key, prompt, payload, embedder, vector, origin, checksum) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET prompt = excluded.prompt, "
+    "payload = excluded.payload, embedder = excluded.embedder, vector = excluded.vector, "
+    "origin = excluded.origin, checksum = excluded.checksum"
 )
 
 
@@ -194,22 +201,23 @@ class SqliteKV(KVStage):
     def __init__(self, path: str | Path, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.damaged: list[Damage] = []
-        self._stored: dict[str, str] = {}  # key -> answer in the file (skips rewriting a pair)
+        # key -> (answer, origin) in the file (skips rewriting a pair)
+        self._stored: dict[str, tuple[str, str]] = {}
         self.db = opened(path, self._load)
 
     def _load(self, db: StoreDb) -> None:
-        for rowid, _, prompt, payload, embedder, vector in db.rows("kv", self.damaged):
+        for rowid, _, prompt, payload, embedder, vector, origin in db.rows("kv", self.damaged):
             vec = None
             if embedder == self.embedder.name and vector is not None:
                 vec = self._decode(vector)
             if vec is None:
                 vec = self.embedder.embed(prompt)
             try:
-                KVStage.put(self, prompt, payload, embedding=vec)
+                KVStage.put(self, prompt, payload, embedding=vec, origin=origin)
             except EocError as exc:  # e.g. a vector the index refuses: the row is not served
                 self.damaged.append(("kv", rowid, exc.reason))
                 continue
-            self._stored[self.checked_key(prompt, payload)] = payload
+            self._stored[self.checked_key(prompt, payload)] = (payload, origin)
 
     def _encode(self, vec: Any) -> str:
         return encode_vector(vec)
@@ -217,25 +225,29 @@ class SqliteKV(KVStage):
     def _decode(self, text: str) -> Any:
         return decode_vector(text, self.embedder, self.dense)
 
-    def put(self, prompt: str, payload: str, *, embedding: object | None = None) -> None:
-        """Store a pair, written through before memory changes.
+    def put(
+        self, prompt: str, payload: str, *, embedding: object | None = None, origin: str = ""
+    ) -> None:
+        """Store a pair and what made it, written through before memory changes.
 
         Raises:
-            InputError: the prompt or answer is not valid (nothing is written).
+            InputError: the prompt, answer or origin is not valid (nothing is written).
             StoreError: the write failed; memory and file are as they were.
         """
         with self.db.lock:  # one writer at a time, so memory changes in the order the file does
-            self._put(prompt, payload, embedding)
+            self._put(prompt, payload, embedding, origin)
 
-    def _put(self, prompt: str, payload: str, embedding: object | None) -> None:
+    def _put(self, prompt: str, payload: str, embedding: object | None, origin: str) -> None:
         key = self.checked_key(prompt, payload)  # nothing reaches the file unless it is valid
+        origin = checked_origin(origin)
         vec = embedding if embedding is not None else self.embedder.embed(prompt)
-        self.db.write(_KV_UPSERT, self._row(key, prompt, payload, vec), "storing a kv pair")
-        KVStage.put(self, prompt, payload, embedding=vec)
-        self._stored[key] = payload
+        row = self._row(key, prompt, payload, vec, origin)
+        self.db.write(_KV_UPSERT, row, "storing a kv pair")
+        KVStage.put(self, prompt, payload, embedding=vec, origin=origin)
+        self._stored[key] = (payload, origin)
 
-    def _row(self, key: str, prompt: str, payload: str, vec: Any) -> tuple[str, ...]:
-        fields = (key, prompt, payload, self.embedder.name, self._encode(vec))
+    def _row(self, key: str, prompt: str, payload: str, vec: Any, origin: str) -> tuple[str, ...]:
+        fields = (key, prompt, payload, self.embedder.name, self._encode(vec), origin)
         return (*fields, row_sum("kv", fields))
 
     def defer_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:

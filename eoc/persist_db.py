@@ -23,6 +23,7 @@ from typing import Any
 
 from eoc.errors import ConfigError, StoreCorrupt, StoreError, StoreUnusable, StoreVersionError
 from eoc.persist_schema import (
+    SCHEMA_VERSION,
     decode,
     integrity_problems,
     invalid,
@@ -197,11 +198,11 @@ class StoreDb:
     ) -> Iterator[tuple[Any, ...]]:
         """The good rows of ``table``; damaged ones are listed, wrong types raise StoreCorrupt."""
         with self.guard(f"reading {table}"):
-            for row in scan(self.conn, table, legacy=False, order=order):
+            for row in scan(self.conn, table, SCHEMA_VERSION, order=order):
                 problem = type_problem(table, row)
                 if problem is not None:
                     raise wrong_type(self.path, table, row.rowid, problem)
-                values = decode(table, row, legacy=False)
+                values = decode(table, row)
                 reason = values if isinstance(values, str) else invalid(table, values)
                 if reason is not None:
                     damaged.append((table, row.rowid, reason))

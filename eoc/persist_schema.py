@@ -3,14 +3,19 @@
 Schema versions (``PRAGMA user_version``):
 
 * **0** — the layout before checksums: ``cache(qid, payload, seq)``, ``kv(key, prompt, payload,
-  embedder, vector)``, ``triples(s, p, o)``. Opening such a file migrates it to version 1 in one
-  transaction: each table gets a ``checksum`` column and every row its checksum. Rows of that
-  release are trusted as they are; from then on a change made outside eoc is detected.
-* **1** — the current layout: the same tables, each with ``checksum``, the first 32 hex digits
-  of the SHA-256 of the table name and the row's text fields, each length-prefixed (so no two
-  rows encode alike).
+  embedder, vector)``, ``triples(s, p, o)``. Opening such a file migrates it in one transaction:
+  each table gets a ``checksum`` column and every row its checksum (rows of that release are
+  trusted as they are), then it goes on to version 2.
+* **1** — the same tables, each with ``checksum``: the first 32 hex digits of the SHA-256 of the
+  table name and the row's text fields, each length-prefixed (so no two rows encode alike).
+* **2** — the current layout: ``cache`` and ``kv`` also record each answer's ``origin``, what made
+  it ("" when no model did: the pack, the graph, a computation; else the model and the
+  parameters that change its answers), covered by the checksum. A cascade serves an answer only
+  where its own model and parameters are the ones recorded. Opening a version-1 file migrates it:
+  its rows did not say what made them, so each gets the origin :data:`UNRECORDED`, which no
+  cascade serves (kept in the file, counted by ``eoc store check``); a row whose version-1
+  checksum failed keeps failing.
 
-Any other version, or tables that are not eoc's, is refused with :class:`StoreVersionError`.
 This module is shared by :mod:`eoc.persist` (opening stores) and ``eoc store check|recover``.
 """
 
@@ -29,19 +34,20 @@ from eoc.errors import (
     StoreVersionError,
 )
 from eoc.query import check_text
-from eoc.stages.cache import MAX_ANSWER_BYTES
+from eoc.stages.cache import MAX_ANSWER_BYTES, checked_origin
 from eoc.stages.kv import KVStage
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The layout this eoc writes."""
-READABLE_VERSIONS = (0, 1)
-"""The layouts this eoc opens (0 is migrated to 1 on open)."""
+READABLE_VERSIONS = (0, 1, 2)
+"""The layouts this eoc opens (0 and 1 are migrated to 2 on open)."""
 MAX_FIELD_BYTES = 1 << 20
 """Largest triple term or embedder name accepted from the file, in UTF-8 bytes."""
+UNRECORDED = "unrecorded: stored before eoc recorded what made each answer"
+"""The origin a migrated row gets: nothing says which model made it, so it is never served."""
 
-# Column name -> kind: "text", "text?" (text or NULL) or "integer". The checksum covers the
-# text columns in this order; ``seq`` (cache order) is not covered: a damaged one reorders only.
-TABLES: dict[str, tuple[tuple[str, str], ...]] = {
+Columns = tuple[tuple[str, str], ...]
+_V1: dict[str, Columns] = {
     "cache": (("qid", "text"), ("payload", "text"), ("seq", "integer")),
     "kv": (
         ("key", "text"),
@@ -52,14 +58,35 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "triples": (("s", "text"), ("p", "text"), ("o", "text")),
 }
+_ORIGIN: Columns = (("origin", "origin"),)
+COLUMNS: dict[int, dict[str, Columns]] = {
+    0: _V1,
+    1: _V1,
+    2: {"cache": _V1["cache"] + _ORIGIN, "kv": _V1["kv"] + _ORIGIN, "triples": _V1["triples"]},
+}
+"""Column name -> kind per schema version: "text", "text?" (text or NULL), "integer", or
+"origin" (text, "" allowed). The checksum covers the text and origin columns in this order;
+``seq`` (cache order) is not covered: a damaged one reorders only."""
+TABLES = COLUMNS[SCHEMA_VERSION]
 _CREATE = {
     "cache": "CREATE TABLE cache (qid TEXT PRIMARY KEY, payload TEXT NOT NULL, "
-    "seq INTEGER NOT NULL, checksum TEXT)",
+    "seq INTEGER NOT NULL, checksum TEXT, origin TEXT NOT NULL DEFAULT '')",
     "kv": "CREATE TABLE kv (key TEXT PRIMARY KEY, prompt TEXT NOT NULL, payload TEXT NOT NULL, "
-    "embedder TEXT NOT NULL, vector TEXT, checksum TEXT)",
+    "embedder TEXT NOT NULL, vector TEXT, checksum TEXT, origin TEXT NOT NULL DEFAULT '')",
     "triples": "CREATE TABLE triples (s TEXT NOT NULL, p TEXT NOT NULL, o TEXT NOT NULL, "
     "checksum TEXT, PRIMARY KEY (s, p, o))",
 }
+
+
+def physical(version: int, table: str) -> tuple[str, ...]:
+    """The columns of ``table`` as a file of ``version`` holds them, in order (a migrated file
+    and a fresh one alike: ``origin`` was added after ``checksum``)."""
+    cols = tuple(c for c, _ in _V1[table])
+    if version >= 1:
+        cols += ("checksum",)
+    if version >= 2 and table != "triples":
+        cols += ("origin",)
+    return cols
 
 
 def recover_hint(path: str | Path) -> str:
@@ -80,9 +107,10 @@ def _digest(table: str, fields: Sequence[bytes | None]) -> str:
     return h.hexdigest()[:32]
 
 
-def text_fields(table: str, values: Sequence[object]) -> list[Any]:
+def text_fields(table: str, values: Sequence[object], version: int = SCHEMA_VERSION) -> list[Any]:
     """The checksummed fields of a row: its text columns, in order (``seq`` is not one)."""
-    return [v for (_, kind), v in zip(TABLES[table], values, strict=True) if kind != "integer"]
+    cols = COLUMNS[version][table]
+    return [v for (_, kind), v in zip(cols, values, strict=True) if kind != "integer"]
 
 
 def row_sum(table: str, values: Sequence[str | None]) -> str:
@@ -109,14 +137,14 @@ class Unreadable(NamedTuple):
     rowid: int
 
 
-def _select(table: str, legacy: bool) -> str:
+def _select(table: str, version: int) -> str:
     # CAST(... AS BLOB) hands back the stored bytes, so invalid UTF-8 is found here, not
     # raised by the driver; typeof() shows what another writer may have put there.
     cols = ", ".join(
         f"typeof({c}), " + (c if kind == "integer" else f"CAST({c} AS BLOB)")
-        for c, kind in TABLES[table]
+        for c, kind in COLUMNS[version][table]
     )
-    summed = "'null', NULL" if legacy else "typeof(checksum), CAST(checksum AS BLOB)"
+    summed = "'null', NULL" if version == 0 else "typeof(checksum), CAST(checksum AS BLOB)"
     return f"SELECT rowid, {cols}, {summed} FROM {table}"  # table names are constants
 
 
@@ -130,10 +158,11 @@ def _raw(rec: Sequence[object]) -> RawRow:
 
 
 def scan(
-    conn: sqlite3.Connection, table: str, legacy: bool, *, order: str = "rowid"
+    conn: sqlite3.Connection, table: str, version: int, *, order: str = "rowid"
 ) -> Iterator[RawRow]:
-    """Every row of ``table``; a damaged page raises (the caller translates it)."""
-    for rec in conn.execute(f"{_select(table, legacy)} ORDER BY {order}"):
+    """Every row of ``table`` in a file of schema ``version``; a damaged page raises (the caller
+    translates it)."""
+    for rec in conn.execute(f"{_select(table, version)} ORDER BY {order}"):
         yield _raw(rec)
 
 
@@ -141,7 +170,7 @@ _MAX_PROBES = 1_000_000  # rowids probed one by one past a damaged page before g
 
 
 def scan_tolerant(
-    conn: sqlite3.Connection, table: str, legacy: bool
+    conn: sqlite3.Connection, table: str, version: int
 ) -> Iterator[RawRow | Unreadable]:
     """Every row that can be read, in rowid order, stepping over damaged pages.
 
@@ -149,7 +178,7 @@ def scan_tolerant(
     time (each lookup walks from the root, so it avoids the damaged page unless its row is
     on it) until one reads, and the scan resumes after it.
     """
-    sql = _select(table, legacy)
+    sql = _select(table, version)
     try:
         top: int | None = conn.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0]
     except sqlite3.DatabaseError:
@@ -182,29 +211,31 @@ def scan_tolerant(
         yield found
 
 
-def type_problem(table: str, row: RawRow) -> str | None:
+def type_problem(table: str, row: RawRow, version: int = SCHEMA_VERSION) -> str | None:
     """Why a row's columns have the wrong SQLite types, or ``None``."""
-    for (col, kind), found in zip(TABLES[table], row.types, strict=True):
-        allowed = ("text", "null") if kind == "text?" else (kind.rstrip("?"),)
+    for (col, kind), found in zip(COLUMNS[version][table], row.types, strict=True):
+        allowed = (
+            ("text", "null") if kind == "text?" else ("text",) if kind == "origin" else (kind,)
+        )
         if found not in allowed:
-            return f"{col} is {found}, not {kind.rstrip('?')}"
+            return f"{col} is {found}, not {allowed[0]}"
     if row.sum_type not in ("text", "null"):
         return f"checksum is {row.sum_type}, not text"
     return None
 
 
-def decode(table: str, row: RawRow, legacy: bool) -> tuple[object, ...] | str:
+def decode(table: str, row: RawRow, version: int = SCHEMA_VERSION) -> tuple[object, ...] | str:
     """The row's values (text decoded), or why it is damaged: checksum or UTF-8.
 
     The row's types must have passed :func:`type_problem`.
     """
-    if not legacy:
+    if version != 0:
         if row.sum_value is None:
             return "no checksum (written without one, by an older eoc?)"
-        if row.sum_value != _digest(table, text_fields(table, row.values)).encode():
+        if row.sum_value != _digest(table, text_fields(table, row.values, version)).encode():
             return "checksum mismatch (changed since eoc wrote it)"
     out: list[object] = []
-    for (col, kind), value in zip(TABLES[table], row.values, strict=True):
+    for (col, kind), value in zip(COLUMNS[version][table], row.values, strict=True):
         if kind == "integer" or value is None:
             out.append(value)
             continue
@@ -216,7 +247,7 @@ def decode(table: str, row: RawRow, legacy: bool) -> tuple[object, ...] | str:
     return tuple(out)
 
 
-def invalid(table: str, values: tuple[object, ...]) -> str | None:
+def invalid(table: str, values: tuple[object, ...], version: int = SCHEMA_VERSION) -> str | None:
     """Why decoded values are not a row eoc would have written, or ``None``."""
     try:
         if table == "cache":
@@ -227,9 +258,19 @@ def invalid(table: str, values: tuple[object, ...]) -> str | None:
         else:
             for value, what in zip(values, ("subject", "predicate", "object"), strict=True):
                 check_text(value, f"the triple's {what}", max_bytes=MAX_FIELD_BYTES)
+        if version >= 2 and table != "triples":
+            checked_origin(values[-1])
     except EocError as exc:
         return exc.reason
     return None
+
+
+def upgraded(table: str, values: tuple[object, ...], version: int) -> tuple[object, ...]:
+    """A row read from a file of ``version`` as the current layout holds it (a row from before
+    version 2 gets the origin :data:`UNRECORDED`)."""
+    if version < 2 and table != "triples":
+        return (*values, UNRECORDED)
+    return values
 
 
 # -- layout ----------------------------------------------------------------------------------
@@ -276,7 +317,7 @@ def read_layout(conn: sqlite3.Connection, path: str | Path) -> Layout:
         )
     for name, _ in objects:
         cols = tuple(r[1] for r in conn.execute(f"PRAGMA table_info({name})"))
-        want = tuple(c for c, _ in TABLES[name]) + (() if version == 0 else ("checksum",))
+        want = physical(version, name)
         if cols != want:
             raise StoreVersionError(
                 f"{path} has a table {name}({', '.join(cols)}), but eoc's schema version "
@@ -299,17 +340,37 @@ def upgrade(conn: sqlite3.Connection, layout: Layout, path: str | Path) -> None:
     """Bring the file to :data:`SCHEMA_VERSION`; the caller holds a write transaction.
 
     A fresh file gets all three tables; a version-0 file gets a ``checksum`` column and a
-    checksum for every row (wrong-typed rows refuse the migration, leaving the file as it was).
+    checksum for every row (wrong-typed rows refuse the migration, leaving the file as it was);
+    a version-1 file (or a version-0 one after that) gets an ``origin`` column in cache and kv,
+    :data:`UNRECORDED` for every row, and a fresh checksum for each row whose old one held.
     """
+    version = layout.version
     if layout.legacy:
         for table in sorted(layout.tables):
             sums = []
-            for row in scan(conn, table, legacy=True):
-                problem = type_problem(table, row)
+            for row in scan(conn, table, 0):
+                problem = type_problem(table, row, 0)
                 if problem is not None:
                     raise wrong_type(path, table, row.rowid, problem)
-                sums.append((_digest(table, text_fields(table, row.values)), row.rowid))
+                sums.append((_digest(table, text_fields(table, row.values, 0)), row.rowid))
             conn.execute(f"ALTER TABLE {table} ADD COLUMN checksum TEXT")
+            conn.executemany(f"UPDATE {table} SET checksum = ? WHERE rowid = ?", sums)
+        version = 1
+    if version == 1:
+        for table in sorted(layout.tables - {"triples"}):
+            sums = []
+            for row in scan(conn, table, 1):
+                problem = type_problem(table, row, 1)
+                if problem is not None:
+                    raise wrong_type(path, table, row.rowid, problem)
+                old = text_fields(table, row.values, 1)  # the stored bytes, as summed before
+                if row.sum_value != _digest(table, old).encode():
+                    continue  # damaged before: it stays damaged (its old checksum is kept)
+                sums.append((_digest(table, [*old, UNRECORDED.encode()]), row.rowid))
+            conn.execute(
+                f"ALTER TABLE {table} ADD COLUMN origin TEXT NOT NULL DEFAULT "
+                f"'{UNRECORDED}'"  # a constant of eoc's own, without quotes
+            )
             conn.executemany(f"UPDATE {table} SET checksum = ? WHERE rowid = ?", sums)
     for table in TABLES:
         if table not in layout.tables:
@@ -327,15 +388,18 @@ def wrong_type(path: str | Path, table: str, rowid: int, problem: str) -> StoreC
 
 
 __all__ = [
+    "COLUMNS",
     "READABLE_VERSIONS",
     "SCHEMA_VERSION",
     "TABLES",
+    "UNRECORDED",
     "Layout",
     "RawRow",
     "Unreadable",
     "decode",
     "integrity_problems",
     "invalid",
+    "physical",
     "read_layout",
     "recover_hint",
     "row_sum",
@@ -344,5 +408,6 @@ __all__ = [
     "text_fields",
     "type_problem",
     "upgrade",
+    "upgraded",
     "wrong_type",
 ]

@@ -43,7 +43,7 @@ from eoc.stages.browser_remote import (
     printable,
     reply_object,
 )
-from eoc.stages.neural import MAX_TOKENS, Reply
+from eoc.stages.neural import MAX_TOKENS, Reply, origin_of
 from eoc_native.keepalive import Connections
 
 MAX_BODY_BYTES = 2 << 20
@@ -257,6 +257,17 @@ class OpenAIBackend:
     def memoize(self) -> bool:
         """False when answers are sampled without a seed: the same question gets another one."""
         return not (self.temperature > 0 and self.seed is None)
+
+    @property
+    def origin(self) -> str:
+        """What makes this backend's answers: the server and model asked, and the parameters
+        that change an answer to a plain question."""
+        return origin_of(
+            f"openai:{self.model}@{self.base_url}",
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            seed=self.seed if self.temperature > 0 else None,
+        )
 
     def generate(self, prompt: str) -> Reply:
         """One answer to ``prompt``.

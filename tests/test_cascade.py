@@ -188,8 +188,8 @@ class _Logged:
         self.events.append(self.stage.value)
         return self.inner.lookup(q)
 
-    def remember(self, q: Query, payload: str) -> None:
-        self.inner.remember(q, payload)
+    def remember(self, q: Query, payload: str, origin: str = "") -> None:
+        self.inner.remember(q, payload, origin)
 
 
 @native_only
@@ -206,11 +206,14 @@ def test_the_bracket_opens_after_every_cheap_stage_missed_and_closes_after_neura
     clock = FakeClock(step_ns=5_000_000)
     cascade = Cascade(stages, meter=meter, clock=clock, liveness=assume_live(meter))
     cascade.resolve("why is the sky blue")
-    assert events == ["cache", "kv", "graph", "read", "neural", "read"]
+    # the cache is asked for an answer no model made, then for one this model made
+    assert events == ["cache", "cache", "kv", "graph", "read", "neural", "read"]
     r = cascade.resolve("why is the sky blue")  # a cache hit: calibrated once, then never bracketed
     events.clear()
     r = cascade.resolve("why is the sky blue")
-    assert events == ["cache"] and r.cost.provenance is ESTIMATED
+    # a model's answer is kept under its own key (what made it), asked for second
+    assert events == ["cache", "cache"] and r.cost.provenance is ESTIMATED
+    assert r.stage is Stage.CACHE
 
 
 @native_only
@@ -349,8 +352,8 @@ class WorkMeter:
                 meter.total_nj += meter.nj_per_lookup
                 return stage.lookup(q)
 
-            def remember(self, q, payload):
-                return stage.remember(q, payload)
+            def remember(self, q, payload, origin=""):
+                return stage.remember(q, payload, origin)
 
         return Wrapped()
 

@@ -25,7 +25,9 @@ from urllib.parse import quote
 from eoc.errors import StoreUnusable
 from eoc.persist_db import StoreDb, check_path, translate
 from eoc.persist_schema import (
+    SCHEMA_VERSION,
     TABLES,
+    UNRECORDED,
     Layout,
     Unreadable,
     decode,
@@ -37,14 +39,16 @@ from eoc.persist_schema import (
     scan_tolerant,
     text_fields,
     type_problem,
+    upgraded,
 )
 
 MAX_LISTED = 1000  # damaged rows listed in a report (all are counted)
 
 _INSERT = {
-    "cache": "INSERT OR IGNORE INTO cache (qid, payload, seq, checksum) VALUES (?, ?, ?, ?)",
-    "kv": "INSERT OR IGNORE INTO kv (key, prompt, payload, embedder, vector, checksum) "
-    "VALUES (?, ?, ?, ?, ?, ?)",
+    "cache": "INSERT OR IGNORE INTO cache (qid, payload, seq, origin, checksum) "
+    "VALUES (?, ?, ?, ?, ?)",
+    "kv": "INSERT OR IGNORE INTO kv (key, prompt, payload, embedder, vector, origin, checksum) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?)",
     "triples": "INSERT OR IGNORE INTO triples (s, p, o, checksum) VALUES (?, ?, ?, ?)",
 }
 
@@ -75,17 +79,20 @@ def _open_read_only(path: str) -> tuple[Path, sqlite3.Connection, Layout, list[s
 
 
 def _good_rows(
-    conn: sqlite3.Connection, table: str, legacy: bool, counts: dict[str, int], bad: list[Any]
+    conn: sqlite3.Connection, table: str, version: int, counts: dict[str, int], bad: list[Any]
 ) -> Iterator[tuple[Any, ...]]:
-    """The rows of ``table`` fit to keep; counts ``unreadable`` and lists damaged ones in ``bad``."""
-    for row in scan_tolerant(conn, table, legacy):
+    """The rows of ``table`` fit to keep, as the current layout holds them; counts
+    ``unreadable`` and lists damaged ones in ``bad``."""
+    for row in scan_tolerant(conn, table, version):
         if isinstance(row, Unreadable):
             counts["unreadable"] += 1
             continue
-        reason = type_problem(table, row)
+        reason = type_problem(table, row, version)
         values: Any = None
         if reason is None:
-            values = decode(table, row, legacy)
+            values = decode(table, row, version)
+            if not isinstance(values, str):
+                values = upgraded(table, values, version)
             reason = values if isinstance(values, str) else invalid(table, values)
         if reason is not None:
             counts["damaged"] += 1
@@ -99,6 +106,11 @@ def _describe(layout: Layout) -> str:
         return "empty (no tables yet: the first store to open it creates them)"
     if layout.legacy:
         return "version 0 (before checksums: rows unverified; migrated when a store opens it)"
+    if layout.version == 1:
+        return (
+            "version 1 (answers do not say what made them: migrated when a store opens it, "
+            "and never served)"
+        )
     return f"version {layout.version} (current)"
 
 
@@ -118,8 +130,10 @@ def cmd_store_check(args: argparse.Namespace, out: TextIO) -> int:
         for table in TABLES:
             counts = {"rows": 0, "damaged": 0, "unreadable": 0}
             if table in layout.tables:
-                for _ in _good_rows(conn, table, layout.legacy, counts, bad):
+                for values in _good_rows(conn, table, layout.version, counts, bad):
                     counts["rows"] += 1
+                    if table != "triples" and values[-1] == UNRECORDED:
+                        counts["unrecorded"] = counts.get("unrecorded", 0) + 1
             tables[table] = counts
     finally:
         conn.close()
@@ -139,6 +153,11 @@ def cmd_store_check(args: argparse.Namespace, out: TextIO) -> int:
     ]
     lines += [
         f"{t} : {c['rows']} good rows, {c['damaged']} damaged, {c['unreadable']} unreadable"
+        + (
+            f" ({c['unrecorded']} do not say what made them: never served)"
+            if c.get("unrecorded")
+            else ""
+        )
         for t, c in tables.items()
     ]
     lines += _damage_lines(bad)
@@ -174,7 +193,7 @@ def cmd_store_recover(args: argparse.Namespace, out: TextIO) -> int:
                     tables[table] = counts
                     if table not in layout.tables:
                         continue  # a file of the old layout may lack a table
-                    for values in _good_rows(conn, table, layout.legacy, counts, bad):
+                    for values in _good_rows(conn, table, layout.version, counts, bad):
                         summed = row_sum(table, text_fields(table, values))
                         cur = c.execute(_INSERT[table], (*values, summed))
                         counts["copied" if cur.rowcount == 1 else "duplicate"] += 1
@@ -198,7 +217,7 @@ def cmd_store_recover(args: argparse.Namespace, out: TextIO) -> int:
     }
     lines = [
         f"source : {given} ({_describe(layout)}; quick_check {'ok' if not problems else 'FAILED'})",
-        f"destination : {dst} (version 1)",
+        f"destination : {dst} (version {SCHEMA_VERSION})",
     ]
     lines += [
         f"{t} : {c['copied']} copied, {c['damaged']} damaged and {c['duplicate']} duplicate "

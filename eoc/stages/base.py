@@ -13,7 +13,7 @@ from eoc.response import Response
 
 
 class Answer:
-    """A stage's answer: the payload and, if the stage reports one, its own cost.
+    """A stage's answer: the payload, if the stage reports one its own cost, and what made it.
 
     ``cost`` is ``None`` when the stage reports no figure for this answer; the
     cascade then charges the stage's documented default figure. The ``memo_*``
@@ -27,14 +27,18 @@ class Answer:
         "memo_cost",
         "memo_qid",
         "memo_response",
+        "origin",
         "own_estimate",
         "payload",
         "tokens",
     )
 
-    def __init__(self, payload: str, cost: JouleCost | None = None) -> None:
+    def __init__(self, payload: str, cost: JouleCost | None = None, origin: str = "") -> None:
         self.payload = payload
         self.cost = cost
+        # what made a remembered answer: "" for one no model made (the pack, the graph, a
+        # computation), else the model and its answer-changing parameters (NeuralStage.origin)
+        self.origin = origin
         self.memo = True  # False: the cascade must not remember it (see eoc.stages.neural)
         self.tokens: tuple[int, int] | None = None  # a model's (tokens in, tokens out)
         self.own_estimate: JouleCost | None = None  # a local backend's fallback (Reply.estimate)
@@ -58,9 +62,10 @@ class StageLike(Protocol):
 
 @runtime_checkable
 class Memo(Protocol):
-    """A stage that can remember an answer so a later query hits it."""
+    """A stage that can remember an answer so a later query hits it, with what made it
+    (``origin``: "" when no model did; see :meth:`eoc.stages.neural.NeuralStage.origin`)."""
 
-    def remember(self, query: Query, payload: str) -> None: ...
+    def remember(self, query: Query, payload: str, origin: str = "") -> None: ...
 
 
 DEFAULT_FIGURE_UJ: dict[Stage, int] = {

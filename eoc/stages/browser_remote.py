@@ -42,7 +42,7 @@ from eoc.cost import JouleCost
 from eoc.errors import BackendError, BadJson, ConfigError
 from eoc.query import Stage
 from eoc.stages.base import WORK_RATES, approx_tokens, work_estimate
-from eoc.stages.neural import MAX_TOKENS, Reply
+from eoc.stages.neural import MAX_TOKENS, Reply, origin_of
 
 MAX_BODY_BYTES = 2 << 20
 """The most bytes of one reply eoc reads (2 MiB); a larger one is a BackendError."""
@@ -256,6 +256,17 @@ class BrowserOpenAIBackend:
     def name(self) -> str:
         """``openai:<model>@<host>`` (``?`` for the model until the server has named it)."""
         return f"openai:{self.model or '?'}@{self.host}"
+
+    @property
+    def origin(self) -> str:
+        """What makes this backend's answers: the server and model asked, and the parameters
+        that change an answer to a plain question."""
+        return origin_of(
+            f"openai:{self.model or '?'}@{self.base_url}",
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            seed=self.seed if self.temperature > 0 else None,
+        )
 
     @property
     def memoize(self) -> bool:

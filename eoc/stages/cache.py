@@ -23,6 +23,22 @@ def checked_answer(payload: object) -> str:
     return check_text(payload, "a cached answer", max_bytes=MAX_ANSWER_BYTES)
 
 
+MAX_ORIGIN_BYTES = 4096
+"""Largest record of what made an answer (a model's identity and parameters), in UTF-8 bytes."""
+
+
+def checked_origin(origin: object) -> str:
+    """Validate what made an answer: "" (no model) or valid text of at most
+    :data:`MAX_ORIGIN_BYTES` bytes.
+
+    Raises:
+        InvalidText: anything else.
+    """
+    if origin == "":
+        return ""
+    return check_text(origin, "an answer's origin", max_bytes=MAX_ORIGIN_BYTES)
+
+
 def qid_of(query: object) -> str:
     """The id of a :class:`Query`; anything else is :class:`InvalidText`, not AttributeError."""
     try:
@@ -73,21 +89,22 @@ class CacheStage:
                     answer.cost = work_estimate(Stage.CACHE, nbytes=query.size)
             return answer
 
-    def remember(self, query: Query, payload: str) -> None:
-        """Cache ``payload`` as the answer to ``query``, evicting the least recently used.
+    def remember(self, query: Query, payload: str, origin: str = "") -> None:
+        """Cache ``payload`` as the answer to ``query``, made by ``origin`` ("" when no model
+        made it), evicting the least recently used.
 
         Raises:
-            InvalidText: ``payload`` is not valid text (nothing is cached).
+            InvalidText: ``payload`` or ``origin`` is not valid text (nothing is cached).
         """
-        self._insert(qid_of(query), checked_answer(payload))
+        self._insert(qid_of(query), checked_answer(payload), checked_origin(origin))
 
-    def _insert(self, qid: str, payload: str) -> list[str] | None:
+    def _insert(self, qid: str, payload: str, origin: str = "") -> list[str] | None:
         """Store an answer; returns the ids evicted for it, or ``None`` if it was not stored."""
         with self._lock:
             plan = self._plan(qid, payload)
             if plan is None:
                 return None
-            self._apply(qid, payload, *plan)
+            self._apply(qid, payload, *plan, origin=origin)
             return plan[1]
 
     def _plan(self, qid: str, payload: str) -> tuple[int, list[str]] | None:
@@ -113,7 +130,9 @@ class CacheStage:
                 total -= self._sizes[gone]
         return size, evicted
 
-    def _apply(self, qid: str, payload: str, size: int, evicted: list[str]) -> None:
+    def _apply(
+        self, qid: str, payload: str, size: int, evicted: list[str], *, origin: str = ""
+    ) -> None:
         """Carry out a plan from :meth:`_plan`; the caller holds ``_lock``."""
         for gone in evicted:
             dropped = self._sizes.pop(gone, None)
@@ -124,7 +143,7 @@ class CacheStage:
         if old is not None:
             self._bytes -= old
             del self._entries[qid]
-        self._entries[qid] = Answer(payload)
+        self._entries[qid] = Answer(payload, None, origin)
         self._sizes[qid] = size
         self._bytes += size
 
@@ -156,4 +175,11 @@ class CacheStage:
         return isinstance(query, Query) and query.id in self._entries
 
 
-__all__ = ["MAX_ANSWER_BYTES", "CacheStage", "checked_answer", "qid_of"]
+__all__ = [
+    "MAX_ANSWER_BYTES",
+    "MAX_ORIGIN_BYTES",
+    "CacheStage",
+    "checked_answer",
+    "checked_origin",
+    "qid_of",
+]

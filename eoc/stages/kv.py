@@ -40,6 +40,7 @@ from typing import Any
 from eoc.errors import ConfigError, FactFileError, InputError
 from eoc.query import Query, Stage, check_prompt, check_text
 from eoc.stages.base import Answer, stage_figure, work_estimate
+from eoc.stages.cache import checked_origin
 from eoc.stages.embed import Embedder, HashedNgramEmbedder, from_dense
 from eoc.stages.facts import read_fact_file, read_pairs
 from eoc.stages.guard import EntityGuard, HitGuard
@@ -63,12 +64,13 @@ _NOTHING: frozenset[str] = frozenset()
 
 
 class _Entry:
-    __slots__ = ("analysis", "key", "payload", "prompt")
+    __slots__ = ("analysis", "key", "origin", "payload", "prompt")
 
-    def __init__(self, key: str, prompt: str, payload: str) -> None:
+    def __init__(self, key: str, prompt: str, payload: str, origin: str = "") -> None:
         self.key = key
         self.prompt = prompt
         self.payload = payload
+        self.origin = origin  # what made the answer: "" for none (the pack), else a model
         self.analysis: object = None  # the guard's prepare(prompt), made at its first check
 
 
@@ -187,14 +189,18 @@ class KVStage:
             raise InputError(f"prompt {prompt!r} has no words to key on")
         return key
 
-    def put(self, prompt: str, payload: str, *, embedding: object | None = None) -> None:
-        """Store ``payload`` as the answer to ``prompt`` (replacing an earlier answer)."""
+    def put(
+        self, prompt: str, payload: str, *, embedding: object | None = None, origin: str = ""
+    ) -> None:
+        """Store ``payload`` as the answer to ``prompt`` (replacing an earlier answer), made by
+        ``origin`` ("" when no model made it)."""
         key = self.checked_key(prompt, payload)
+        origin = checked_origin(origin)
         vec = embedding if embedding is not None else self.embedder.embed(prompt)
         fingerprint = self._fingerprint
         fp = None if fingerprint is None else fingerprint(prompt)
         needs = None if self._terms is None else self._terms(prompt)
-        entry = _Entry(key, prompt, payload)
+        entry = _Entry(key, prompt, payload, origin)
         with self._lock:
             if needs is not None and key not in self._needs:
                 self._index_terms(key, needs)  # before the vector: never a vector without terms
@@ -270,8 +276,8 @@ class KVStage:
             return query.embedding
         return from_dense(query.embedding, self.embedder.dim)
 
-    def remember(self, query: Query, payload: str) -> None:
-        self.put(query.prompt, payload, embedding=self._query_vector(query))
+    def remember(self, query: Query, payload: str, origin: str = "") -> None:
+        self.put(query.prompt, payload, embedding=self._query_vector(query), origin=origin)
 
     def load_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
         """Store many ``(prompt, answer)`` pairs (embedded in batches when the embedder can)."""
@@ -368,7 +374,7 @@ class KVStage:
         key = normalize(query.prompt)
         entry = self._entries.get(key)
         if entry is not None:
-            return self._answer(entry.payload, query, 0)
+            return self._answer(entry, query, 0)
         if vec is None:
             if self._terms is not None and not self._may_pass(query.prompt):
                 return None  # the guard would refuse every stored prompt: no need to embed
@@ -412,7 +418,7 @@ class KVStage:
         if not found:
             return None
         entry = entries.get(str(found[0][1]))
-        return None if entry is None else self._answer(entry.payload, query, checked)
+        return None if entry is None else self._answer(entry, query, checked)
 
     def explain(
         self, query: Query, limit: int = 5, floor: float = EXPLAIN_FLOOR
@@ -459,10 +465,11 @@ class KVStage:
             )
         return out
 
-    def _answer(self, payload: str, query: Query, candidates: int) -> Answer:
+    def _answer(self, entry: _Entry, query: Query, candidates: int) -> Answer:
         if self._flat:
-            return Answer(payload)
-        return Answer(payload, work_estimate(Stage.KV, nbytes=query.size, candidates=candidates))
+            return Answer(entry.payload, None, entry.origin)
+        cost = work_estimate(Stage.KV, nbytes=query.size, candidates=candidates)
+        return Answer(entry.payload, cost, entry.origin)
 
     def __len__(self) -> int:
         return len(self._entries)

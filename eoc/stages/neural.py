@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
@@ -43,6 +44,12 @@ class Backend(Protocol):
     A backend that runs no model says so with ``runs_model = False``: its answers are never
     remembered (a backend without the attribute is taken to run one).
 
+    A backend says what makes its answers with ``origin``: its model's identity and every
+    parameter that changes an answer to a plain question (``max_tokens``, sampling, a system
+    message), as canonical JSON (:func:`origin_of`). Remembered answers record it, and are served
+    only by a cascade whose backend has the same (:meth:`NeuralStage.origin`); a backend without
+    it is known by its name alone.
+
     A backend that can answer a whole conversation with its parameters (what ``eoc serve``
     receives) also has ``chat(request, on_piece=None) -> Reply``, taking an
     :class:`eoc.chat.ChatRequest` and calling ``on_piece`` with each piece of text as it is
@@ -55,11 +62,19 @@ class Backend(Protocol):
     def generate(self, prompt: str) -> Reply: ...
 
 
+def origin_of(model: str, **params: object) -> str:
+    """The canonical ``origin`` of a backend: its model's identity and the parameters given
+    (those ``None`` left out), as sorted, compact JSON."""
+    doc = {"model": model, **{k: v for k, v in params.items() if v is not None}}
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 class EchoBackend:
     """Answers with the prompt itself. Reports no cost, and is never memoized: it runs no model."""
 
     name = "echo"
     runs_model = False
+    origin = origin_of("echo")
 
     def generate(self, prompt: str) -> Reply:
         return Reply(f"echo: {prompt}")
@@ -84,6 +99,7 @@ class NoModelBackend:
     """
 
     runs_model = False
+    origin = origin_of("none")
 
     def __init__(self, hint: str = "", *, name: str = "no-model") -> None:
         self.name = name
@@ -121,6 +137,14 @@ class NeuralStage:
         self.backend: Backend = backend if backend is not None else EchoBackend()
         self.figure = stage_figure(Stage.NEURAL, figure_uj)
         self._flat = figure_uj is not None
+
+    def origin(self) -> str:
+        """What makes this stage's answers now: the backend's ``origin`` (read afresh each time,
+        so a changed ``max_tokens`` counts), or its name when it has none."""
+        found = getattr(self.backend, "origin", None)
+        if isinstance(found, str) and found:
+            return found
+        return origin_of(f"backend:{self.backend.name}")
 
     def lookup(self, query: Query) -> Answer:
         chat = query.metadata.get("chat") if query.metadata else None
@@ -164,7 +188,7 @@ class NeuralStage:
                 f"neural backend {self.backend.name!r} reported an estimate that is not an "
                 "ESTIMATED JouleCost"
             )
-        answer = Answer(reply.text, reply.cost)
+        answer = Answer(reply.text, reply.cost, self.origin())
         answer.tokens = _token_counts(self.backend.name, reply)
         answer.own_estimate = reply.estimate
         # memo policy (docs/design.md §4): never remember what no model said, nor a sampled answer
@@ -228,4 +252,5 @@ __all__ = [
     "NeuralStage",
     "NoModelBackend",
     "Reply",
+    "origin_of",
 ]

@@ -14,6 +14,7 @@ Which model: the ``path`` given, else ``$EOC_MODEL``, else the SmolLM2-135M-Inst
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -21,9 +22,9 @@ from typing import NamedTuple
 
 from eoc.chat import ChatRequest
 from eoc.cost import JouleCost
-from eoc.errors import ConfigError, InputError
+from eoc.errors import BackendError, ConfigError, InputError
 from eoc.query import CONTROL_CHARS
-from eoc.stages.neural import Reply
+from eoc.stages.neural import Reply, origin_of
 from eoc_native.autotune.dispatch import Dispatcher
 from eoc_native.llm.energy import estimate
 from eoc_native.llm.generate import Sampler, generate_ids, load, text_pieces
@@ -86,6 +87,8 @@ class LocalModel:
         self.name = f"local:{self.path.name}"
         self._model: Llama | None = None
         self._tokenizer: GGUFTokenizer | None = None
+        self._identity: str | None = None  # the model file's, read once (see origin)
+        self._origin: tuple[object, str] = (None, "")
         self._lock = threading.Lock()
         self.progress: Progress | None = None  # told while the model loads
         self.listener: Callable[[str], None] | None = None  # told each piece of an answer
@@ -94,6 +97,39 @@ class LocalModel:
     @property
     def loaded(self) -> bool:
         return self._model is not None
+
+    @property
+    def origin(self) -> str:
+        """What makes this backend's answers: the model file (its name, size and the SHA-256 of
+        its first MiB, where the GGUF header and vocabulary lie) and every parameter that
+        changes an answer to a plain question. Remembered answers record it (see
+        :meth:`eoc.stages.neural.NeuralStage.origin`)."""
+        s = self.sampler
+        key = (self.max_tokens, s.temperature, s.top_p, s.seed, self.system, self.n_ctx)
+        if key != self._origin[0]:  # built again only when a parameter changed
+            sampled = s.temperature > 0
+            made = origin_of(
+                self._file_identity(),
+                max_tokens=self.max_tokens,
+                temperature=s.temperature,
+                top_p=s.top_p if sampled else None,
+                seed=s.seed if sampled else None,
+                system=self.system,
+                n_ctx=self.n_ctx,
+            )
+            self._origin = (key, made)
+        return self._origin[1]
+
+    def _file_identity(self) -> str:
+        if self._identity is None:
+            try:
+                size = self.path.stat().st_size
+                with open(self.path, "rb") as f:
+                    head = hashlib.sha256(f.read(1 << 20)).hexdigest()[:16]
+            except OSError as exc:
+                raise BackendError(f"{self.path}: cannot read the model file: {exc}") from None
+            self._identity = f"gguf:{self.path.name}:{size}:{head}"
+        return self._identity
 
     def load(self, progress: Progress | None = None) -> LocalModel:
         """Read the model now (it is read on the first question otherwise)."""

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from eoc.errors import BackendError, ConfigError, InputError
-from eoc.stages.neural import Reply
+from eoc.stages.neural import Reply, origin_of
 
 
 class Unavailable(BackendError):
@@ -115,6 +115,12 @@ class GuardedBackend:
             raise
         self.breaker.success()
         return reply
+
+    @property
+    def origin(self) -> str:
+        """The guarded backend's (what makes its answers)."""
+        found = getattr(self.backend, "origin", None)
+        return found if isinstance(found, str) and found else origin_of(f"backend:{self.name}")
 
     def generate(self, prompt: str) -> Reply:
         return self._call(lambda: self.backend.generate(prompt))

@@ -33,15 +33,15 @@ from urllib.parse import urlsplit
 
 from eoc.errors import EocError, InputError, StoreError, StoreUnusable, StoreVersionError
 from eoc.persist import decode_vector, encode_vector, put_pairs
-from eoc.persist_schema import row_sum
+from eoc.persist_schema import UNRECORDED, row_sum
 from eoc.query import Query
-from eoc.stages.cache import CacheStage, checked_answer, qid_of
+from eoc.stages.cache import CacheStage, checked_answer, checked_origin, qid_of
 from eoc.stages.graph import TripleStore
 from eoc.stages.kv import KVStage
 from eoc.stages.text import normalize
 from eoc_native import require
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 CHANNEL = "eoc_changes"
 Damage = tuple[str, int, str]
 
@@ -49,10 +49,12 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS eoc_meta (key text PRIMARY KEY, value text NOT NULL)",
     "CREATE SEQUENCE IF NOT EXISTS eoc_seq",
     "CREATE TABLE IF NOT EXISTS eoc_cache (qid text PRIMARY KEY, payload text NOT NULL, "
-    "seq bigint NOT NULL DEFAULT nextval('eoc_seq'), checksum text NOT NULL)",
+    "seq bigint NOT NULL DEFAULT nextval('eoc_seq'), checksum text NOT NULL, "
+    "origin text NOT NULL DEFAULT '')",
     "CREATE TABLE IF NOT EXISTS eoc_kv (key text PRIMARY KEY, prompt text NOT NULL, "
     "payload text NOT NULL, embedder text NOT NULL, vector text, "
-    "seq bigint NOT NULL DEFAULT nextval('eoc_seq'), checksum text NOT NULL)",
+    "seq bigint NOT NULL DEFAULT nextval('eoc_seq'), checksum text NOT NULL, "
+    "origin text NOT NULL DEFAULT '')",
     "CREATE TABLE IF NOT EXISTS eoc_triples (s text NOT NULL, p text NOT NULL, o text NOT NULL, "
     "seq bigint NOT NULL DEFAULT nextval('eoc_seq'), checksum text NOT NULL, PRIMARY KEY (s, p, o))",
     "CREATE INDEX IF NOT EXISTS eoc_cache_seq ON eoc_cache (seq)",
@@ -60,11 +62,12 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS eoc_triples_seq ON eoc_triples (seq)",
 )
 _COLUMNS = {
-    "cache": "qid, payload",
-    "kv": "key, prompt, payload, embedder, vector",
+    "cache": "qid, payload, origin",
+    "kv": "key, prompt, payload, origin, embedder, vector",
     "triples": "s, p, o",
 }
-_CHECKED = {"cache": 2, "kv": 3, "triples": 3}  # leading columns the checksum covers
+_CHECKED = {"cache": 3, "kv": 4, "triples": 3}  # leading columns the checksum covers
+_V1_CHECKED = {"cache": "qid, payload", "kv": "key, prompt, payload"}  # before origins
 
 
 def is_postgres_url(text: object) -> bool:
@@ -159,6 +162,9 @@ class PgStore:
     def _migrate(self) -> None:
         with self.connection("creating eoc's tables") as conn:
             conn.execute("SELECT pg_advisory_xact_lock(hashtext('eoc_schema'))")
+            row = self._version(conn)
+            if row is not None and row[0] == "1":
+                self._from_v1(conn)
             for sql in _SCHEMA:
                 conn.execute(sql)
             conn.execute(
@@ -166,12 +172,38 @@ class PgStore:
                 "ON CONFLICT (key) DO NOTHING",
                 (SCHEMA_VERSION,),
             )
-            row = conn.execute("SELECT value FROM eoc_meta WHERE key = 'schema_version'").fetchone()
+            row = self._version(conn)
         if row is None or row[0] != SCHEMA_VERSION:
             raise StoreVersionError(
                 f"PostgreSQL at {self.where} holds eoc tables of schema version "
                 f"{row[0] if row else '?'}; this eoc reads version {SCHEMA_VERSION}: use another database"
             )
+
+    @staticmethod
+    def _version(conn: Any) -> Any:
+        exists = conn.execute("SELECT to_regclass('eoc_meta')").fetchone()[0]
+        if exists is None:
+            return None
+        return conn.execute("SELECT value FROM eoc_meta WHERE key = 'schema_version'").fetchone()
+
+    @staticmethod
+    def _from_v1(conn: Any) -> None:
+        """Version 1 to 2, under the schema lock: cache and kv rows get the origin
+        :data:`~eoc.persist_schema.UNRECORDED` (never served) and a new checksum when their old
+        one held; a row whose old checksum failed keeps failing."""
+        for table, cols in _V1_CHECKED.items():
+            n = len(cols.split(", "))
+            rows = conn.execute(f"SELECT seq, {cols}, checksum FROM eoc_{table}").fetchall()
+            conn.execute(
+                f"ALTER TABLE eoc_{table} ADD COLUMN origin text NOT NULL DEFAULT '{UNRECORDED}'"
+            )
+            for seq, *fields, checksum in rows:
+                if row_sum(table, tuple(fields[:n])) == checksum:
+                    new = row_sum(table, (*fields[:n], UNRECORDED))
+                    conn.execute(f"UPDATE eoc_{table} SET checksum = %s WHERE seq = %s", (new, seq))
+        conn.execute(
+            "UPDATE eoc_meta SET value = %s WHERE key = 'schema_version'", (SCHEMA_VERSION,)
+        )
 
     def claim(self, key: str, value: str) -> None:
         """Record ``key = value`` in the store's metadata, or refuse if it holds another value."""
@@ -327,42 +359,44 @@ class PgCache(CacheStage):
         self._write_lock = threading.Lock()
         self._writes = 0
         # the newest max_entries answers: what memory would hold (the table is trimmed to them)
-        for qid, payload in store.rows("cache", self.damaged, newest=max_entries):
-            self._take(qid, payload)
+        for qid, payload, origin in store.rows("cache", self.damaged, newest=max_entries):
+            self._take(qid, payload, origin)
         store.subscribe("cache", lambda row: self._take(*row), self._resync)
 
-    def _take(self, qid: str, payload: str) -> None:
+    def _take(self, qid: str, payload: str, origin: str) -> None:
         try:
-            payload = checked_answer(payload)
+            payload, origin = checked_answer(payload), checked_origin(origin)
         except InputError as exc:
             self.damaged.append(("cache", 0, exc.reason))
             return
         with self._lock:
             plan = self._plan(qid, payload)
             if plan is not None:
-                self._apply(qid, payload, *plan)
+                self._apply(qid, payload, *plan, origin=origin)
 
     def _resync(self) -> None:
-        for qid, payload in self.store.rows("cache", self.damaged, newest=self.max_entries):
-            if qid not in self._entries:
-                self._take(qid, payload)
+        for row in self.store.rows("cache", self.damaged, newest=self.max_entries):
+            if row[0] not in self._entries:
+                self._take(*row)
 
-    def remember(self, query: Query, payload: str) -> None:
-        """Cache an answer: committed to PostgreSQL (and announced) before memory changes."""
-        qid, payload = qid_of(query), checked_answer(payload)
+    def remember(self, query: Query, payload: str, origin: str = "") -> None:
+        """Cache an answer and what made it: committed to PostgreSQL (and announced) before
+        memory changes."""
+        qid, payload, origin = qid_of(query), checked_answer(payload), checked_origin(origin)
         with self._write_lock:  # memory changes in the order the database did
-            self._remember(qid, payload)
+            self._remember(qid, payload, origin)
 
-    def _remember(self, qid: str, payload: str) -> None:
+    def _remember(self, qid: str, payload: str, origin: str) -> None:
         self.store.write(
             "cache",
-            "INSERT INTO eoc_cache (qid, payload, checksum) VALUES (%s, %s, %s) "
+            "INSERT INTO eoc_cache (qid, payload, origin, checksum) VALUES (%s, %s, %s, %s) "
             "ON CONFLICT (qid) DO UPDATE SET payload = excluded.payload, "
-            "checksum = excluded.checksum, seq = nextval('eoc_seq') RETURNING seq",
-            [(qid, payload, row_sum("cache", (qid, payload)))],
+            "origin = excluded.origin, checksum = excluded.checksum, seq = nextval('eoc_seq') "
+            "RETURNING seq",
+            [(qid, payload, origin, row_sum("cache", (qid, payload, origin)))],
             "caching an answer",
         )
-        self._take(qid, payload)
+        self._take(qid, payload, origin)
         self._writes += 1
         if self._writes % TRIM_EVERY == 0:
             with contextlib.suppress(StoreError):  # the answer is stored; a later trim catches up
@@ -383,10 +417,11 @@ class PgCache(CacheStage):
 
 
 _KV_UPSERT = (
-    "INSERT INTO eoc_kv (key, prompt, payload, embedder, vector, checksum) "
-    "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO UPDATE SET prompt = excluded.prompt, "
-    "payload = excluded.payload, embedder = excluded.embedder, vector = excluded.vector, "
-    "checksum = excluded.checksum, seq = nextval('eoc_seq') RETURNING seq"
+    "INSERT INTO eoc_kv (key, prompt, payload, origin, embedder, vector, checksum) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO UPDATE SET "
+    "prompt = excluded.prompt, payload = excluded.payload, origin = excluded.origin, "
+    "embedder = excluded.embedder, vector = excluded.vector, checksum = excluded.checksum, "
+    "seq = nextval('eoc_seq') RETURNING seq"
 )
 
 
@@ -397,14 +432,14 @@ class PgKV(KVStage):
         super().__init__(**kwargs)
         self.store = store
         self.damaged: list[Damage] = []
-        self._stored: dict[str, str] = {}
+        self._stored: dict[str, tuple[str, str]] = {}  # key -> (answer, origin) stored
         self._write_lock = threading.Lock()
         self._take_rows(store.rows("kv", self.damaged))
         store.subscribe("kv", lambda row: self._take_rows([row]), self._resync)
 
     def _take_rows(self, rows: Iterable[tuple[Any, ...]]) -> None:
-        for key, prompt, payload, embedder, vector in rows:
-            if self._stored.get(key) == payload:
+        for key, prompt, payload, origin, embedder, vector in rows:
+            if self._stored.get(key) == (payload, origin):
                 continue
             vec = None
             if embedder == self.embedder.name and isinstance(vector, str):
@@ -412,29 +447,32 @@ class PgKV(KVStage):
             try:
                 if vec is None:
                     vec = self.embedder.embed(prompt)
-                KVStage.put(self, prompt, payload, embedding=vec)
+                KVStage.put(self, prompt, payload, embedding=vec, origin=origin)
             except EocError as exc:
                 self.damaged.append(("kv", 0, exc.reason))
                 continue
-            self._stored[key] = payload
+            self._stored[key] = (payload, origin)
 
     def _resync(self) -> None:
         self._take_rows(self.store.rows("kv", self.damaged))
 
-    def _row(self, key: str, prompt: str, payload: str, vec: Any) -> tuple[str, ...]:
-        fields = (key, prompt, payload)
+    def _row(self, key: str, prompt: str, payload: str, vec: Any, origin: str) -> tuple[str, ...]:
+        fields = (key, prompt, payload, origin)
         return (*fields, self.embedder.name, encode_vector(vec), row_sum("kv", fields))
 
-    def put(self, prompt: str, payload: str, *, embedding: object | None = None) -> None:
-        """Store a pair: committed to PostgreSQL (and announced) before memory changes."""
+    def put(
+        self, prompt: str, payload: str, *, embedding: object | None = None, origin: str = ""
+    ) -> None:
+        """Store a pair and what made it: committed to PostgreSQL (and announced) before memory
+        changes."""
         key = self.checked_key(prompt, payload)
+        origin = checked_origin(origin)
         vec = embedding if embedding is not None else self.embedder.embed(prompt)
         with self._write_lock:  # memory changes in the order the database did
-            self.store.write(
-                "kv", _KV_UPSERT, [self._row(key, prompt, payload, vec)], "storing a kv pair"
-            )
-            KVStage.put(self, prompt, payload, embedding=vec)
-            self._stored[key] = payload
+            row = self._row(key, prompt, payload, vec, origin)
+            self.store.write("kv", _KV_UPSERT, [row], "storing a kv pair")
+            KVStage.put(self, prompt, payload, embedding=vec, origin=origin)
+            self._stored[key] = (payload, origin)
 
     def defer_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
         """As :meth:`load_pairs`: a persistent store writes its rows, with their vectors, at once."""

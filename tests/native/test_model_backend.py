@@ -90,3 +90,29 @@ def test_with_a_live_counter_the_generation_is_measured(tiny: Path) -> None:
     assert "multiply-adds" not in r.cost.basis  # the span, not the model's own estimate
     assert r.tokens is not None and r.uj_per_token == round(r.cost.uj / r.tokens[1])
     assert r.to_dict()["tokens"]["provenance"] == "measured"
+
+
+def test_a_local_models_origin_names_its_file_and_the_parameters_that_change_answers(
+    tiny: Path, tmp_path: Path
+) -> None:
+    import json
+
+    from eoc_native.serve.breaker import CircuitBreaker, GuardedBackend
+
+    model = LocalModel(tiny, max_tokens=8)
+    doc = json.loads(model.origin)
+    name, size, head = doc["model"].split(":")[1:]
+    assert name == tiny.name and int(size) == tiny.stat().st_size and len(head) == 16
+    assert doc["max_tokens"] == 8 and doc["temperature"] == 0.0 and "seed" not in doc
+    before = model.origin
+    model.max_tokens = 9
+    assert model.origin != before and json.loads(model.origin)["max_tokens"] == 9
+    assert GuardedBackend(model, CircuitBreaker(3, 1.0)).origin == model.origin
+    data = bytearray(tiny.read_bytes())
+    at = min(len(data) // 2, 500_000)  # inside the first MiB, which the origin's digest reads
+    data[at] ^= 0xFF
+    other = tmp_path / tiny.name  # the same name and size, other bytes: another model
+    other.write_bytes(bytes(data))
+    assert LocalModel(other, max_tokens=9).origin != model.origin
+    sampled = LocalModel(tiny, max_tokens=9, temperature=0.7, seed=3)
+    assert json.loads(sampled.origin)["seed"] == 3

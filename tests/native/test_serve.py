@@ -400,3 +400,57 @@ def test_a_refused_cors_preflight_is_a_json_error(tiny: Path) -> None:
         good = httpx.options(url + "/v1/chat/completions", headers=ok)
         assert good.status_code == 200
         assert good.headers["access-control-allow-origin"] == "http://127.0.0.1:1"
+
+
+def _store_app(backend: Any, store: Path, max_tokens: int) -> Any:
+    from eoc.knowledge import default_stages
+
+    breaker = CircuitBreaker(3, 0.2, 0.5)
+    stages = default_stages(GuardedBackend(backend, breaker), store=str(store))
+    config = ServeConfig(MODEL, ChatDefaults(MODEL, max_tokens=max_tokens))
+    return create_app(Cascade(stages), config, breaker=breaker)
+
+
+def test_servers_sharing_a_store_serve_only_answers_their_own_model_and_defaults_made(
+    tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two servers on one SQLite store, one with --max-tokens 4 and one with 8, served each
+    other's plain answers (the short one with finish_reason stop); a server with no model served
+    a model's answer. An entry records the model and parameters that made it."""
+    from eoc.stages.neural import NO_MODEL_NOTICE, NoModelBackend
+
+    monkeypatch.setenv("EOC_EMBEDDER", "hashed")
+    store = tmp_path / "shared.db"
+    question = ask("tell me about bees")
+
+    def post(url: str, doc: dict[str, Any] = question) -> httpx.Response:
+        r = httpx.post(url + "/v1/chat/completions", json=doc, timeout=30)
+        assert r.status_code == 200, r.text
+        return r
+
+    with serving(_store_app(LocalModel(tiny, max_tokens=4), store, 4)) as short_url:
+        short = post(short_url)
+        assert short.json()["eoc"]["stage"] == "neural"
+        assert (
+            post(short_url, ask("what is the capital of France")).json()["eoc"]["stage"] == "graph"
+        )
+    with serving(_store_app(LocalModel(tiny, max_tokens=8), store, 8)) as long_url:
+        long = post(long_url)
+        assert long.json()["eoc"]["stage"] == "neural"  # not the 4-token answer from the store
+        assert (
+            long.json()["usage"]["completion_tokens"] > 4
+            or long.json()["choices"][0]["finish_reason"] == "stop"
+        )
+        again = post(long_url, ask("what is the capital of France"))  # no model made it: shared
+        assert again.json()["eoc"]["stage"] == "cache"
+    with serving(_store_app(LocalModel(tiny, max_tokens=4), store, 4)) as short_again:
+        hit = post(short_again)
+        assert hit.json()["eoc"]["stage"] == "cache"
+        assert (
+            hit.json()["choices"][0]["message"]["content"]
+            == short.json()["choices"][0]["message"]["content"]
+        )
+    with serving(_store_app(NoModelBackend(), store, 8)) as none_url:
+        notice = post(none_url)
+        assert notice.json()["choices"][0]["message"]["content"].startswith(NO_MODEL_NOTICE)
+        assert notice.json()["eoc"]["stage"] == "neural"

@@ -21,6 +21,8 @@ pytest.importorskip("uvicorn")
 
 import httpx
 
+from eoc import Cascade
+from eoc.query import Query
 from eoc_native.store.postgres import PgStore
 from tests.native.serving import EocServe
 from tests.native.test_llm_tiny import BLOCKS, write_tiny_model
@@ -56,15 +58,28 @@ def pair(postgres: Any, tiny: Path) -> Iterator[tuple[Replica, Replica, str]]:
 
 
 def stored_answers(url: str) -> dict[str, str]:
-    """Every cache row in PostgreSQL whose checksum holds (failing rows make the test fail)."""
+    """Every cache row in PostgreSQL whose checksum holds (failing rows make the test fail), by
+    the query id it answers: a model's answer is keyed by its question and what made it
+    (``Cascade._made_by``), so it is found here under the question's own id."""
     store = PgStore(url)
     try:
         damaged: list[Any] = []
-        rows = dict(store.rows("cache", damaged))
+        rows = {qid: (payload, origin) for qid, payload, origin in store.rows("cache", damaged)}
     finally:
         store.close()
     assert not damaged, damaged
-    return rows
+    return {qid: payload for qid, (payload, _origin) in rows.items()}
+
+
+def model_key(question: str, url: str) -> str:
+    """The cache key of a model's answer to ``question`` on these replicas."""
+    store = PgStore(url)
+    try:
+        origins = {o for _q, _p, o in store.rows("cache", []) if o}
+    finally:
+        store.close()
+    assert len(origins) == 1, origins  # the replicas run one model with one setting
+    return Cascade._made_by(Query(question), origins.pop()).id
 
 
 def test_an_answer_computed_on_one_replica_is_a_hit_on_the_other_within_100_ms(
@@ -147,18 +162,19 @@ def test_kill_9_one_replica_mid_load_the_other_answers_and_nothing_acknowledged_
     pair: tuple[Replica, Replica, str],
 ) -> None:
     a, b, url = pair
-    acked: dict[str, str] = {}  # query id -> answer, for answers a replica acknowledged
+    acked: dict[str, str] = {}  # question -> answer, for answers a replica acknowledged
 
     def send(i: int) -> tuple[int, str, int]:
         target = a if i % 2 == 0 else b
+        question = mixed(i, "k ")
         try:
-            r = target.ask(mixed(i, "k "), timeout=20)
+            r = target.ask(question, timeout=20)
         except httpx.HTTPError:
             return (i, "", -1)  # the killed replica's connections fail; nothing was acknowledged
         if r.status_code == 200:
             verdict = r.json()["eoc"]
             if verdict["stage"] == "neural":
-                acked[verdict["query_id"]] = verdict["receipt"]["payload"]
+                acked[question] = verdict["receipt"]["payload"]
         return (i, "b" if target is b else "a", r.status_code)
 
     with ThreadPoolExecutor(4) as pool:
@@ -169,7 +185,8 @@ def test_kill_9_one_replica_mid_load_the_other_answers_and_nothing_acknowledged_
     to_b = [code for i, who, code in after if who == "b"]
     assert to_b and all(code == 200 for code in to_b), after
     rows = stored_answers(url)
-    missing = {qid for qid in acked if qid not in rows}
+    keys = {question: model_key(question, url) for question in acked}
+    missing = {question for question, key in keys.items() if key not in rows}
     assert len(acked) >= 10  # the load did make new answers
     assert not missing, f"acknowledged answers lost: {missing}"
-    assert all(rows[qid] == text for qid, text in acked.items())
+    assert all(rows[keys[question]] == text for question, text in acked.items())

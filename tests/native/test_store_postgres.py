@@ -92,7 +92,7 @@ def test_the_cache_table_is_trimmed_and_read_back_bounded(url: str) -> None:
             qid = Query(f"another question {i}").id
             conn.execute(
                 "INSERT INTO eoc_cache (qid, payload, checksum) VALUES (%s, %s, %s)",
-                (qid, f"another {i}", row_sum("cache", (qid, f"another {i}"))),
+                (qid, f"another {i}", row_sum("cache", (qid, f"another {i}", ""))),
             )
     s.close()
     assert left == 5
@@ -169,3 +169,47 @@ def test_plain_kv_options_apply(url: str) -> None:
         assert isinstance(kv, KVStage) and kv.threshold == 0.99
     finally:
         s.close()
+
+
+def test_a_version_1_database_is_migrated_and_its_answers_are_kept_but_never_served(
+    url: str,
+) -> None:
+    """Version 1 rows did not say which model made them: they get the origin UNRECORDED (no
+    cascade serves it) and a new checksum when their old one held."""
+    from eoc import Cascade
+    from eoc.persist_schema import UNRECORDED
+    from eoc.stages.neural import EchoBackend, NeuralStage
+
+    q = Query("tell me a story")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE eoc_meta (key text PRIMARY KEY, value text NOT NULL)")
+        conn.execute("INSERT INTO eoc_meta VALUES ('schema_version', '1')")
+        conn.execute("CREATE SEQUENCE eoc_seq")
+        conn.execute(
+            "CREATE TABLE eoc_cache (qid text PRIMARY KEY, payload text NOT NULL, "
+            "seq bigint NOT NULL DEFAULT nextval('eoc_seq'), checksum text NOT NULL)"
+        )
+        conn.execute(
+            "CREATE TABLE eoc_kv (key text PRIMARY KEY, prompt text NOT NULL, payload text "
+            "NOT NULL, embedder text NOT NULL, vector text, seq bigint NOT NULL DEFAULT "
+            "nextval('eoc_seq'), checksum text NOT NULL)"
+        )
+        conn.execute(
+            "INSERT INTO eoc_cache (qid, payload, checksum) VALUES (%s, %s, %s), ('x', 'y', 'bad')",
+            (q.id, "a story", row_sum("cache", (q.id, "a story"))),
+        )
+    store = PgStore(url)
+    try:
+        cache = PgCache(store)
+        kept = cache.lookup(q)
+        assert kept is not None and kept.origin == UNRECORDED
+        assert [why for _, _, why in cache.damaged] == [
+            "checksum mismatch: the row was changed outside eoc"
+        ]
+        cascade = Cascade([cache, NeuralStage(EchoBackend())])
+        assert cascade.resolve(q).stage == "neural"  # never served
+        with psycopg.connect(url, autocommit=True) as conn:
+            version = conn.execute("SELECT value FROM eoc_meta WHERE key = 'schema_version'")
+            assert version.fetchone()[0] == "2"
+    finally:
+        store.close()
