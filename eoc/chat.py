@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +46,7 @@ MAX_SEED = (1 << 63) - 1
 ROLES = ("system", "developer", "user", "assistant")
 """Message roles taken (``tool`` messages need tools, which are not taken yet)."""
 _SYSTEM_ROLES = ("system", "developer")
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _CHAT_FIELDS = frozenset(
     {
         "model",
@@ -108,6 +110,9 @@ class ChatRequest:
     frequency_penalty: float = 0.0
     stream: bool = False
     include_usage: bool = False
+    names: tuple[str | None, ...] = ()
+    """Each message's ``name`` (``None`` where it has none; empty when none has one): part of the
+    key, and handed to a backend that takes it."""
     defaults: ChatDefaults = field(default=ChatDefaults("eoc"), compare=False, repr=False)
 
     @property
@@ -140,6 +145,7 @@ class ChatRequest:
             and (self.greedy or self.seed is None)
             and self.presence_penalty == 0.0
             and self.frequency_penalty == 0.0
+            and not any(self.names)
         )
 
     def canonical(self) -> str:
@@ -158,6 +164,8 @@ class ChatRequest:
         if not self.greedy:  # greedy decoding ignores top_p and the seed
             doc["top_p"] = self.top_p
             doc["seed"] = self.seed
+        if any(self.names):
+            doc["names"] = list(self.names)
         return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
     def query(self, on_piece: Callable[[str], None] | None = None) -> Query:
@@ -177,8 +185,13 @@ class ChatRequest:
         return "\n".join(text for _, text in self.messages)
 
     def as_messages(self) -> list[dict[str, str]]:
-        """The conversation as OpenAI-style dicts (``role``, ``content``)."""
-        return [{"role": role, "content": text} for role, text in self.messages]
+        """The conversation as OpenAI-style dicts (``role``, ``content``, and ``name`` where a
+        message has one)."""
+        out = [{"role": role, "content": text} for role, text in self.messages]
+        for message, name in zip(out, self.names, strict=False):
+            if name is not None:
+                message["name"] = name
+        return out
 
 
 def parse_chat(doc: object, defaults: ChatDefaults, *, kind: str = "chat") -> ChatRequest:
@@ -202,8 +215,9 @@ def parse_chat(doc: object, defaults: ChatDefaults, *, kind: str = "chat") -> Ch
     model = doc.get("model")
     if not isinstance(model, str) or not model.strip() or len(model) > 256:
         raise BadRequest('"model" is required: the name of a served model (GET /v1/models)')
+    names: tuple[str | None, ...] = ()
     if kind == "chat":
-        messages = _messages(doc.get("messages"))
+        messages, names = _messages(doc.get("messages"))
     else:
         messages = (("user", _completion_prompt(doc.get("prompt"))),)
     if doc.get("tools") not in (None, []) or doc.get("tool_choice") not in (None, "none"):
@@ -253,16 +267,21 @@ def parse_chat(doc: object, defaults: ChatDefaults, *, kind: str = "chat") -> Ch
         frequency_penalty=_number(doc, "frequency_penalty", -2.0, 2.0, 0.0),
         stream=bool(stream),
         include_usage=bool(options and options.get("include_usage")),
+        names=names if any(names) else (),
         defaults=defaults,
     )
 
 
-def _messages(value: object) -> tuple[tuple[str, str], ...]:
+def _messages(
+    value: object,
+) -> tuple[tuple[tuple[str, str], ...], tuple[str | None, ...]]:
+    """The messages as (role, text) and each one's name (``None`` where it has none)."""
     if not isinstance(value, list) or not value:
         raise BadRequest('"messages" must be a non-empty list of {"role", "content"} objects')
     if len(value) > MAX_MESSAGES:
         raise InputTooLarge(f"{len(value)} messages; the limit is {MAX_MESSAGES}")
     out: list[tuple[str, str]] = []
+    names: list[str | None] = []
     total = 0
     for i, msg in enumerate(value):
         where = f"messages[{i}]"
@@ -272,8 +291,13 @@ def _messages(value: object) -> tuple[tuple[str, str], ...]:
         if extra:
             raise BadRequest(f"{where} has a field eoc does not take: {sorted(extra)[0]!r:.40}")
         name = msg.get("name")
-        if name is not None and (not isinstance(name, str) or len(name) > 256):
-            raise BadRequest(f"{where}.name must be a string of at most 256 characters")
+        if name is not None and (
+            not isinstance(name, str) or not _NAME.fullmatch(name) or len(name) > 64
+        ):
+            raise BadRequest(
+                f"{where}.name must be 1 to 64 letters, digits, _ or - (the OpenAI API's form)"
+            )
+        names.append(name)
         role = msg.get("role")
         if role not in ROLES:
             raise BadRequest(f"{where}.role must be one of {', '.join(ROLES)}")
@@ -288,7 +312,7 @@ def _messages(value: object) -> tuple[tuple[str, str], ...]:
     if out[-1][0] == "system":
         raise BadRequest("the last message must be a user (or assistant) message, not system")
     Query(out[-1][1])  # the question itself must be a valid prompt (PromptTooLong, ...)
-    return tuple(out)
+    return tuple(out), tuple(names)
 
 
 def _content(value: object, where: str) -> str:

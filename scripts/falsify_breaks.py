@@ -1582,6 +1582,60 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "                f\"ALTER TABLE eoc_{table} ADD COLUMN origin text NOT NULL DEFAULT ''\"",
     ),
     (
+        "request headers have no deadline",
+        "eoc_native/serve/connections.py",
+        "            self._deadline = self.loop.call_later(header_timeout_s, self._close_with, late)",
+        "            self._deadline = None",
+    ),
+    (
+        "open connections are not capped",
+        "eoc_native/serve/connections.py",
+        "            if len(self.connections) > max_connections and not self._make_room():",
+        "            if False:",
+    ),
+    (
+        "a full server refuses instead of shedding a slow client",
+        "eoc_native/serve/connections.py",
+        "            if not slow:\n                return False",
+        "            if True:\n                return False",
+    ),
+    (
+        "one connection is kept alive without bound",
+        "eoc_native/serve/connections.py",
+        "            if self._served >= max_requests and self.cycle is not None:",
+        "            if False:",
+    ),
+    (
+        "any Host header is accepted",
+        "eoc_native/serve/app.py",
+        '        if scope["type"] == "http" and not self._host_ok(scope):',
+        "        if False:",
+    ),
+    (
+        "eoc serve runs without the connection guards",
+        "eoc_native/serve/run.py",
+        "        http=guarded_protocol(",
+        '        http="auto" or guarded_protocol(',
+    ),
+    (
+        "a request body's duplicate keys are merged",
+        "eoc_native/serve/app.py",
+        '            doc = loads_strict(body, what="the request body")',
+        "            doc = orjson.loads(body)",
+    ),
+    (
+        "a message's name is dropped",
+        "eoc/chat.py",
+        "        names=names if any(names) else (),",
+        "        names=(),",
+    ),
+    (
+        "the local model drops message names",
+        "eoc_native/llm/backend.py",
+        "        if any(request.names):",
+        "        if False:",
+    ),
+    (
         "an integer root walks by ones",
         "eoc/compute/arith.py",
         "        smaller = ((n - 1) * r + x // r ** (n - 1)) // n",
@@ -1892,6 +1946,14 @@ BREAKS: list[tuple[str, str, str, str]] = [
 
 # Breaks whose group of tests is slow, and the one test that shows each (instead of the group).
 FOCUS: dict[str, list[str]] = {
+    "a request body's duplicate keys are merged": ["tests/native/test_serve.py"],
+    "the local model drops message names": ["tests/native/test_serve.py"],
+    "request headers have no deadline": ["tests/native/test_serve_abuse.py"],
+    "open connections are not capped": ["tests/native/test_serve_abuse.py"],
+    "a full server refuses instead of shedding a slow client": ["tests/native/test_serve_abuse.py"],
+    "one connection is kept alive without bound": ["tests/native/test_serve_abuse.py"],
+    "any Host header is accepted": ["tests/native/test_serve_abuse.py"],
+    "eoc serve runs without the connection guards": ["tests/native/test_serve_abuse.py"],
     "a remembered answer another model made is served": ["tests/test_origin.py"],
     "a model's answer is cached under the question alone": ["tests/test_origin.py"],
     "a memo stage that cannot record origins gets model answers": ["tests/test_origin.py"],

@@ -252,9 +252,26 @@ def test_every_field_is_checked_even_when_another_wins(
 
 
 def test_a_message_name_must_be_text() -> None:
-    doc = {"model": "m", "messages": [{"role": "user", "content": "hi", "name": 5}]}
-    with pytest.raises(BadRequest, match="name"):
-        parse_chat(doc, D)
+    for bad in (5, "", "a b", "x" * 65):
+        doc = {"model": "m", "messages": [{"role": "user", "content": "hi", "name": bad}]}
+        with pytest.raises(BadRequest, match="name"):
+            parse_chat(doc, D)
+
+
+def test_a_message_name_is_part_of_the_key_and_handed_on() -> None:
+    """``messages[].name`` was silently dropped: two requests that differ by it shared a key."""
+
+    def named(name: str | None) -> dict[str, object]:
+        msg: dict[str, object] = {"role": "user", "content": "who am I?"}
+        if name is not None:
+            msg["name"] = name
+        return {"model": "m", "messages": [msg]}
+
+    alice, bob, nobody = (parse_chat(named(n), D) for n in ("alice", "bob", None))
+    assert len({alice.query().id, bob.query().id, nobody.query().id}) == 3
+    assert nobody.plain and not alice.plain  # a name is not a plain question: kv never answers
+    assert alice.as_messages() == [{"role": "user", "content": "who am I?", "name": "alice"}]
+    assert nobody.as_messages() == [{"role": "user", "content": "who am I?"}]
 
 
 def test_a_model_that_says_nothing_gives_an_empty_answer_never_remembered() -> None:

@@ -185,6 +185,11 @@ class LocalModel:
             raise InputError(
                 "this model runner has no presence or frequency penalty: send them as 0"
             )
+        if any(request.names):
+            raise InputError(
+                "this model runner's chat template has no place for a message's name: "
+                "send the messages without name"
+            )
         messages = request.as_messages()
         if self.system and request.kind == "chat" and messages[0]["role"] != "system":
             messages.insert(0, {"role": "system", "content": self.system})

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
@@ -25,8 +26,10 @@ import orjson
 
 from eoc.cascade import Cascade
 from eoc.chat import ChatDefaults, ChatRequest, parse_chat
+from eoc.boundedio import loads_strict
 from eoc.errors import (
     BackendError,
+    BadJson,
     EocError,
     InputError,
     InputTooLarge,
@@ -87,6 +90,10 @@ class ServeConfig:
     store_health: Callable[[], str] | None = None
     """Why the shared store is down ("" when up): a miss is then refused (503), not answered
     unstored, while hits from memory keep being served."""
+    allowed_hosts: tuple[str, ...] = ()
+    """Names clients reach the server by. A request whose Host names anything else (an IP
+    address and ``localhost`` always pass) is refused: a page on another site that rebinds its
+    DNS name to this machine cannot talk to a local server that takes no keys."""
 
 
 class HttpError(Exception):
@@ -173,6 +180,7 @@ class EocServer:
                 ],
             }
         )
+        self._hosts = frozenset({"localhost", *(h.lower() for h in config.allowed_hosts)})
         self.other = self._routes()
         self._entry: Callable[[Scope, Receive, Send], Awaitable[None]] = self._dispatch
         if config.cors_origins:
@@ -295,12 +303,34 @@ class EocServer:
         await self._entry(scope, receive, send)
 
     async def _dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not self._host_ok(scope):
+            await self._error(send, self._wrong_host(scope))
+            return
         if scope["type"] == "http" and scope["method"] == "POST":
             kind = _POSTS.get(scope["path"])
             if kind is not None:
                 await self._answer(scope, receive, send, kind)
                 return
         await self.other(scope, receive, send)
+
+    def _host_ok(self, scope: Scope) -> bool:
+        """Whether the request's Host names this server: an IP address, ``localhost``, or one of
+        the configured names (a request without one, HTTP/1.0, passes)."""
+        for name, value in scope["headers"]:
+            if name == b"host":
+                return _host_name(value) in self._hosts or _is_address(_host_name(value))
+        return True
+
+    def _wrong_host(self, scope: Scope) -> HttpError:
+        host = next((v for n, v in scope["headers"] if n == b"host"), b"")
+        shown = host.decode("latin-1", "replace")[:80]
+        return HttpError(
+            400,
+            "WrongHost",
+            f"this server does not answer to the name {shown!r}: reach it by its IP address or "
+            "localhost, or start it with --allow-host NAME",
+            "invalid_host",
+        )
 
     def _key_of(self, scope: Scope) -> str | None:
         """The name of the API key sent (``None`` when the server takes no keys)."""
@@ -411,12 +441,10 @@ class EocServer:
         return request, request.query()
 
     def _parse(self, body: bytes, kind: str) -> ChatRequest:
-        try:
-            doc = orjson.loads(body)
-        except orjson.JSONDecodeError as exc:
-            raise HttpError(
-                400, "BadJson", f"the body is not JSON: {exc}", "invalid_json"
-            ) from None
+        try:  # strict: a key given twice is refused (orjson would keep the last silently)
+            doc = loads_strict(body, what="the request body")
+        except BadJson as exc:
+            raise HttpError(400, "BadJson", exc.reason, "invalid_json") from None
         model = doc.get("model") if isinstance(doc, dict) else None
         if isinstance(model, str) and model != self.config.model_id:
             raise HttpError(
@@ -623,6 +651,22 @@ def _json_cors() -> Any:
             )
 
     return JsonCors
+
+
+def _host_name(value: bytes) -> str:
+    """The name of a Host header, lowercased, without its port or IPv6 brackets."""
+    text = value.decode("latin-1").strip().lower()
+    if text.startswith("["):
+        return text[1 : text.find("]")] if "]" in text else text
+    return text.rsplit(":", 1)[0] if text.count(":") == 1 else text
+
+
+def _is_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
 
 
 def _str_headers(headers: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:

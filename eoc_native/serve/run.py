@@ -14,6 +14,13 @@ from eoc.errors import ConfigError
 from eoc_native import require
 from eoc_native.serve.app import EocServer, ServeConfig, create_app
 from eoc_native.serve.breaker import CircuitBreaker, GuardedBackend
+from eoc_native.serve.connections import (
+    DEFAULT_HEADER_TIMEOUT_S,
+    DEFAULT_KEEP_ALIVE_S,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_REQUESTS,
+    guarded_protocol,
+)
 from eoc_native.serve.budget import Budgets
 from eoc_native.serve.keys import ApiKeys, new_key
 
@@ -107,6 +114,7 @@ def build(args: argparse.Namespace, err: TextIO) -> EocServer:
         public_key=None if signer is None else signer.public_key,
         store=args.store or "memory",
         cors_origins=tuple(args.allow_origin or ()),
+        allowed_hosts=tuple(args.allow_host or ()),
         store_health=_store_health(stages),
     )
     return create_app(cascade, config, keys=keys, budgets=budgets, breaker=breaker)
@@ -130,9 +138,19 @@ def exposure_warning(host: str, keys: object | None) -> str | None:
 
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     uvicorn: Any = require("uvicorn", why="eoc serve")
-    for name in ("max_body_bytes", "max_pending", "workers", "port"):
+    for name in (
+        "max_body_bytes",
+        "max_pending",
+        "workers",
+        "port",
+        "max_connections",
+        "keep_alive",
+        "max_requests_per_connection",
+    ):
         if getattr(args, name) < (0 if name == "port" else 1):
             raise ConfigError(f"--{name.replace('_', '-')} must be at least 1")
+    if not 0 < args.header_timeout <= 3600:
+        raise ConfigError("--header-timeout must be a positive number of seconds (at most 3600)")
     if not 1 <= args.max_tokens <= MAX_OUTPUT_TOKENS:
         raise ConfigError(f"--max-tokens must be from 1 to {MAX_OUTPUT_TOKENS}")
     if not 0 < args.request_timeout <= 86_400:
@@ -159,7 +177,12 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         host=args.host,
         port=args.port,
         log_level="warning",
-        timeout_keep_alive=5,
+        http=guarded_protocol(
+            header_timeout_s=args.header_timeout,
+            max_connections=args.max_connections,
+            max_requests=args.max_requests_per_connection,
+        ),
+        timeout_keep_alive=args.keep_alive,
         lifespan="on",
         access_log=False,  # uvicorn formats each access line even when the level drops it
     )
@@ -251,6 +274,39 @@ def register(sub: Any, add: Any) -> None:
         help="answers worked on at once before 503 (default 64)",
     )
     p.add_argument("--workers", type=int, default=4, help="threads resolving queries (default 4)")
+    p.add_argument(
+        "--header-timeout",
+        type=float,
+        default=DEFAULT_HEADER_TIMEOUT_S,
+        help="seconds a request's headers may take to arrive whole, then 408 "
+        f"(default {DEFAULT_HEADER_TIMEOUT_S:g})",
+    )
+    p.add_argument(
+        "--max-connections",
+        type=int,
+        default=DEFAULT_MAX_CONNECTIONS,
+        help="open connections kept; past it the slowest to send its headers is closed, or the "
+        f"new one refused with 503 (default {DEFAULT_MAX_CONNECTIONS})",
+    )
+    p.add_argument(
+        "--keep-alive",
+        type=int,
+        default=DEFAULT_KEEP_ALIVE_S,
+        help=f"seconds an idle connection is kept (default {DEFAULT_KEEP_ALIVE_S})",
+    )
+    p.add_argument(
+        "--max-requests-per-connection",
+        type=int,
+        default=DEFAULT_MAX_REQUESTS,
+        help=f"requests one connection may make before it is closed (default {DEFAULT_MAX_REQUESTS})",
+    )
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        help="a name clients reach this server by (repeatable): requests whose Host header "
+        "names anything but an IP address, localhost or these are refused, so a web page "
+        "cannot reach a local server through DNS rebinding",
+    )
     p.add_argument(
         "--breaker-failures",
         type=int,

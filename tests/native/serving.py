@@ -23,10 +23,22 @@ START_TIMEOUT_S = 20.0
 
 
 @contextlib.contextmanager
-def serving(app: Any) -> Iterator[str]:
-    """Serve ``app`` on a free port of 127.0.0.1 in a thread; yields ``http://127.0.0.1:PORT``."""
+def serving(app: Any, *, keep_alive: int = 5, **guards: Any) -> Iterator[str]:
+    """Serve ``app`` on a free port of 127.0.0.1 in a thread, with the connection guards
+    ``eoc serve`` runs (``guards`` are :func:`guarded_protocol`'s); yields
+    ``http://127.0.0.1:PORT``."""
     uvicorn = pytest.importorskip("uvicorn")
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    from eoc_native.serve.connections import guarded_protocol
+
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=0,
+        log_level="warning",
+        lifespan="on",
+        http=guarded_protocol(**guards),
+        timeout_keep_alive=keep_alive,
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -580,3 +580,13 @@ def test_bad_arguments_are_config_errors_that_say_what_to_do(
         OpenAIBackend(**{**args, **kwargs})
     for secret in ("two words", "line\nbreak", "pw@"):
         assert secret not in str(err.value)
+
+
+def test_a_messages_name_is_forwarded_upstream(fake: FakeServer, backend: OpenAIBackend) -> None:
+    from eoc.chat import ChatDefaults, parse_chat
+
+    fake.script = [send(200, completion("hello ann"))]
+    doc = {"model": "m", "messages": [{"role": "user", "content": "hi", "name": "ann"}]}
+    backend.chat(parse_chat(doc, ChatDefaults("m")))
+    sent = fake.requests[-1][3]
+    assert sent["messages"] == [{"role": "user", "content": "hi", "name": "ann"}]

@@ -382,7 +382,7 @@ def test_a_body_that_never_arrives_gets_a_408_and_the_server_keeps_serving(tiny:
         port = int(url.rsplit(":", 1)[1])
         with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
             sock.sendall(
-                b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
                 b"Content-Length: 100\r\n\r\n{"
             )
             reply = sock.recv(4096).decode()
@@ -454,3 +454,19 @@ def test_servers_sharing_a_store_serve_only_answers_their_own_model_and_defaults
         notice = post(none_url)
         assert notice.json()["choices"][0]["message"]["content"].startswith(NO_MODEL_NOTICE)
         assert notice.json()["eoc"]["stage"] == "neural"
+
+
+def test_a_body_with_a_key_given_twice_is_refused(server: str) -> None:
+    """Duplicate keys were accepted, the last one winning; eoc verify refuses them, so does this."""
+    body = b'{"model":"tiny","messages":[{"role":"user","content":"hi"}],"max_tokens":1,"max_tokens":8}'
+    r = httpx.post(
+        server + "/v1/chat/completions", content=body, headers={"content-type": "application/json"}
+    )
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_json"
+    assert "'max_tokens' appears twice" in r.json()["error"]["message"]
+
+
+def test_a_named_message_is_refused_by_the_local_model_not_dropped(server: str) -> None:
+    doc = {"model": MODEL, "messages": [{"role": "user", "content": "hi there", "name": "ann"}]}
+    r = httpx.post(server + "/v1/chat/completions", json=doc)
+    assert r.status_code == 400 and "name" in r.json()["error"]["message"]
