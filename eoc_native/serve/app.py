@@ -24,9 +24,9 @@ from typing import Any
 
 import orjson
 
+from eoc.boundedio import loads_strict
 from eoc.cascade import Cascade
 from eoc.chat import ChatDefaults, ChatRequest, parse_chat
-from eoc.boundedio import loads_strict
 from eoc.errors import (
     BackendError,
     BadJson,

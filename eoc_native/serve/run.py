@@ -14,6 +14,7 @@ from eoc.errors import ConfigError
 from eoc_native import require
 from eoc_native.serve.app import EocServer, ServeConfig, create_app
 from eoc_native.serve.breaker import CircuitBreaker, GuardedBackend
+from eoc_native.serve.budget import Budgets
 from eoc_native.serve.connections import (
     DEFAULT_HEADER_TIMEOUT_S,
     DEFAULT_KEEP_ALIVE_S,
@@ -21,7 +22,6 @@ from eoc_native.serve.connections import (
     DEFAULT_MAX_REQUESTS,
     guarded_protocol,
 )
-from eoc_native.serve.budget import Budgets
 from eoc_native.serve.keys import ApiKeys, new_key
 
 WARN_EXPOSED = (
