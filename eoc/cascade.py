@@ -255,12 +255,19 @@ class Cascade:
 
     # -- resolving -------------------------------------------------------------
 
-    def resolve(self, query: Query | str) -> Response:
+    def resolve(
+        self, query: Query | str, *, before_model: Callable[[Query], None] | None = None
+    ) -> Response:
         """Answer one query (a :class:`Query` or prompt text).
+
+        ``before_model`` is called with the query once cache, kv and graph have missed, before
+        the model is asked; it may refuse by raising (a server's joule budget reserves the
+        answer's worst case there: :meth:`worst_case`).
 
         Raises:
             InputError: the prompt or embedding is bad; nothing stored changes.
             BackendError: the neural backend failed.
+            EocError: what ``before_model`` raised; the model was not asked.
         """
         q = Query(query) if type(query) is str else self._as_query(query)
         plan = self._plans[q.context is None, q.cacheable]
@@ -273,9 +280,23 @@ class Cascade:
                 if kind is not _CACHE:
                     self._memoize(kind, q, answer.payload, answer.origin)
                 return self._respond(kind, q, answer, cost)
+        if before_model is not None:
+            before_model(q)
         if self._will_remember is not None and q.context is None and q.cacheable:
             self._will_remember(q)
         return self._resolve_neural(q)
+
+    def worst_case(self, query: Query | str) -> JouleCost:
+        """The most an answer from the model to ``query`` is expected to cost (ESTIMATED): its
+        tokens in and its ``max_tokens`` out at the neural stage's rates
+        (:meth:`eoc.stages.neural.NeuralStage.worst_case`)."""
+        q = Query(query) if type(query) is str else self._as_query(query)
+        worst = getattr(self._neural, "worst_case", None)
+        if callable(worst):
+            cost = worst(q)
+            if isinstance(cost, JouleCost):
+                return cost
+        return self._neural.figure
 
     def cached(self, query: Query | str) -> Response | None:
         """The cache stage's answer to ``query``, charged as :meth:`resolve` would; else ``None``.

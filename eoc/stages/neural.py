@@ -11,6 +11,8 @@ from eoc.errors import BackendError, EocError, InputError
 from eoc.query import Query, Stage, check_text
 from eoc.stages.base import Answer, approx_tokens, stage_figure, work_estimate
 
+DEFAULT_MAX_TOKENS = 256
+"""The tokens a worst case counts out when neither the request nor the backend names a bound."""
 MAX_REPLY_BYTES = 1 << 20
 """The largest reply a backend may return (1 MiB of UTF-8): a longer one is a failure."""
 
@@ -206,6 +208,21 @@ class NeuralStage:
         if on_piece is not None and not callable(on_piece):
             raise BackendError("on_piece must be a function of one text piece")
         return ask(chat, on_piece)  # type: ignore[no-any-return]
+
+    def worst_case(self, query: Query) -> JouleCost:
+        """The most an answer to ``query`` is expected to cost, ESTIMATED: the flat figure when
+        the stage has one, else its tokens in and the most tokens it may generate out (the
+        request's ``max_tokens``, else the backend's, else :data:`DEFAULT_MAX_TOKENS`) at the
+        work-scaled rates. A live counter may still read more: an estimate bounds nothing."""
+        if self._flat:
+            return self.figure
+        chat = query.metadata.get("chat") if query.metadata else None
+        texts = getattr(chat, "texts", None)
+        out = getattr(chat, "max_tokens", None) or getattr(self.backend, "max_tokens", None)
+        if isinstance(out, bool) or not isinstance(out, int) or out < 1:
+            out = DEFAULT_MAX_TOKENS
+        tokens_in = approx_tokens(texts() if callable(texts) else query.prompt)
+        return work_estimate(Stage.NEURAL, tokens_in=tokens_in, tokens_out=out)
 
     def estimate(self, query: Query, answer: Answer) -> JouleCost:
         """This stage's own ESTIMATED figure for an answer whose backend reported none.

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import ipaddress
 import logging
 import time
@@ -40,7 +41,7 @@ from eoc.query import Query
 from eoc.response import Response
 from eoc_native import require
 from eoc_native.serve.breaker import CircuitBreaker, Unavailable
-from eoc_native.serve.budget import Budgets, OverBudget
+from eoc_native.serve.budget import Budgets, Hold, OverBudget
 from eoc_native.serve.keys import ApiKeys
 from eoc_native.serve.metrics import Metrics
 from eoc_native.serve.openapi import document
@@ -465,10 +466,12 @@ class EocServer:
             if request.stream:
                 await self._stream(request, query, key, t0, send)
                 return
+            hold = None
             response = self.cascade.cached(query)
             if response is None:
                 self._store_up()
-                response = await self._resolve(query)
+                hold = self._hold(key)
+                response = await self._resolve(query, hold)
         except (EocError, HttpError) as exc:
             await self._error(send, HttpError.of(exc))
             return
@@ -476,13 +479,24 @@ class EocServer:
             log.exception("eoc serve: answering %s failed", scope["path"])
             await self._error(send, HttpError.of(RuntimeError()))
             return
-        self._account(key, response, t0)
+        self._account(key, response, t0, hold)
         body, headers = self._bodies.answer(request, response)
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
-    def _account(self, key: str | None, response: Response, t0: float) -> None:
-        if self.budgets is not None:
+    def _hold(self, key: str | None) -> Hold | None:
+        """The budgets' part in a miss: the answer's worst case is reserved before the model is
+        asked (``None`` without budgets)."""
+        if self.budgets is None:
+            return None
+        return Hold(self.budgets, key, lambda q: self.cascade.worst_case(q).uj)
+
+    def _account(
+        self, key: str | None, response: Response, t0: float, hold: Hold | None = None
+    ) -> None:
+        """Count an answer: charged to the budgets here unless a hold settles it (a miss's, when
+        its work ends: :meth:`_work`)."""
+        if hold is None and self.budgets is not None:
             self.budgets.charge(key, response.cost)
         self.metrics.answered(response, time.perf_counter() - t0)
 
@@ -527,12 +541,23 @@ class EocServer:
                 1.0,
             )
 
-    async def _resolve(self, query: Query) -> Response:
+    def _work(self, query: Query, hold: Hold | None) -> asyncio.Future[Response]:
+        """``cascade.resolve(query)`` in a worker thread, the model asked only once ``hold`` has
+        reserved the answer's worst case. Whatever becomes of the request, the hold is settled
+        when the work ends (charged if an answer came, released if none did)."""
+        before = None if hold is None else hold.reserve
+        work = asyncio.get_running_loop().run_in_executor(
+            self.executor, functools.partial(self.cascade.resolve, query, before_model=before)
+        )
+        if hold is not None:
+            work.add_done_callback(lambda f: _end_hold(f, hold))
+        return work
+
+    async def _resolve(self, query: Query, hold: Hold | None = None) -> Response:
         self._admit()
         self.pending += 1
         try:
-            loop = asyncio.get_running_loop()
-            work = loop.run_in_executor(self.executor, self.cascade.resolve, query)
+            work = self._work(query, hold)
             try:
                 return await asyncio.wait_for(asyncio.shield(work), self.config.request_timeout_s)
             except TimeoutError:
@@ -581,9 +606,10 @@ class EocServer:
             loop.call_soon_threadsafe(queue.put_nowait, piece)
 
         query = request.query(on_piece=on_piece)
+        hold = self._hold(key)
         self.pending += 1
         try:
-            work = loop.run_in_executor(self.executor, self.cascade.resolve, query)
+            work = self._work(query, hold)
             work.add_done_callback(lambda _f: queue.put_nowait(None))
             started = False
             deadline = loop.time() + self.config.request_timeout_s
@@ -611,7 +637,7 @@ class EocServer:
                 return
         finally:
             self.pending -= 1
-        self._account(key, response, t0)
+        self._account(key, response, t0, hold)
         body = chunks.end(response, public_key)
         if not started:  # kv, graph or a model that streamed nothing: the answer in one piece
             await send(
@@ -651,6 +677,14 @@ def _json_cors() -> Any:
             )
 
     return JsonCors
+
+
+def _end_hold(work: asyncio.Future[Response], hold: Hold) -> None:
+    """Settle a miss's budget hold when its work ends: the answer's cost if one came."""
+    if work.cancelled() or work.exception() is not None:
+        hold.release()
+    else:
+        hold.settle(work.result().cost)
 
 
 def _host_name(value: bytes) -> str:
