@@ -55,7 +55,7 @@ from eoc.meter.trust import effective_kind
 from eoc.query import Query, Stage
 from eoc.receipt import Receipt, Signer
 from eoc.response import Response
-from eoc.stages.base import Answer, Memo, StageLike
+from eoc.stages.base import PENDING, Answer, Memo, StageLike
 from eoc.stages.neural import origin_of
 
 _ORDER = (Stage.CACHE, Stage.KV, Stage.GRAPH, Stage.NEURAL)
@@ -277,9 +277,10 @@ class Cascade:
                 answer = self._own(stage, kind, q, answer)
             if answer is not None:
                 cost = self._cheap_cost(stage, q, answer, plain)
-                if kind is not _CACHE:
-                    self._memoize(kind, q, answer.payload, answer.origin)
-                return self._respond(kind, q, answer, cost)
+                if kind is _CACHE:
+                    return self._respond(kind, q, answer, cost)
+                stored = self._memoize(kind, q, answer.payload, answer.origin)
+                return self._respond(kind, q, answer, cost, stored)
         if before_model is not None:
             before_model(q)
         if self._will_remember is not None and q.context is None and q.cacheable:
@@ -377,17 +378,19 @@ class Cascade:
             return Query(query)
         raise InputError(f"resolve() takes a Query or prompt text, not {type(query).__name__}")
 
-    def _respond(self, kind: Stage, q: Query, answer: Answer, cost: JouleCost) -> Response:
+    def _respond(
+        self, kind: Stage, q: Query, answer: Answer, cost: JouleCost, stored: str = ""
+    ) -> Response:
         # The same cost object and query id mean the same five receipt fields, so the same
         # (read-only) response. Cost objects are per stage, so the stage is implied.
-        if answer.memo_cost is cost and answer.memo_qid == q.id:
+        if answer.memo_cost is cost and answer.memo_qid == q.id and not stored:
             memo = answer.memo_response
             assert memo is not None
             return memo
         receipt = Receipt.issue(q.id, kind, cost, answer.payload)
         if self.signer is not None:
             receipt = receipt.signed(self.signer)
-        response = Response(kind, answer.payload, cost, receipt, q.id, answer.tokens)
+        response = Response(kind, answer.payload, cost, receipt, q.id, answer.tokens, stored)
         answer.memo_cost, answer.memo_qid, answer.memo_response = cost, q.id, response
         return response
 
@@ -402,20 +405,24 @@ class Cascade:
         stage = type(self._neural)  # a neural stage that says nothing: known by its class
         return origin_of(f"stage:{stage.__module__}.{stage.__qualname__}")
 
-    def _memoize(self, kind: Stage, q: Query, payload: str, origin: str) -> None:
+    def _memoize(self, kind: Stage, q: Query, payload: str, origin: str) -> str:
+        """Remember an answer; returns what became of it (:attr:`Response.stored`)."""
         if not q.cacheable:
-            return
+            return ""
+        stored = "yes"
         try:
             if self._cache is not None:
                 key = self._made_by(q, origin) if origin else q
-                self._remember(self._cache, key, payload, origin)
+                if self._remember(self._cache, key, payload, origin) == PENDING:
+                    stored = PENDING
             if (
                 kind is Stage.NEURAL
                 and self._kv is not None
                 and q.context is None
                 and payload.strip()
             ):
-                self._remember(self._kv, q, payload, origin)
+                if self._remember(self._kv, q, payload, origin) == PENDING:
+                    stored = PENDING
         except InputError:
             pass  # an answer kv cannot key (a prompt with no words) is still served
         except StoreError as exc:
@@ -423,15 +430,18 @@ class Cascade:
             # served, nothing half-written was kept, and the failure is counted for the caller
             self.store_errors += 1
             self.last_store_error = exc.reason
+            return "no"
+        return stored
 
-    def _remember(self, memo: Memo, q: Query, payload: str, origin: str) -> None:
+    def _remember(self, memo: Memo, q: Query, payload: str, origin: str) -> str | None:
         """Hand an answer to a memo stage with what made it. A stage whose ``remember`` takes
         no ``origin`` (written before eoc recorded it) gets only answers no model made: it
         could not say later which model made one."""
         if memo in self._with_origin:
-            memo.remember(q, payload, origin)
-        elif not origin:
-            memo.remember(q, payload)
+            return memo.remember(q, payload, origin)
+        if not origin:
+            return memo.remember(q, payload)
+        return None
 
     # -- cheap tiers -------------------------------------------------------------
 
@@ -559,9 +569,10 @@ class Cascade:
                         cost = self._unbracketed(stage, q, answer, f"no span: {exc.reason}")
                     else:
                         cost = self._combine(answer.cost, span, t1 - t0)
+        stored = ""
         if answer.memo:  # never the echo (no model ran) nor a sampled answer without a seed
-            self._memoize(Stage.NEURAL, q, answer.payload, self.origin())
-        return self._respond(Stage.NEURAL, q, answer, cost)
+            stored = self._memoize(Stage.NEURAL, q, answer.payload, self.origin())
+        return self._respond(Stage.NEURAL, q, answer, cost, stored)
 
     @staticmethod
     def _lookup_neural(stage: StageLike, q: Query) -> Answer:

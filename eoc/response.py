@@ -17,9 +17,15 @@ class Response:
 
     ``tokens`` is (tokens in, tokens out) when a model produced this answer and counted them;
     :attr:`uj_per_token` is then the figure per generated token, of the cost's provenance.
+
+    ``stored`` says whether the answer was remembered for next time (not part of the receipt):
+    ``"yes"``; ``"pending"`` (kept in memory, and written to a shared store that is down when it
+    is back; lost if this process stops first); ``"no"`` (a store refused the write: it is
+    served but not remembered); ``""`` when there was nothing to remember (a cache hit, an
+    answer never remembered).
     """
 
-    __slots__ = ("cost", "payload", "query_id", "receipt", "stage", "tokens")
+    __slots__ = ("cost", "payload", "query_id", "receipt", "stage", "stored", "tokens")
 
     stage: Stage
     payload: str
@@ -27,6 +33,7 @@ class Response:
     receipt: Receipt
     query_id: str
     tokens: tuple[int, int] | None
+    stored: str
 
     def __init__(
         self,
@@ -36,6 +43,7 @@ class Response:
         receipt: Receipt,
         query_id: str,
         tokens: tuple[int, int] | None = None,
+        stored: str = "",
     ) -> None:
         _set = object.__setattr__
         _set(self, "stage", stage)
@@ -44,6 +52,7 @@ class Response:
         _set(self, "receipt", receipt)
         _set(self, "query_id", query_id)
         _set(self, "tokens", tokens)
+        _set(self, "stored", stored)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"Response is read-only; cannot set {name!r}")

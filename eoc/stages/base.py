@@ -60,12 +60,21 @@ class StageLike(Protocol):
     def lookup(self, query: Query) -> Answer | None: ...
 
 
+PENDING = "pending"
+"""What a store's ``remember`` returns when it kept the answer in memory and will write it to a
+shared store that is down now, once it is back."""
+
+
 @runtime_checkable
 class Memo(Protocol):
     """A stage that can remember an answer so a later query hits it, with what made it
-    (``origin``: "" when no model did; see :meth:`eoc.stages.neural.NeuralStage.origin`)."""
+    (``origin``: "" when no model did; see :meth:`eoc.stages.neural.NeuralStage.origin`).
 
-    def remember(self, query: Query, payload: str, origin: str = "") -> None: ...
+    ``remember`` returns ``None`` once the answer is remembered (written through, for a store),
+    or :data:`PENDING` when a shared store is down and the write waits for it; it raises
+    :class:`~eoc.errors.StoreError` when it could not be remembered."""
+
+    def remember(self, query: Query, payload: str, origin: str = "") -> str | None: ...
 
 
 DEFAULT_FIGURE_UJ: dict[Stage, int] = {

@@ -89,7 +89,7 @@ class CacheStage:
                     answer.cost = work_estimate(Stage.CACHE, nbytes=query.size)
             return answer
 
-    def remember(self, query: Query, payload: str, origin: str = "") -> None:
+    def remember(self, query: Query, payload: str, origin: str = "") -> str | None:
         """Cache ``payload`` as the answer to ``query``, made by ``origin`` ("" when no model
         made it), evicting the least recently used.
 
@@ -97,6 +97,7 @@ class CacheStage:
             InvalidText: ``payload`` or ``origin`` is not valid text (nothing is cached).
         """
         self._insert(qid_of(query), checked_answer(payload), checked_origin(origin))
+        return None
 
     def _insert(self, qid: str, payload: str, origin: str = "") -> list[str] | None:
         """Store an answer; returns the ids evicted for it, or ``None`` if it was not stored."""

@@ -191,7 +191,7 @@ class KVStage:
 
     def put(
         self, prompt: str, payload: str, *, embedding: object | None = None, origin: str = ""
-    ) -> None:
+    ) -> str | None:
         """Store ``payload`` as the answer to ``prompt`` (replacing an earlier answer), made by
         ``origin`` ("" when no model made it)."""
         key = self.checked_key(prompt, payload)
@@ -209,6 +209,7 @@ class KVStage:
             self._entries[key] = entry
             if fingerprint is not None:
                 self._fps.add(key, fp)
+        return None
 
     def _index_terms(self, key: str, needs: frozenset[Hashable]) -> None:
         """Index ``key`` under its rarest term so far (any one of them finds it; the rarest
@@ -276,8 +277,10 @@ class KVStage:
             return query.embedding
         return from_dense(query.embedding, self.embedder.dim)
 
-    def remember(self, query: Query, payload: str, origin: str = "") -> None:
-        self.put(query.prompt, payload, embedding=self._query_vector(query), origin=origin)
+    def remember(self, query: Query, payload: str, origin: str = "") -> str | None:
+        """Store ``payload`` as the answer to ``query``'s prompt (what a store's ``put`` says:
+        ``None`` once written, :data:`~eoc.stages.base.PENDING` when a write waits)."""
+        return self.put(query.prompt, payload, embedding=self._query_vector(query), origin=origin)
 
     def load_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
         """Store many ``(prompt, answer)`` pairs (embedded in batches when the embedder can)."""

@@ -91,6 +91,8 @@ class ServeConfig:
     store_health: Callable[[], str] | None = None
     """Why the shared store is down ("" when up): a miss is then refused (503), not answered
     unstored, while hits from memory keep being served."""
+    store_pending: Callable[[], int] | None = None
+    """How many writes wait for the shared store to be back (answers said ``pending``)."""
     allowed_hosts: tuple[str, ...] = ()
     """Names clients reach the server by. A request whose Host names anything else (an IP
     address and ``localhost`` always pass) is refused: a page on another site that rebinds its
@@ -249,6 +251,7 @@ class EocServer:
                 "store": self.config.store,
                 "breaker": self.breaker.state if self.breaker is not None else "none",
                 "store_errors": self.cascade.store_errors,
+                "store_pending": self.config.store_pending() if self.config.store_pending else 0,
                 "pending": self.pending,
             }
             return json(orjson.dumps(doc))

@@ -76,6 +76,14 @@ def _store_health(stages: list[Any]) -> Any:
     return lambda: "" if pg.healthy else (pg.last_error or "PostgreSQL is unreachable")
 
 
+def _store_pending(stages: list[Any]) -> Any:
+    """A function counting the writes held until a PostgreSQL store is back (or None)."""
+    pg = getattr(stages[0], "store", None)
+    if pg is None or not hasattr(pg, "pending_writes"):
+        return None
+    return lambda: pg.pending_writes
+
+
 def build(args: argparse.Namespace, err: TextIO) -> EocServer:
     """Everything ``eoc serve`` runs, built and checked before it listens."""
     signer = None
@@ -116,6 +124,7 @@ def build(args: argparse.Namespace, err: TextIO) -> EocServer:
         cors_origins=tuple(args.allow_origin or ()),
         allowed_hosts=tuple(args.allow_host or ()),
         store_health=_store_health(stages),
+        store_pending=_store_pending(stages),
     )
     return create_app(cascade, config, keys=keys, budgets=budgets, breaker=breaker)
 

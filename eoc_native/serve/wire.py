@@ -49,13 +49,16 @@ def verdict(response: Response, public_key: str | None = None) -> dict[str, Any]
             "out": response.tokens[1],
             "uj_per_token": response.uj_per_token,
         }
+    if response.stored:
+        doc["stored"] = response.stored
     if public_key is not None:
         doc["public_key"] = public_key
     return doc
 
 
 def verdict_headers(response: Response) -> list[tuple[bytes, bytes]]:
-    """``x-eoc-*`` headers: stage, µJ, provenance, counter (when there is one) and receipt digest."""
+    """``x-eoc-*`` headers: stage, µJ, provenance, counter (when there is one), receipt digest,
+    and whether the answer was remembered (``x-eoc-stored``, when there was one to remember)."""
     cost = response.cost
     out = [
         (b"x-eoc-stage", response.stage.value.encode()),
@@ -65,6 +68,8 @@ def verdict_headers(response: Response) -> list[tuple[bytes, bytes]]:
     ]
     if cost.counter:
         out.append((b"x-eoc-counter", cost.counter.encode("ascii", "replace")))
+    if response.stored:  # yes; pending (the shared store is down: written when back); no
+        out.append((b"x-eoc-stored", response.stored.encode()))
     return out
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -35,6 +36,7 @@ from eoc.errors import EocError, InputError, StoreError, StoreUnusable, StoreVer
 from eoc.persist import decode_vector, encode_vector, put_pairs
 from eoc.persist_schema import UNRECORDED, row_sum
 from eoc.query import Query
+from eoc.stages.base import PENDING
 from eoc.stages.cache import CacheStage, checked_answer, checked_origin, qid_of
 from eoc.stages.graph import TripleStore
 from eoc.stages.kv import KVStage
@@ -109,6 +111,11 @@ class PgStore:
         self._resyncers: list[Callable[[], None]] = []
         self._stop = threading.Event()
         self._listening = threading.Event()
+        # writes made while PostgreSQL was down, to make when it is back (write_or_hold)
+        self._pending: deque[tuple[str, str, list[tuple[Any, ...]], str]] = deque()
+        self._pending_lock = threading.Lock()
+        self._flush_lock = threading.Lock()
+        self.flushed = 0  # held writes made since
         self._thread: threading.Thread | None = None
         self.pool = pool_mod.ConnectionPool(
             url,
@@ -219,6 +226,57 @@ class PgStore:
                 "point this server at another database"
             )
 
+    def write_or_hold(
+        self, table: str, sql: str, rows: list[tuple[Any, ...]], doing: str
+    ) -> str | None:
+        """Write now, or, when PostgreSQL cannot be reached, hold the write to make when it is
+        back (the listener retries every half second): returns ``None`` once written,
+        :data:`~eoc.stages.base.PENDING` when held. Writes already held go first, in order.
+
+        Raises:
+            StoreUnusable: PostgreSQL refused the write while up, or :data:`MAX_PENDING` writes
+                already wait for it (this one is not kept).
+        """
+        if self._pending:
+            self.flush_pending()
+        if not self._pending:
+            try:
+                self.write(table, sql, rows, doing)
+                return None
+            except StoreUnusable:
+                if self.healthy:
+                    raise  # up, and it refused: no retry will do better
+        with self._pending_lock:
+            if len(self._pending) >= MAX_PENDING:
+                raise StoreUnusable(
+                    f"PostgreSQL at {self.where} is unreachable and {MAX_PENDING:,} writes already "
+                    f"wait for it: this one was not kept ({self.last_error})"
+                )
+            self._pending.append((table, sql, rows, doing))
+        return PENDING
+
+    def flush_pending(self) -> None:
+        """Make the writes held while PostgreSQL was down, oldest first; stop at the first that
+        fails (it is tried again later)."""
+        with self._flush_lock:
+            while True:
+                with self._pending_lock:
+                    if not self._pending:
+                        return
+                    table, sql, rows, doing = self._pending[0]
+                try:
+                    self.write(table, sql, rows, doing)
+                except StoreError:
+                    return
+                with self._pending_lock:
+                    self._pending.popleft()
+                    self.flushed += 1
+
+    @property
+    def pending_writes(self) -> int:
+        """Writes held until PostgreSQL is back."""
+        return len(self._pending)
+
     def write(self, table: str, sql: str, rows: list[tuple[Any, ...]], doing: str) -> None:
         """Write rows and tell the other replicas, in one transaction."""
         with self.connection(doing) as conn:
@@ -300,6 +358,8 @@ class PgStore:
                     backoff = 0.1
                     self._listening.set()
                     while not self._stop.is_set():
+                        if self._pending:
+                            self.flush_pending()  # what was held while it was down
                         for note in conn.notifies(timeout=0.5):
                             self._heard(note.payload)
                         conn.execute("SELECT 1")  # notices a dead server between notifications
@@ -342,6 +402,8 @@ class PgStore:
         self.pool.close()
 
 
+MAX_PENDING = 10_000
+"""Writes held while PostgreSQL is down, at most; past it an answer is served but not kept."""
 TRIM_EVERY = 100
 """A replica trims the shared cache table after this many of its own writes."""
 
@@ -379,15 +441,16 @@ class PgCache(CacheStage):
             if row[0] not in self._entries:
                 self._take(*row)
 
-    def remember(self, query: Query, payload: str, origin: str = "") -> None:
+    def remember(self, query: Query, payload: str, origin: str = "") -> str | None:
         """Cache an answer and what made it: committed to PostgreSQL (and announced) before
-        memory changes."""
+        memory changes; while PostgreSQL is down, held and written once it is back (returns
+        :data:`~eoc.stages.base.PENDING`)."""
         qid, payload, origin = qid_of(query), checked_answer(payload), checked_origin(origin)
         with self._write_lock:  # memory changes in the order the database did
-            self._remember(qid, payload, origin)
+            return self._remember(qid, payload, origin)
 
-    def _remember(self, qid: str, payload: str, origin: str) -> None:
-        self.store.write(
+    def _remember(self, qid: str, payload: str, origin: str) -> str | None:
+        held = self.store.write_or_hold(
             "cache",
             "INSERT INTO eoc_cache (qid, payload, origin, checksum) VALUES (%s, %s, %s, %s) "
             "ON CONFLICT (qid) DO UPDATE SET payload = excluded.payload, "
@@ -398,9 +461,10 @@ class PgCache(CacheStage):
         )
         self._take(qid, payload, origin)
         self._writes += 1
-        if self._writes % TRIM_EVERY == 0:
+        if held is None and self._writes % TRIM_EVERY == 0:
             with contextlib.suppress(StoreError):  # the answer is stored; a later trim catches up
                 self.trim()
+        return held
 
     def trim(self) -> None:
         """Delete the rows older than the newest ``max_entries`` (every replica trims to the
@@ -462,17 +526,19 @@ class PgKV(KVStage):
 
     def put(
         self, prompt: str, payload: str, *, embedding: object | None = None, origin: str = ""
-    ) -> None:
+    ) -> str | None:
         """Store a pair and what made it: committed to PostgreSQL (and announced) before memory
-        changes."""
+        changes; while PostgreSQL is down, held and written once it is back (returns
+        :data:`~eoc.stages.base.PENDING`)."""
         key = self.checked_key(prompt, payload)
         origin = checked_origin(origin)
         vec = embedding if embedding is not None else self.embedder.embed(prompt)
         with self._write_lock:  # memory changes in the order the database did
             row = self._row(key, prompt, payload, vec, origin)
-            self.store.write("kv", _KV_UPSERT, [row], "storing a kv pair")
+            held = self.store.write_or_hold("kv", _KV_UPSERT, [row], "storing a kv pair")
             KVStage.put(self, prompt, payload, embedding=vec, origin=origin)
             self._stored[key] = (payload, origin)
+            return held
 
     def defer_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
         """As :meth:`load_pairs`: a persistent store writes its rows, with their vectors, at once."""

@@ -470,3 +470,29 @@ def test_a_named_message_is_refused_by_the_local_model_not_dropped(server: str) 
     doc = {"model": MODEL, "messages": [{"role": "user", "content": "hi there", "name": "ann"}]}
     r = httpx.post(server + "/v1/chat/completions", json=doc)
     assert r.status_code == 400 and "name" in r.json()["error"]["message"]
+
+
+def test_an_answer_says_whether_it_was_remembered(server: str) -> None:
+    """x-eoc-stored: yes, pending (a shared store is down: written when it is back) or no."""
+    from eoc.cost import JouleCost
+    from eoc.query import Stage
+    from eoc.receipt import Receipt
+    from eoc.response import Response
+    from eoc_native.serve.wire import verdict, verdict_headers
+
+    first = httpx.post(server + "/v1/chat/completions", json=ask("name a bird of the sea"))
+    assert first.headers["x-eoc-stored"] == "yes" and first.json()["eoc"]["stored"] == "yes"
+    again = httpx.post(server + "/v1/chat/completions", json=ask("name a bird of the sea"))
+    assert "x-eoc-stored" not in again.headers and "stored" not in again.json()["eoc"]
+    cost = JouleCost.estimated(5, "x")
+    held = Response(
+        Stage.NEURAL,
+        "p",
+        cost,
+        Receipt.issue("0" * 64, Stage.NEURAL, cost, "p"),
+        "0" * 64,
+        None,
+        "pending",
+    )
+    assert (b"x-eoc-stored", b"pending") in verdict_headers(held)
+    assert verdict(held)["stored"] == "pending"

@@ -4,6 +4,7 @@ kept current through LISTEN/NOTIFY (on a throwaway server the tests start themse
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 from typing import Any
 
@@ -17,6 +18,7 @@ import psycopg
 from eoc.errors import StoreUnusable, StoreVersionError
 from eoc.persist_schema import row_sum
 from eoc.query import Query
+from eoc.stages.base import PENDING
 from eoc.stages.kv import KVStage
 from eoc_native.store.postgres import PgCache, PgKV, PgStore, PgTripleStore
 
@@ -150,13 +152,16 @@ def test_a_replica_catches_up_after_postgres_restarts(url: str, postgres: Any) -
         a.start()
         b.start()
         postgres.stop("fast")
-        with pytest.raises(StoreUnusable):
-            cache_a.remember(Query("asked in the gap"), "not stored")
-        assert cache_a.lookup(Query("asked in the gap")) is None  # memory unchanged: no ack
-        postgres.start()
+        try:
+            # not acknowledged as stored: held, in memory, and said to be pending
+            assert cache_a.remember(Query("asked in the gap"), "held") == PENDING
+            assert cache_a.lookup(Query("asked in the gap")) is not None
+        finally:
+            postgres.start()
         wait_for(lambda: a.healthy and b.healthy, 10)
         cache_a.remember(Query("asked after"), "stored")
         wait_for(lambda: cache_b.lookup(Query("asked after")) is not None, 2)
+        wait_for(lambda: cache_b.lookup(Query("asked in the gap")) is not None, 5)
     finally:
         a.close()
         b.close()
@@ -213,3 +218,51 @@ def test_a_version_1_database_is_migrated_and_its_answers_are_kept_but_never_ser
             assert version.fetchone()[0] == "2"
     finally:
         store.close()
+
+
+def test_an_answer_whose_write_meets_a_stopped_database_is_held_and_written_when_it_is_back(
+    postgres: Any,
+) -> None:
+    """An answer in flight when PostgreSQL stopped was served (200) but never stored, and nothing
+    said so. Now the write is held, the answer says it is pending, and it is written (and
+    announced) once the database is back: nothing is lost that was not said to be at risk."""
+    from eoc import Cascade
+    from eoc.stages.base import PENDING
+    from eoc.stages.neural import NeuralStage, Reply
+
+    url = postgres.new_database(f"eoc_test_{next(_names)}")
+    stopped = threading.Event()
+
+    class StopsTheDatabase:
+        """A model whose answer takes as long as it takes PostgreSQL to stop."""
+
+        name, runs_model = "slow", True
+
+        def generate(self, prompt: str) -> Reply:
+            postgres.stop()
+            stopped.set()
+            return Reply(f"an answer to {prompt}")
+
+    store = PgStore(url, timeout=1.0)  # a stopped database is found out within a second
+    other = None
+    try:
+        cache, kv = PgCache(store), PgKV(store)
+        store.start()
+        cascade = Cascade([cache, kv, NeuralStage(StopsTheDatabase())])
+        answer = cascade.resolve("tell me about herons")
+        assert answer.stage == "neural" and answer.stored == PENDING
+        assert store.pending_writes == 2 and cascade.store_errors == 0  # cache row and kv row
+        again = cascade.resolve("tell me about herons")  # held in memory meanwhile
+        assert again.stage == "cache"
+        postgres.start()
+        stopped.clear()
+        wait_for(lambda: store.pending_writes == 0, 20)
+        other = PgStore(url)
+        assert [p for _q, p, _o in other.rows("cache", [])] == [answer.payload]
+        assert [r[2] for r in other.rows("kv", [])] == [answer.payload]
+    finally:
+        if stopped.is_set():  # the test failed between the stop and the restart
+            postgres.start()
+        store.close()
+        if other is not None:
+            other.close()
