@@ -325,6 +325,7 @@ def test_a_cheap_tier_answer_said_to_be_measured_is_refused_even_when_consistent
     assert Receipt.from_dict(neural).verify()  # a measured model answer can be true
 
 
+@native_only  # no MEASURED cost can be built in the browser
 def test_no_receipt_is_issued_for_a_measured_cheap_tier_answer() -> None:
     cost = JouleCost(5, Provenance.MEASURED, "span", counter="rapl", counter_kind=CounterKind.FAKE)
     with pytest.raises(BadReceipt, match="never"):
