@@ -121,6 +121,7 @@ ALLOWED = [
     ("Which ISO 3166-1 code does Peru have?", "Which ISO code does Peru have?"),
     ("What is 20 percent of the Lyon budget?", "What is 20% of the Lyon budget?"),
     ("hello! when was C# released?", "When was C# released?"),
+    ("WHAT IS THE CAPITAL OF PERU", "What is the capital of Peru?"),  # shouted: case says nothing
     # naming words next to what they name, a framing verb opening the text
     ("Name the capital city of France.", "What is the capital of France?"),
     ("Which chemical symbol does Iron have?", "What is the chemical symbol of Iron?"),

@@ -739,12 +739,18 @@ class Analysis:
         # the asked words in the order said: who does what to whom ("Does the dog chase the cat")
         self.order = _order(asked_read[1])
         self.symbols = symbols(text)
-        # short names whose capitals say what they are: CO is carbon monoxide, Co cobalt
-        self.cased = {
-            t.lower(): t
-            for t in (m.group() for m in _TOKEN.finditer(text))
-            if len(t) <= 3 and not t.islower() and t != "I"
-        }
+        # short names whose capitals say what they are: CO is carbon monoxide, Co cobalt (a
+        # text in capitals throughout says nothing by its case; nor do small words)
+        shouted = text.isupper()
+        self.cased = (
+            {
+                t.lower(): t
+                for t in (m.group() for m in _TOKEN.finditer(text))
+                if len(t) <= 3 and not t.islower() and t != "I" and t.lower() not in STOPWORDS
+            }
+            if not shouted
+            else {}
+        )
         self.bound = _bound(cws, stems, self.content)
         self.tenses = _tenses(ws)
         self.wh_role = _wh_role(ws)
