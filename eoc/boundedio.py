@@ -210,6 +210,8 @@ def loads_strict(text: str | bytes, *, what: str = "document", max_depth: int = 
         text = decode_utf8(text, what=what)
     elif text.startswith("\ufeff"):
         text = text[1:]
+    if not text.strip():
+        raise BadJson(f"{what} is empty (a file with nothing in it, or a pipe nobody wrote to)")
     if not _nesting_ok(text, max_depth):
         raise BadJson(
             f"{what}: JSON nested deeper than {max_depth} levels is not a document eoc reads"

@@ -121,6 +121,7 @@ def test_verify_of_a_named_pipe_ends(tmp_path, capsys) -> None:
     reader.start()
     reader.join(10)
     assert done == [2]
+    assert "receipt is empty" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("prompt", ["", "   ", "x" * 20_000])
