@@ -409,20 +409,18 @@ class Cascade:
         """Remember an answer; returns what became of it (:attr:`Response.stored`)."""
         if not q.cacheable:
             return ""
-        stored = "yes"
+        done: list[str] = []
         try:
             if self._cache is not None:
                 key = self._made_by(q, origin) if origin else q
-                if self._remember(self._cache, key, payload, origin) == PENDING:
-                    stored = PENDING
+                done.append(self._remember(self._cache, key, payload, origin))
             if (
                 kind is Stage.NEURAL
                 and self._kv is not None
                 and q.context is None
                 and payload.strip()
             ):
-                if self._remember(self._kv, q, payload, origin) == PENDING:
-                    stored = PENDING
+                done.append(self._remember(self._kv, q, payload, origin))
         except InputError:
             pass  # an answer kv cannot key (a prompt with no words) is still served
         except StoreError as exc:
@@ -431,17 +429,20 @@ class Cascade:
             self.store_errors += 1
             self.last_store_error = exc.reason
             return "no"
-        return stored
+        return PENDING if PENDING in done else "yes" if "yes" in done else ""
 
-    def _remember(self, memo: Memo, q: Query, payload: str, origin: str) -> str | None:
-        """Hand an answer to a memo stage with what made it. A stage whose ``remember`` takes
-        no ``origin`` (written before eoc recorded it) gets only answers no model made: it
-        could not say later which model made one."""
+    def _remember(self, memo: Memo, q: Query, payload: str, origin: str) -> str:
+        """Hand an answer to a memo stage with what made it: "yes", :data:`PENDING` (a shared
+        store is down: written when it is back) or "" (not handed on). A stage whose
+        ``remember`` takes no ``origin`` (written before eoc recorded it) gets only answers no
+        model made: it could not say later which model made one."""
         if memo in self._with_origin:
-            return memo.remember(q, payload, origin)
-        if not origin:
-            return memo.remember(q, payload)
-        return None
+            said = memo.remember(q, payload, origin)
+        elif not origin:
+            said = memo.remember(q, payload)
+        else:
+            return ""
+        return PENDING if said == PENDING else "yes"
 
     # -- cheap tiers -------------------------------------------------------------
 

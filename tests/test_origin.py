@@ -159,3 +159,15 @@ def test_the_origin_is_recorded_in_every_store_row_and_covered_by_its_checksum(
     ]
     cache.close()
     SqliteTripleStore(db).close()
+
+
+def test_an_answer_says_it_was_remembered_only_when_something_remembered_it() -> None:
+    from eoc.stages.graph import GraphStage, TripleStore
+
+    graph = GraphStage(TripleStore([("France", "capital", "Paris")]))
+    bare = Cascade([graph, NeuralStage(Sized(8))])  # no cache, no kv: nothing remembers
+    assert bare.resolve("tell me a story").stored == ""
+    assert bare.resolve("what is the capital of France").stored == ""
+    full = Cascade([CacheStage(), KVStage(), graph, NeuralStage(Sized(8))])
+    assert full.resolve("tell me a story").stored == "yes"
+    assert full.resolve("tell me a story").stored == ""  # a hit: nothing new to remember
