@@ -107,31 +107,42 @@ def configurations(minilm: bool) -> list[tuple[str, str, float, Any]]:
     return rows
 
 
+def minilm_vectors(texts: list[str]) -> dict[str, Any]:
+    """MiniLM's vector of each text, embedded once up front (every configuration reads them)."""
+    from eoc_native.semantic import CachedEmbedder, MiniLMEmbedder
+
+    mini = CachedEmbedder(MiniLMEmbedder())
+    vectors: dict[str, Any] = {}
+    t0 = time.perf_counter()
+    for start in range(0, len(texts), 256):
+        chunk = texts[start : start + 256]
+        for t, v in zip(chunk, mini.embed_batch(chunk), strict=True):
+            vectors[t] = tuple(float(x) for x in v)
+    mini.flush()
+    print(f"(embedded {len(texts)} texts in {time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+    return vectors
+
+
+class GivenVectors:
+    """An embedder serving vectors computed up front (:func:`minilm_vectors`)."""
+
+    name, dim, dense = "all-MiniLM-L6-v2", 384, True
+
+    def __init__(self, vectors: dict[str, Any]) -> None:
+        self.vectors = vectors
+
+    def embed(self, text: str) -> Any:
+        return self.vectors[text]
+
+    def embed_batch(self, batch: list[str]) -> list[Any]:
+        return [self.vectors[t] for t in batch]
+
+
 def run(sets: list[str], parts: list[str], minilm: bool) -> list[dict[str, Any]]:
     vectors: dict[str, Any] = {}
     if minilm:
-        from eoc_native.semantic import CachedEmbedder, MiniLMEmbedder
-
-        mini = CachedEmbedder(MiniLMEmbedder())
-        every = sorted(
-            {t for s in sets for p in parts if p in parts_of(s) for t in texts_of(load(s, p))}
-        )
-        t0 = time.perf_counter()
-        for start in range(0, len(every), 256):
-            chunk = every[start : start + 256]
-            for t, v in zip(chunk, mini.embed_batch(chunk), strict=True):
-                vectors[t] = tuple(float(x) for x in v)
-        mini.flush()
-        print(f"(embedded {len(every)} texts in {time.perf_counter() - t0:.0f} s)", file=sys.stderr)
-
-    class Given:
-        name, dim, dense = "all-MiniLM-L6-v2", 384, True
-
-        def embed(self, text: str) -> Any:
-            return vectors[text]
-
-        def embed_batch(self, batch: list[str]) -> list[Any]:
-            return [vectors[t] for t in batch]
+        every = {t for s in sets for p in parts if p in parts_of(s) for t in texts_of(load(s, p))}
+        vectors = minilm_vectors(sorted(every))
 
     rows = []
     for name in sets:
@@ -144,7 +155,10 @@ def run(sets: list[str], parts: list[str], minilm: bool) -> list[dict[str, Any]]
                     from eoc_native.semantic import ExactIndex
 
                     kv = KVStage(
-                        embedder=Given(), index=ExactIndex(384), threshold=threshold, guard=guard
+                        embedder=GivenVectors(vectors),
+                        index=ExactIndex(384),
+                        threshold=threshold,
+                        guard=guard,
                     )
                     vecs: dict[str, Any] | None = vectors
                 else:

@@ -27,22 +27,21 @@ import argparse
 import json
 import re
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's eoc, if run from it
+sys.path.append(str(Path(__file__).resolve().parent))  # kvquality (after the checkout's packages)
+
+from kvquality import GivenVectors, configurations, minilm_vectors
 
 from eoc import Query
 from eoc.knowledge import kv_pairs
-from eoc.stages import HashedNgramEmbedder, KVStage
-from eoc.stages.guard import EntityGuard, NoGuard
+from eoc.stages import KVStage
 from eoc.stages.text import normalize
 
 SUITES = Path(__file__).resolve().parent / "suites"
 SUITE = SUITES / "lookalikes.jsonl"
-GPTCACHE_COSINE = 0.6
-REDISVL_COSINE = 0.9
 _OPERATOR = re.compile(r"(?<=\d)\s*([-+*/^])\s*(?=\d)")
 
 
@@ -74,20 +73,6 @@ def texts(rows: list[dict[str, str]]) -> list[str]:
     out.update(t for pair in swapped_computations() for t in pair)
     out.update(p for p, _ in kv_pairs())
     return sorted(out)
-
-
-def configurations(minilm: bool) -> list[tuple[str, str, float, Any]]:
-    rows: list[tuple[str, str, float, Any]] = [
-        ("eoc core default: hashed n-grams + guard", "hashed", HashedNgramEmbedder.threshold, EntityGuard()),
-    ]  # fmt: skip
-    if minilm:
-        rows = [
-            ("eoc native default: MiniLM + guard", "minilm", 0.7, EntityGuard()),
-            *rows,
-            ("plain cosine, GPTCache default (>= 0.6)", "minilm", GPTCACHE_COSINE, NoGuard()),
-            ("plain cosine, RedisVL default (>= 0.9)", "minilm", REDISVL_COSINE, NoGuard()),
-        ]
-    return rows
 
 
 def evaluate(
@@ -145,36 +130,20 @@ def evaluate(
 
 def run(minilm: bool, suite: Path = SUITE) -> list[dict[str, Any]]:
     rows = load_suite(suite)
-    vectors: dict[str, Any] = {}
-    if minilm:
-        from eoc_native.semantic import CachedEmbedder, ExactIndex, MiniLMEmbedder
-
-        mini = CachedEmbedder(MiniLMEmbedder())
-        every = texts(rows)
-        t0 = time.perf_counter()
-        for start in range(0, len(every), 256):
-            chunk = every[start : start + 256]
-            for t, v in zip(chunk, mini.embed_batch(chunk), strict=True):
-                vectors[t] = tuple(float(x) for x in v)
-        mini.flush()
-        print(f"(embedded {len(every)} texts in {time.perf_counter() - t0:.0f} s)", file=sys.stderr)
-
-    class Given:
-        name, dim, dense = "all-MiniLM-L6-v2", 384, True
-
-        def embed(self, text: str) -> Any:
-            return vectors[text]
-
-        def embed_batch(self, batch: list[str]) -> list[Any]:
-            return [vectors[t] for t in batch]
+    vectors = minilm_vectors(texts(rows)) if minilm else {}
 
     out = []
     for label, embedder, threshold, guard in configurations(minilm):
         if embedder == "minilm":
 
             def make_kv(threshold: float = threshold, guard: Any = guard) -> KVStage:
+                from eoc_native.semantic import ExactIndex
+
                 return KVStage(
-                    embedder=Given(), index=ExactIndex(384), threshold=threshold, guard=guard
+                    embedder=GivenVectors(vectors),
+                    index=ExactIndex(384),
+                    threshold=threshold,
+                    guard=guard,
                 )
 
             result = evaluate(make_kv, rows, vectors)

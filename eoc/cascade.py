@@ -309,11 +309,9 @@ class Cascade:
         if not q.cacheable or not self._plan or self._plan[0][1] is not _CACHE:
             return None
         stage, kind, plain = self._plan[0]
-        answer = stage.lookup(q)
-        if answer is None or answer.origin:
-            answer = self._own(stage, kind, q, answer)
-            if answer is None:
-                return None
+        answer = self._ask(stage, q)
+        if answer is None:
+            return None
         return self._respond(kind, q, answer, self._cheap_cost(stage, q, answer, plain))
 
     def _ask(self, stage: StageLike, q: Query) -> Answer | None:

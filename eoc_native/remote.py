@@ -43,7 +43,7 @@ from eoc.stages.browser_remote import (
     printable,
     reply_object,
 )
-from eoc.stages.neural import MAX_TOKENS, Reply, origin_of
+from eoc.stages.neural import MAX_TOKENS, Reply, endpoint_origin
 from eoc_native.keepalive import Connections
 
 MAX_BODY_BYTES = 2 << 20
@@ -262,11 +262,8 @@ class OpenAIBackend:
     def origin(self) -> str:
         """What makes this backend's answers: the server and model asked, and the parameters
         that change an answer to a plain question."""
-        return origin_of(
-            f"openai:{self.model}@{self.base_url}",
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-            seed=self.seed if self.temperature > 0 else None,
+        return endpoint_origin(
+            self.model, self.base_url, self.max_tokens, self.temperature, self.seed
         )
 
     def generate(self, prompt: str) -> Reply:

@@ -42,7 +42,7 @@ from eoc.cost import JouleCost
 from eoc.errors import BackendError, BadJson, ConfigError
 from eoc.query import Stage
 from eoc.stages.base import WORK_RATES, approx_tokens, work_estimate
-from eoc.stages.neural import MAX_TOKENS, Reply, origin_of
+from eoc.stages.neural import MAX_TOKENS, Reply, endpoint_origin
 
 MAX_BODY_BYTES = 2 << 20
 """The most bytes of one reply eoc reads (2 MiB); a larger one is a BackendError."""
@@ -261,11 +261,8 @@ class BrowserOpenAIBackend:
     def origin(self) -> str:
         """What makes this backend's answers: the server and model asked, and the parameters
         that change an answer to a plain question."""
-        return origin_of(
-            f"openai:{self.model or '?'}@{self.base_url}",
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-            seed=self.seed if self.temperature > 0 else None,
+        return endpoint_origin(
+            self.model or "?", self.base_url, self.max_tokens, self.temperature, self.seed
         )
 
     @property

@@ -180,6 +180,7 @@ def _symbolic(c: str) -> bool:
     return c in _SYMBOL_CHARS or (c > "\x7f" and unicodedata.category(c) in ("Sm", "Sc"))
 
 
+@functools.lru_cache(maxsize=4096)
 def symbols(text: str) -> tuple[str, ...]:
     """The operator and symbol runs of ``text`` in order ("what is 7+8" -> ("+",), "C#" ->
     ("#",), "a ♯" -> ("♯",)), less what only joins or ends words: a hyphen inside a word or a
@@ -686,11 +687,11 @@ class Analysis:
     """What :class:`EntityGuard` reads from one text, computed once (see ``prepare``)."""
 
     __slots__ = (
+        "_computes",
         "asked",
         "axes",
         "bound",
         "cased",
-        "computes",
         "content",
         "corrected",
         "directions",
@@ -754,7 +755,7 @@ class Analysis:
         self.bound = _bound(cws, stems, self.content)
         self.tenses = _tenses(ws)
         self.wh_role = _wh_role(ws)
-        self.computes = is_computation(text)
+        self._computes: bool | None = None  # found when first asked: only a query's is
         self.axes = frozenset(self.poles)
         self.spelled = dict(zip(stems, cws, strict=True))  # for the reasons: a stem as written
         self.directions = _directions(ws)
@@ -765,6 +766,13 @@ class Analysis:
         self.sides = _sides(ws)
         # as a stored prompt: the triples a query must not hold (this prompt's sides swapped)
         self.swapped = frozenset((b, d, a) for (a, d, b) in self.directions) - self.directions
+
+    @property
+    def computes(self) -> bool:
+        """Whether the text reads as a computation (``eoc.compute``), found once."""
+        if self._computes is None:
+            self._computes = is_computation(self.text)
+        return self._computes
 
 
 class EntityGuard:

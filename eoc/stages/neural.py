@@ -71,6 +71,19 @@ def origin_of(model: str, **params: object) -> str:
     return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def endpoint_origin(
+    model: str, base_url: str, max_tokens: int, temperature: float, seed: int | None
+) -> str:
+    """The ``origin`` of an OpenAI-compatible endpoint's answers: the server and model asked,
+    and the parameters that change an answer to a plain question (the seed only when sampling)."""
+    return origin_of(
+        f"openai:{model}@{base_url}",
+        max_tokens=max_tokens,
+        temperature=temperature,
+        seed=seed if temperature > 0 else None,
+    )
+
+
 class EchoBackend:
     """Answers with the prompt itself. Reports no cost, and is never memoized: it runs no model."""
 
@@ -190,7 +203,7 @@ class NeuralStage:
                 f"neural backend {self.backend.name!r} reported an estimate that is not an "
                 "ESTIMATED JouleCost"
             )
-        answer = Answer(reply.text, reply.cost, self.origin())
+        answer = Answer(reply.text, reply.cost)
         answer.tokens = _token_counts(self.backend.name, reply)
         answer.own_estimate = reply.estimate
         # memo policy (docs/design.md §4): never remember what no model said, nor a sampled answer
@@ -269,5 +282,6 @@ __all__ = [
     "NeuralStage",
     "NoModelBackend",
     "Reply",
+    "endpoint_origin",
     "origin_of",
 ]

@@ -322,7 +322,8 @@ class EocServer:
         the configured names (a request without one, HTTP/1.0, passes)."""
         for name, value in scope["headers"]:
             if name == b"host":
-                return _host_name(value) in self._hosts or _is_address(_host_name(value))
+                host = _host_name(value)
+                return host in self._hosts or _is_address(host)
         return True
 
     def _wrong_host(self, scope: Scope) -> HttpError:
