@@ -72,7 +72,7 @@ $(PYODIDE_TEST_WHEELS)/.ok: pyproject.toml | $(BIN)/.installed
 	touch $@
 
 lint: $(BIN)/.installed
-	$(BIN)/ruff check eoc eoc_native tests bench scripts web
+	$(BIN)/ruff check eoc native tests bench scripts web
 	$(BIN)/ruff format --check eoc tests bench web
 	$(BIN)/mypy
 
@@ -91,16 +91,26 @@ $(VOCABS)/.ok: | $(BIN)/.installed
 unit: lint web chromium postgres $(VOCABS)/.ok
 	$(BIN)/python -m pytest
 
-# The API reference from the docstrings, the design and the environment variables (MkDocs,
-# strict: a warning fails the build); the site is written to build/site.
-docs: $(BIN)/.installed
-	$(BIN)/mkdocs build --strict --quiet
+# The pages in docs/ and the API reference from the docstrings (MkDocs, strict: a warning fails
+# the build), written to build/site. It installs only what the docs need, the docs extra of
+# pyproject.toml, in a venv of its own (.venv-docs, a few seconds; again when pyproject.toml
+# changes): mkdocstrings reads eoc's source statically, so eoc itself is not installed.
+docs:
+	@test .venv-docs/.installed -nt pyproject.toml || { \
+	  echo "installing the docs extra into .venv-docs (pip)"; \
+	  { test -x .venv-docs/bin/python || $(PYTHON) -m venv .venv-docs; } && \
+	  $(PYTHON) -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['docs']))" \
+	    > .venv-docs/requirements.txt && \
+	  .venv-docs/bin/python -m pip install -q -r .venv-docs/requirements.txt && \
+	  touch .venv-docs/.installed; }
+	.venv-docs/bin/mkdocs build --strict --quiet
 
 pyodide-test: web $(PYODIDE_TEST_WHEELS)/.ok
 	node web/test/core-suite.mjs
 
-# Run the README's transcripts and compare them with what the program prints (a drifted one
-# fails; scripts/readme_check.py --write rewrites the ones without elisions).
+# Run the transcripts of README.md and of every page in docs/ and compare them with what the
+# program prints (a drifted one fails; scripts/readme_check.py --write rewrites the ones without
+# elisions).
 readme-check: $(BIN)/.installed
 	$(BIN)/python scripts/readme_check.py
 
@@ -131,4 +141,4 @@ bench-serve: $(BIN)/.installed
 	$(BIN)/python bench/serve.py
 
 clean:
-	rm -rf $(VENV) web/dist web/node_modules web/.cache test-artifacts .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .venv-docs web/dist web/node_modules web/.cache test-artifacts .pytest_cache .mypy_cache .ruff_cache .hypothesis

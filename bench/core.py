@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from eoc import Cascade, Query
-from eoc.knowledge import default_stages
+from eoc.assemble import default_stages
 from eoc.stages import CacheStage, GraphStage, KVStage, NeuralStage, TripleStore
 
 ADVERSARIAL_TARGET_US = 1_000.0  # a kv miss at 100k templated entries, at most

@@ -31,7 +31,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.append(
     str(Path(__file__).resolve().parent)
-)  # kvsets (after the checkout: bench/native.py must not shadow eoc_native/)
+)  # kvsets (after the checkout: bench/native.py must not shadow native/eoc_native/)
 
 from kvsets import PARTS, SETS, Item, load, parts_of
 

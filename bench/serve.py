@@ -973,7 +973,7 @@ def upstream_call_times(port: int, n: int) -> dict[str, float]:
 def stage_times(n: int, tmp_cache: Path) -> dict[str, Any]:
     """What a miss costs in eoc's cheap stages, timed in this process (MiniLM kv)."""
     os.environ["EOC_CACHE_DIR"] = str(tmp_cache)
-    from eoc.knowledge import default_stages
+    from eoc.assemble import default_stages
     from eoc.query import Query
     from eoc.stages.neural import NoModelBackend
 

@@ -71,7 +71,7 @@ class Cascade:
     Args:
         stages: stages in cascade order (cache, kv, graph, neural; any may be left
             out except neural, which must be last). Defaults to the seeded stages of
-            :func:`eoc.knowledge.default_stages`.
+            :func:`eoc.assemble.default_stages`.
         meter: the whole-work counter; defaults to the first live one that
             :func:`eoc.meter.detect_all` finds. In the browser only the stub is accepted.
             Whatever its ``status()`` says, the cascade probes it (see ``liveness``).
@@ -98,7 +98,7 @@ class Cascade:
         calibration_budget_ns: int = DEFAULT_BUDGET_NS,
     ) -> None:
         if stages is None:
-            from eoc.knowledge import default_stages
+            from eoc.assemble import default_stages
 
             stages = default_stages()
         self._check_stages(stages)
@@ -256,9 +256,16 @@ class Cascade:
     # -- resolving -------------------------------------------------------------
 
     def resolve(
-        self, query: Query | str, *, before_model: Callable[[Query], None] | None = None
+        self,
+        query: Query | str,
+        *,
+        before_model: Callable[[Query], None] | None = None,
+        cache_missed: bool = False,
     ) -> Response:
         """Answer one query (a :class:`Query` or prompt text).
+
+        ``cache_missed``: the caller has just asked the cache (:meth:`cached`) and it missed;
+        it is not asked again.
 
         ``before_model`` is called with the query once cache, kv and graph have missed, before
         the model is asked; it may refuse by raising (a server's joule budget reserves the
@@ -271,6 +278,8 @@ class Cascade:
         """
         q = Query(query) if type(query) is str else self._as_query(query)
         plan = self._plans[q.context is None, q.cacheable]
+        if cache_missed and plan and plan[0][1] is _CACHE:
+            plan = plan[1:]
         for stage, kind, plain in plan:
             answer = stage.lookup(q)
             if answer is None or answer.origin:  # not one no model made: is it this model's?

@@ -2,7 +2,7 @@
 
 :func:`parse_chat` checks a ``/v1/chat/completions`` (or ``/v1/completions``) request body,
 already decoded from JSON, and returns a :class:`ChatRequest` whose :meth:`~ChatRequest.query`
-is what the cascade resolves. The rules for what may answer a request (the README's "What a
+is what the cascade resolves. The rules for what may answer a request (docs/serve.md, "What a
 cache key is"):
 
 * The key of a request is the whole conversation (every message with its role, the system
@@ -30,48 +30,26 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from eoc.chat_fields import (
+    FIELDS,
+    MAX_MESSAGES,
+    MAX_OUTPUT_TOKENS,
+    MAX_STOP,
+    MAX_STOP_BYTES,
+    MAX_USER_CHARS,
+    ROLES,
+    bounds,
+    fields_of,
+)
 from eoc.errors import InputError, InputTooLarge
 from eoc.query import MAX_PROMPT_BYTES, Query, check_text
+from eoc.stages.neural import DEFAULT_MAX_TOKENS
 
-MAX_MESSAGES = 256
-"""The most messages one request may hold."""
 MAX_CONVERSATION_BYTES = 256 << 10
 """The most UTF-8 bytes all messages of one request may hold together (256 KiB)."""
-MAX_STOP = 4
-"""The most stop strings (the OpenAI API's own limit)."""
-MAX_STOP_BYTES = 256
-MAX_OUTPUT_TOKENS = 32_768
-"""The largest ``max_tokens`` accepted."""
-MAX_SEED = (1 << 63) - 1
-ROLES = ("system", "developer", "user", "assistant")
-"""Message roles taken (``tool`` messages need tools, which are not taken yet)."""
 _SYSTEM_ROLES = ("system", "developer")
+_MAX_MODEL_CHARS = FIELDS["model"][1]["maxLength"]
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
-_CHAT_FIELDS = frozenset(
-    {
-        "model",
-        "messages",
-        "max_tokens",
-        "max_completion_tokens",
-        "temperature",
-        "top_p",
-        "stop",
-        "seed",
-        "n",
-        "stream",
-        "stream_options",
-        "presence_penalty",
-        "frequency_penalty",
-        "user",
-        "tools",
-        "tool_choice",
-        "logprobs",
-        "response_format",
-    }
-)
-_COMPLETION_FIELDS = (
-    _CHAT_FIELDS - {"messages", "max_completion_tokens", "tools", "tool_choice"}
-) | {"prompt"}
 
 
 class BadRequest(InputError):
@@ -83,7 +61,7 @@ class ChatDefaults:
     """What a request that sets nothing gets: the served model and its sampling defaults."""
 
     model: str
-    max_tokens: int = 256
+    max_tokens: int = DEFAULT_MAX_TOKENS
     temperature: float = 0.0
     top_p: float = 1.0
     cache_sampled: bool = False
@@ -174,11 +152,14 @@ class ChatRequest:
         ``on_piece`` is handed to a backend that streams (each piece of text as it comes).
         """
         cacheable = self.repeatable or self.defaults.cache_sampled
-        meta: dict[str, Any] = {"chat": self}
-        if on_piece is not None:
-            meta["on_piece"] = on_piece
         context = None if self.plain else self.canonical()
-        return Query(self.question, metadata=meta, context=context, cacheable=cacheable)
+        return Query(
+            self.question,
+            context=context,
+            cacheable=cacheable,
+            conversation=self,
+            on_piece=on_piece,
+        )
 
     def texts(self) -> str:
         """Every message's text, one per line (what a token estimate reads)."""
@@ -206,14 +187,14 @@ def parse_chat(doc: object, defaults: ChatDefaults, *, kind: str = "chat") -> Ch
     """
     if not isinstance(doc, Mapping):
         raise BadRequest("the request body must be a JSON object")
-    allowed = _CHAT_FIELDS if kind == "chat" else _COMPLETION_FIELDS
+    allowed = fields_of(kind)
     unknown = sorted(str(k) for k in doc if k not in allowed)
     if unknown:
         raise BadRequest(
             f"unknown field {unknown[0]!r:.60}: eoc takes {', '.join(sorted(allowed))}"
         )
     model = doc.get("model")
-    if not isinstance(model, str) or not model.strip() or len(model) > 256:
+    if not isinstance(model, str) or not model.strip() or len(model) > _MAX_MODEL_CHARS:
         raise BadRequest('"model" is required: the name of a served model (GET /v1/models)')
     names: tuple[str | None, ...] = ()
     if kind == "chat":
@@ -233,8 +214,8 @@ def parse_chat(doc: object, defaults: ChatDefaults, *, kind: str = "chat") -> Ch
     if (n is not None and n != 1) or isinstance(n, bool):
         raise BadRequest('"n" must be 1: eoc gives one answer per request')
     user = doc.get("user")
-    if user is not None and (not isinstance(user, str) or len(user) > 256):
-        raise BadRequest('"user" must be a string of at most 256 characters')
+    if user is not None and (not isinstance(user, str) or len(user) > MAX_USER_CHARS):
+        raise BadRequest(f'"user" must be a string of at most {MAX_USER_CHARS} characters')
     stream = doc.get("stream", False)
     if stream is not None and not isinstance(stream, bool):
         raise BadRequest('"stream" must be true or false')
@@ -245,26 +226,24 @@ def parse_chat(doc: object, defaults: ChatDefaults, *, kind: str = "chat") -> Ch
         or not isinstance(options.get("include_usage", False), bool)
     ):
         raise BadRequest('"stream_options" takes only {"include_usage": true|false}')
-    legacy = _whole(doc.get("max_tokens"), "max_tokens", 1, MAX_OUTPUT_TOKENS, None)
+    legacy = _whole(doc.get("max_tokens"), "max_tokens", None)
     max_tokens = doc.get("max_completion_tokens")
     if max_tokens is None:
         max_tokens = legacy
-    temperature = _number(doc, "temperature", 0.0, 2.0, defaults.temperature)
+    temperature = _number(doc, "temperature", defaults.temperature)
     top_p = _top_p(doc, defaults.top_p)  # checked even when greedy decoding ignores it
-    seed = _whole(doc.get("seed"), "seed", 0, MAX_SEED, None)
+    seed = _whole(doc.get("seed"), "seed", None)
     return ChatRequest(
         kind=kind,
         model=model,
         messages=messages,
-        max_tokens=_whole(
-            max_tokens, "max_completion_tokens", 1, MAX_OUTPUT_TOKENS, defaults.max_tokens
-        ),
+        max_tokens=_whole(max_tokens, "max_completion_tokens", defaults.max_tokens),
         temperature=temperature,
         top_p=top_p if temperature > 0 else 1.0,
         stop=_stops(doc.get("stop")),
         seed=seed if temperature > 0 else None,
-        presence_penalty=_number(doc, "presence_penalty", -2.0, 2.0, 0.0),
-        frequency_penalty=_number(doc, "frequency_penalty", -2.0, 2.0, 0.0),
+        presence_penalty=_number(doc, "presence_penalty", 0.0),
+        frequency_penalty=_number(doc, "frequency_penalty", 0.0),
         stream=bool(stream),
         include_usage=bool(options and options.get("include_usage")),
         names=names if any(names) else (),
@@ -360,7 +339,9 @@ def _stops(value: object) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _number(doc: Mapping[str, Any], name: str, low: float, high: float, default: float) -> float:
+def _number(doc: Mapping[str, Any], name: str, default: float) -> float:
+    """A number field within the bounds the field table gives it (:mod:`eoc.chat_fields`)."""
+    low, high = bounds(name)
     value = doc.get(name)
     if value is None:
         return default
@@ -372,7 +353,7 @@ def _number(doc: Mapping[str, Any], name: str, low: float, high: float, default:
 
 
 def _top_p(doc: Mapping[str, Any], default: float) -> float:
-    value = _number(doc, "top_p", 0.0, 1.0, default)
+    value = _number(doc, "top_p", default)
     if value <= 0.0:
         raise BadRequest(
             '"top_p" must be above 0 (and at most 1); for greedy answers send temperature 0'
@@ -380,7 +361,9 @@ def _top_p(doc: Mapping[str, Any], default: float) -> float:
     return value
 
 
-def _whole(value: object, name: str, low: int, high: int, default: int | None) -> Any:
+def _whole(value: object, name: str, default: int | None) -> Any:
+    """A whole-number field within the bounds the field table gives it."""
+    low, high = bounds(name)
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int):
@@ -393,7 +376,11 @@ def _whole(value: object, name: str, low: int, high: int, default: int | None) -
 __all__ = [
     "MAX_CONVERSATION_BYTES",
     "MAX_MESSAGES",
+    "MAX_OUTPUT_TOKENS",
     "MAX_PROMPT_BYTES",
+    "MAX_STOP",
+    "MAX_STOP_BYTES",
+    "ROLES",
     "BadRequest",
     "ChatDefaults",
     "ChatRequest",

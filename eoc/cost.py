@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from eoc._compat import IN_PYODIDE
@@ -49,6 +50,7 @@ METERING_KINDS = frozenset(
 """Kinds a MEASURED figure may name: every kind of live counter; never ``none``."""
 
 
+@dataclass(frozen=True, slots=True, init=False, eq=False, repr=False)
 class JouleCost:
     """An energy figure in whole micro-joules with its provenance.
 
@@ -59,8 +61,6 @@ class JouleCost:
         counter: the counter it was read from (required when MEASURED).
         counter_kind: that counter's kind (required when MEASURED).
     """
-
-    __slots__ = ("basis", "counter", "counter_kind", "provenance", "uj")
 
     uj: int
     provenance: Provenance
@@ -96,11 +96,12 @@ class JouleCost:
             raise ConfigError(
                 "a MEASURED cost must name the live counter it was read from and its kind"
             )
-        self.uj = uj
-        self.provenance = provenance
-        self.basis = basis
-        self.counter = counter
-        self.counter_kind = counter_kind
+        _set = object.__setattr__  # frozen: set once, here
+        _set(self, "uj", uj)
+        _set(self, "provenance", provenance)
+        _set(self, "basis", basis)
+        _set(self, "counter", counter)
+        _set(self, "counter_kind", counter_kind)
 
     @classmethod
     def estimated(cls, uj: int, basis: str) -> JouleCost:

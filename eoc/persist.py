@@ -40,6 +40,7 @@ from eoc.stages.facts import read_fact_file, read_ntriples, read_tsv_triples
 from eoc.stages.graph import TripleStore
 from eoc.stages.kv import KVStage
 from eoc.stages.text import normalize
+from eoc.storeparts import StoreParts
 
 MAX_VECTOR_BYTES = 8 << 20
 """Largest stored vector (JSON) decoded; a larger or malformed one is re-embedded."""
@@ -338,11 +339,32 @@ class SqliteTripleStore(TripleStore):
         self.db.close()
 
 
+def open_store(location: str, kv_options: dict[str, Any]) -> StoreParts:
+    """Cache, kv and graph in one SQLite file (the ``sqlite`` store of :mod:`eoc.assemble`).
+
+    All three open and check the file before anything is written to it; a part that fails
+    closes the ones already open.
+    """
+    path = location.removeprefix("sqlite://")
+    opened: list[Any] = []
+    try:
+        opened.append(SqliteCache(path))
+        opened.append(SqliteKV(path, **kv_options))
+        opened.append(SqliteTripleStore(path))
+    except BaseException:
+        for part in opened:
+            part.close()
+        raise
+    cache, kv, triples = opened
+    return StoreParts(cache, kv, triples)
+
+
 __all__ = [
     "SqliteCache",
     "SqliteKV",
     "SqliteTripleStore",
     "decode_vector",
     "encode_vector",
+    "open_store",
     "put_pairs",
 ]

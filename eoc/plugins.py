@@ -19,8 +19,10 @@ The groups, and what each entry point names:
 ``eoc.graph_stores``   ``open_for_answers()`` returning a triple source, or ``None`` if none exists
 ``eoc.signers``        a receipt signer class with ``from_file(path)``
 ``eoc.verifiers``      a module that checks signed receipts (``receipts``) or profiles (``profile``)
-``eoc.tools``          a command's implementation the core's CLI defines (``autotune``)
-``eoc.commands``       ``register(sub, add)`` adding a CLI command (``eoc serve``, ``eoc graph``)
+``eoc.stores``         ``open_store(location, kv_options)`` returning :class:`~eoc.storeparts.StoreParts`
+                       for ``--store NAME://...`` (:mod:`eoc.assemble`)
+``eoc.commands``       ``register(sub, add)`` adding a CLI command (``eoc serve``, ``eoc graph``,
+                       ``eoc autotune``)
 =====================  ===========================================================================
 
 Entry points are read once per process (:func:`refresh` reads them again); in Pyodide nothing
@@ -40,7 +42,7 @@ MODELS = "eoc.models"
 GRAPH_STORES = "eoc.graph_stores"
 SIGNERS = "eoc.signers"
 VERIFIERS = "eoc.verifiers"
-TOOLS = "eoc.tools"
+STORES = "eoc.stores"
 COMMANDS = "eoc.commands"
 
 NATIVE_HINT = (

@@ -11,9 +11,9 @@ import enum
 import hashlib
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 from eoc.errors import BadEmbedding, EmptyPrompt, InputError, InvalidText, PromptTooLong
 
@@ -121,6 +121,17 @@ def check_embedding(embedding: object) -> tuple[float, ...]:
     return tuple(out)
 
 
+class Conversation(Protocol):
+    """What the cascade reads of a conversation riding on a query
+    (:class:`eoc.chat.ChatRequest`): the neural stage hands it whole to a backend that takes
+    one, and estimates its cost from its texts and ``max_tokens``."""
+
+    @property
+    def max_tokens(self) -> int: ...
+
+    def texts(self) -> str: ...
+
+
 class Query:
     """A prompt with its content-addressed id, optional embedding and metadata.
 
@@ -135,9 +146,24 @@ class Query:
             context. ``None``: a plain question, whose id is the SHA-256 of its text.
         cacheable: ``False`` for a query whose answer would differ each time (sampled without a
             seed): the cache and kv neither answer it nor remember its answer.
+        conversation: the whole request when it is more than the prompt (earlier messages, a
+            system prompt, its own sampling parameters: a :class:`eoc.chat.ChatRequest`), for
+            the neural stage; what of it changes the answer is in ``context``.
+        on_piece: told each piece of a model's answer as it is produced (a backend that
+            streams; another gives the whole answer at the end). Never hashed.
     """
 
-    __slots__ = ("cacheable", "context", "embedding", "id", "metadata", "prompt", "size")
+    __slots__ = (
+        "cacheable",
+        "context",
+        "conversation",
+        "embedding",
+        "id",
+        "metadata",
+        "on_piece",
+        "prompt",
+        "size",
+    )
 
     prompt: str
     id: str
@@ -146,6 +172,8 @@ class Query:
     metadata: Mapping[str, Any]
     context: str | None
     cacheable: bool
+    conversation: Conversation | None
+    on_piece: Callable[[str], None] | None
 
     def __init__(
         self,
@@ -155,6 +183,8 @@ class Query:
         metadata: Mapping[str, Any] | None = None,
         context: str | None = None,
         cacheable: bool = True,
+        conversation: Conversation | None = None,
+        on_piece: Callable[[str], None] | None = None,
     ) -> None:
         # Fast path for ordinary text; anything unusual gets the full check (and its error).
         if type(prompt) is str and prompt.isprintable() and not prompt.isspace():
@@ -180,6 +210,12 @@ class Query:
         if metadata is not None and not isinstance(metadata, Mapping):
             raise InvalidText("metadata must be a mapping (dict) or None")
         self.metadata = _NO_METADATA if metadata is None else MappingProxyType(dict(metadata))
+        if conversation is not None and not callable(getattr(conversation, "texts", None)):
+            raise InvalidText("conversation must be a request with texts() (eoc.chat.ChatRequest)")
+        self.conversation = conversation
+        if on_piece is not None and not callable(on_piece):
+            raise InvalidText("on_piece must be a function of one text piece, or None")
+        self.on_piece = on_piece
 
     def __repr__(self) -> str:
         return f"Query({self.prompt!r}, id={self.id[:12]}...)"
@@ -205,6 +241,7 @@ __all__ = [
     "CONTROL_CHARS",
     "MAX_CONTEXT_BYTES",
     "MAX_PROMPT_BYTES",
+    "Conversation",
     "Query",
     "Stage",
     "check_embedding",

@@ -21,10 +21,12 @@ Pyodide verifies natively.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from eoc._version import __version__
@@ -99,26 +101,12 @@ def receipt_digest_v2(
     return h.hexdigest()
 
 
+@dataclass(frozen=True, slots=True, init=False, eq=False, repr=False)
 class Receipt:
     """A digest over an answer and its cost, optionally signed.
 
     Build one with :meth:`issue`; rebuild one from JSON with :meth:`from_dict`.
     """
-
-    __slots__ = (
-        "basis",
-        "cost_uj",
-        "counter",
-        "counter_kind",
-        "digest",
-        "eoc_version",
-        "payload",
-        "provenance",
-        "query_id",
-        "signature",
-        "stage",
-        "version",
-    )
 
     version: int
     query_id: str
@@ -149,18 +137,19 @@ class Receipt:
         eoc_version: str | None = None,
         signature: Mapping[str, str] | None = None,
     ) -> None:
-        self.version = version
-        self.query_id = query_id
-        self.stage = stage
-        self.cost_uj = cost_uj
-        self.provenance = provenance
-        self.counter = counter
-        self.counter_kind = counter_kind
-        self.basis = basis
-        self.eoc_version = eoc_version
-        self.payload = payload
-        self.digest = digest
-        self.signature = signature
+        _set = object.__setattr__  # frozen: set once, here
+        _set(self, "version", version)
+        _set(self, "query_id", query_id)
+        _set(self, "stage", stage)
+        _set(self, "cost_uj", cost_uj)
+        _set(self, "provenance", provenance)
+        _set(self, "counter", counter)
+        _set(self, "counter_kind", counter_kind)
+        _set(self, "basis", basis)
+        _set(self, "eoc_version", eoc_version)
+        _set(self, "payload", payload)
+        _set(self, "digest", digest)
+        _set(self, "signature", signature)
 
     @classmethod
     def issue(cls, query_id: str, stage: Stage, cost: JouleCost, payload: str) -> Receipt:
@@ -231,11 +220,8 @@ class Receipt:
     def signed(self, signer: Signer) -> Receipt:
         """A copy carrying ``signer``'s Ed25519 signature over the digest."""
         value = signer.sign(SIGNATURE_PREFIX + self.digest.encode("ascii"))
-        out = Receipt.__new__(Receipt)
-        for name in Receipt.__slots__:
-            setattr(out, name, getattr(self, name))
-        out.signature = {"alg": "ed25519", "public_key": str(signer.public_key), "value": value}
-        return out
+        signature = {"alg": "ed25519", "public_key": str(signer.public_key), "value": value}
+        return dataclasses.replace(self, signature=signature)
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from eoc.cost import JouleCost
@@ -9,6 +10,7 @@ from eoc.query import Stage
 from eoc.receipt import Receipt
 
 
+@dataclass(frozen=True, slots=True, init=False, eq=False, repr=False)
 class Response:
     """The answer to one query: which stage answered, what, at what cost, and the receipt.
 
@@ -24,8 +26,6 @@ class Response:
     served but not remembered); ``""`` when there was nothing to remember (a cache hit, an
     answer never remembered).
     """
-
-    __slots__ = ("cost", "payload", "query_id", "receipt", "stage", "stored", "tokens")
 
     stage: Stage
     payload: str
@@ -54,9 +54,6 @@ class Response:
         _set(self, "tokens", tokens)
         _set(self, "stored", stored)
 
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"Response is read-only; cannot set {name!r}")
-
     @property
     def uj_per_token(self) -> int | None:
         """µJ per generated token (rounded), or ``None`` without a model's token count."""
@@ -65,7 +62,14 @@ class Response:
         return round(self.cost.uj / self.tokens[1])
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict; ``eoc verify`` reads it back."""
+        """The answer as JSON: the one shape ``eoc query --json`` prints and ``eoc serve`` sends
+        as the ``eoc`` object of every answer and of a stream's last event. ``eoc verify``
+        reads it back (:func:`check_answer_document`).
+
+        ``query_id``, ``stage``, ``payload`` and ``cost`` repeat fields of ``receipt``, which
+        binds them; ``tokens`` (when a model counted them) and ``stored`` (when there was
+        something to remember) are not part of the receipt.
+        """
         out: dict[str, Any] = {
             "query_id": self.query_id,
             "stage": self.stage.value,
@@ -80,6 +84,25 @@ class Response:
                 "uj_per_token": self.uj_per_token,
                 "provenance": self.cost.provenance.value,
             }
+        if self.stored:
+            out["stored"] = self.stored
+        return out
+
+    def headers(self) -> list[tuple[str, str]]:
+        """The answer in short, as HTTP headers (``eoc serve``): stage, µJ, provenance, the
+        receipt's digest, the counter (when there is one) and whether the answer was
+        remembered (``x-eoc-stored``, when there was something to remember)."""
+        cost = self.cost
+        out = [
+            ("x-eoc-stage", self.stage.value),
+            ("x-eoc-microjoules", str(cost.uj)),
+            ("x-eoc-provenance", cost.provenance.value),
+            ("x-eoc-receipt", self.receipt.digest),
+        ]
+        if cost.counter:
+            out.append(("x-eoc-counter", cost.counter))
+        if self.stored:
+            out.append(("x-eoc-stored", self.stored))
         return out
 
     def __repr__(self) -> str:

@@ -1,4 +1,4 @@
-"""Write ``eoc_native/semantic/data/pack-vectors.npz``: the knowledge pack's kv questions
+"""Write ``native/eoc_native/semantic/data/pack-vectors.npz``: the knowledge pack's kv questions
 embedded by all-MiniLM-L6-v2, with the model's fingerprint, so that a first ``eoc query`` on a
 fresh install does not spend seconds embedding them (the vectors are used only when the
 installed model's fingerprint matches).

@@ -5,7 +5,7 @@
     .venv/bin/python scripts/falsify.py -k receipt # the breaks whose name holds "receipt"
 
 Each break is (what it does, file, original text, broken text), listed in
-``scripts/falsify_breaks.py``. The original must occur exactly once in its file: a pattern that
+``scripts/falsify_breaks/`` (one module per area). The original must occur exactly once in its file: a pattern that
 no longer matches (the code moved on) fails the run loudly, so the list cannot rot. Breaks are
 applied in throwaway copies of the checkout, never in the working tree, and each runs only the
 test files that cover its source file (``TESTS_FOR``). A break that leaves its tests green, or a
@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 from falsify_breaks import BREAKS, FOCUS, TESTS_FOR  # noqa: E402
 
-COPY = ("eoc", "eoc_native", "tests", "bench", "scripts", "pyproject.toml", "web")
+COPY = ("eoc", "native", "tests", "bench", "scripts", "pyproject.toml", "web")
 # __pycache__ is copied: its bytecode and numba's compiled kernels stay valid in the copies
 # (both are checked against the source file's time and size, which a break changes), so each
 # break does not compile every kernel again
@@ -100,6 +100,8 @@ def _pytest(work: Path, tests: list[str], red_file: Path) -> subprocess.Complete
         "EOC_PROPERTY_EXAMPLES": "400",
         "PYTHONDONTWRITEBYTECODE": "1",
         "EOC_FALSIFY_RED": str(red_file),
+        # the copy's native/eoc_native before the editable install's (a subprocess too)
+        "PYTHONPATH": os.pathsep.join([str(work / "native"), str(work)]),
     }
     files = [t.split("::", 1)[0] for t in tests]
     return subprocess.run(
@@ -114,7 +116,7 @@ def _pytest(work: Path, tests: list[str], red_file: Path) -> subprocess.Complete
             *_unused_plugins(files),
             *tests,
         ],
-        cwd=work,  # the copy's eoc/ and eoc_native/ come first on sys.path
+        cwd=work,  # the copy's eoc/ comes first on sys.path, its eoc_native by PYTHONPATH
         capture_output=True,
         text=True,
         env=env,

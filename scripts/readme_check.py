@@ -1,6 +1,9 @@
-"""Run the README's transcripts and check that each still shows what the program prints.
+"""Run the transcripts of README.md and docs/ and check that each shows what the program prints.
 
-    python scripts/readme_check.py [--write] [--readme FILE]
+    python scripts/readme_check.py [--write] [--readme FILE] [FILE ...]
+
+By default it checks README.md and every page under docs/ (``docs/**/*.md``); ``--readme FILE``
+(repeatable) or files named after the options check those instead.
 
 A transcript is a ```console block. Each ``$ COMMAND`` line (a trailing backslash continues it)
 runs with ``bash`` in a fresh folder kept for the block (so ``eoc query --json ... > a.json``
@@ -33,6 +36,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 SKIP = re.compile(r"<!--\s*readme-check:\s*skip\s+(.+?)\s*-->")
 TIMEOUT_S = 120
 
@@ -133,17 +137,28 @@ def run(command: str, cwd: Path, env: dict[str, str]) -> list[str]:
     return [line.rstrip() for line in text.splitlines()]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="rewrite blocks without '...'")
-    parser.add_argument("--readme", type=Path, default=README, help="the file to check")
-    args = parser.parse_args(argv)
-    readme: Path = args.readme
-    lines = readme.read_text(encoding="utf-8").splitlines()
+def default_files() -> list[Path]:
+    """README.md and every page under docs/, in a stable order."""
+    return [README, *sorted(DOCS.rglob("*.md"))]
+
+
+def _label(path: Path) -> str:
+    """How a file is named in the report: relative to the checkout, else by its name."""
+    try:
+        return path.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return path.name
+
+
+def check_file(path: Path, write: bool) -> tuple[int, int]:
+    """Run one file's transcripts; (blocks run, blocks that differ). With ``write``, rewrite
+    the differing blocks that have no ``...`` from what was printed."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    name = _label(path)
     bad = checked = 0
     replacements: list[tuple[Block, list[str]]] = []
     for block in blocks(lines):
-        where = f"{readme.name}:{block.start + 1}"
+        where = f"{name}:{block.start + 1}"
         if block.skip:
             print(f"skip  {where}: {block.skip}")
             continue
@@ -155,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
                 "EOC_CACHE_DIR": str(Path(tmp) / "cache"),
                 "COLUMNS": "100",
             }
-            env.pop("EOC_EMBEDDER", None)  # the README shows the defaults
+            env.pop("EOC_EMBEDDER", None)  # the pages show the defaults
             printed: list[str] = []
             ok = True
             for step in block.steps:
@@ -164,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
                 if not matches(step.expected, actual):
                     ok = False
                     print(f"DIFF  {where}: $ {step.command}")
-                    print("  README shows:")
+                    print(f"  {name} shows:")
                     print("\n".join(f"    {x}" for x in step.expected))
                     print("  the program printed:")
                     print("\n".join(f"    {x}" for x in actual))
@@ -174,14 +189,35 @@ def main(argv: list[str] | None = None) -> int:
         else:
             bad += 1
             body = lines[block.start + 1 : block.end]
-            if args.write and not any("..." in x for x in body):
+            if write and not any("..." in x for x in body):
                 replacements.append((block, printed))
     if replacements:
         for block, printed in sorted(replacements, key=lambda r: -r[0].start):
             lines[block.start + 1 : block.end] = printed
-        readme.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        print(f"rewrote {len(replacements)} block(s)")
-    print(f"readme-check: {checked} transcript(s) run, {bad} differ")
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        print(f"rewrote {len(replacements)} block(s) of {name}")
+    return checked, bad
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="rewrite blocks without '...'")
+    parser.add_argument(
+        "--readme",
+        type=Path,
+        action="append",
+        default=[],
+        help="a file to check (repeatable; default: README.md and docs/**/*.md)",
+    )
+    parser.add_argument("files", type=Path, nargs="*", help="more files to check")
+    args = parser.parse_args(argv)
+    files: list[Path] = [*args.readme, *args.files] or default_files()
+    bad = checked = 0
+    for path in files:
+        n, m = check_file(path, args.write)
+        checked += n
+        bad += m
+    print(f"readme-check: {len(files)} file(s), {checked} transcript(s) run, {bad} differ")
     return 1 if bad else 0
 
 

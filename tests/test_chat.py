@@ -286,3 +286,29 @@ def test_a_model_that_says_nothing_gives_an_empty_answer_never_remembered() -> N
     r = c.resolve(q)
     assert r.stage is Stage.NEURAL and r.payload == "" and r.tokens == (3, 1)
     assert c.cached(q) is None
+
+
+def test_every_number_field_is_checked_at_the_bounds_the_field_table_documents() -> None:
+    """parse_chat and the OpenAPI document read one table (eoc.chat_fields): a value at a
+    documented bound is taken, one past it refused, and a field the table does not give a kind
+    is unknown to it."""
+    from eoc.chat_fields import FIELDS, fields_of, request_schema
+
+    defaults = ChatDefaults("m")
+    base = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    numbers = {n: s for n, (kinds, s) in FIELDS.items() if "maximum" in s and "chat" in kinds}
+    assert set(numbers) >= {"temperature", "top_p", "seed", "max_tokens", "presence_penalty"}
+    for name, schema in numbers.items():
+        high = schema["maximum"]
+        parse_chat({**base, name: high}, defaults)
+        past = high + (1 if isinstance(high, int) else 0.5)
+        with pytest.raises(BadRequest, match=name):
+            parse_chat({**base, name: past}, defaults)
+        if "minimum" in schema:
+            parse_chat({**base, name: schema["minimum"]}, defaults)
+            with pytest.raises(BadRequest, match=name):
+                parse_chat({**base, name: schema["minimum"] - 1}, defaults)
+    for kind in ("chat", "completion"):
+        assert set(request_schema(kind)["properties"]) == fields_of(kind)
+    with pytest.raises(BadRequest, match="unknown field 'prompt'"):
+        parse_chat({**base, "prompt": "x"}, defaults)

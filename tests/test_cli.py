@@ -200,7 +200,7 @@ def test_console_script_exit_codes_and_stdin_verify() -> None:
 
 
 def test_meter_with_a_live_counter_reports_the_idle_draw(monkeypatch) -> None:
-    import eoc.cli.main as cli
+    import eoc.cli.meter as cli
     from eoc.meter import CounterStatus, Detection
     from eoc.testing import FakeCounter
 
@@ -224,7 +224,7 @@ def test_meter_with_a_live_counter_reports_the_idle_draw(monkeypatch) -> None:
 
 
 def test_meter_refuses_an_idle_draw_from_a_counter_that_holds(monkeypatch) -> None:
-    import eoc.cli.main as cli
+    import eoc.cli.meter as cli
     from eoc.meter import Detection
     from eoc.testing import FakeCounter
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from eoc import JouleCost, Provenance, Receipt, Stage, worst_of
@@ -81,7 +83,7 @@ def test_receipt_verifies_and_round_trips() -> None:
 def test_changing_any_field_fails_verification(field: str, value: object) -> None:
     """Issue: v1 ignored basis, counter and counter kind, so relabelling a figure verified."""
     r = Receipt.issue(QID, Stage.KV, est(), "4")
-    setattr(r, field, value)
+    r = dataclasses.replace(r, **{field: value})
     assert not r.verify()
 
 
@@ -89,7 +91,7 @@ def test_changing_any_field_fails_verification(field: str, value: object) -> Non
 def test_relabelling_a_fake_counter_as_hardware_fails_verification() -> None:
     r = Receipt.issue(QID, Stage.NEURAL, fake_measured(), "answer")
     assert r.verify()
-    r.counter_kind = "hardware"
+    r = dataclasses.replace(r, counter_kind="hardware")
     assert not r.verify()
 
 
@@ -273,7 +275,7 @@ def test_a_hand_built_measured_receipt_needs_a_counter() -> None:
     with pytest.raises(BadReceipt):
         Receipt.issue(QID, Stage.KV, 5, "4")  # type: ignore[arg-type]
     forged = Receipt.issue(QID, Stage.NEURAL, est(5), "4")
-    forged.provenance = "measured"
+    forged = dataclasses.replace(forged, provenance="measured")
     assert not forged.verify()
     with pytest.raises(ReceiptMismatch, match="must name the live counter"):
         Receipt.from_dict({**forged.to_dict(), "digest": forged.expected_digest()})
@@ -292,8 +294,8 @@ def test_verify_refuses_a_measured_v2_receipt_without_a_counter_even_with_a_matc
     None
 ):
     r = Receipt.issue(QID, Stage.NEURAL, est(5), "4")
-    r.provenance = "measured"
-    r.digest = r.expected_digest()
+    r = dataclasses.replace(r, provenance="measured")
+    r = dataclasses.replace(r, digest=r.expected_digest())
     assert not r.verify()
 
 
@@ -312,9 +314,9 @@ def test_a_cheap_tier_answer_said_to_be_measured_is_refused_even_when_consistent
         doc = {"version": 2, **fields, **more, "digest": receipt_digest_v2(**fields, **more)}
     with pytest.raises(ReceiptMismatch, match=f"a {stage} answer was MEASURED"):
         Receipt.from_dict(doc)
-    built = Receipt.__new__(Receipt)
+    built = Receipt.__new__(Receipt)  # past every check __init__ or from_dict makes
     for name in Receipt.__slots__:
-        setattr(built, name, doc.get(name))
+        object.__setattr__(built, name, doc.get(name))
     assert not built.verify()
     neural = {**doc, "stage": "neural"}
     neural["digest"] = (
@@ -331,3 +333,21 @@ def test_no_receipt_is_issued_for_a_measured_cheap_tier_answer() -> None:
     with pytest.raises(BadReceipt, match="never"):
         Receipt.issue(QID, Stage.GRAPH, cost, "4")
     assert Receipt.issue(QID, Stage.NEURAL, cost, "4").verify()
+
+
+def test_a_cost_a_receipt_and_an_answer_cannot_be_changed_once_made() -> None:
+    """A figure relabelled after its checks ran (cost.provenance = MEASURED) would carry a
+    forged 'measured' past them: the value types are frozen."""
+    from eoc import Cascade
+    from tests.helpers import small_stages
+
+    cost = est(5)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cost.provenance = Provenance.MEASURED  # type: ignore[misc]
+    r = Receipt.issue(QID, Stage.NEURAL, cost, "4")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.provenance = "measured"  # type: ignore[misc]
+    with Cascade(small_stages()) as c:
+        answer = c.resolve("what is the capital of France")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        answer.payload = "London"  # type: ignore[misc]

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from eoc import Cascade, Query, Stage
+from eoc.assemble import default_stages
 from eoc.errors import ConfigError, InputError, StoreUnusable
-from eoc.knowledge import default_stages
 from eoc.persist import SqliteCache, SqliteKV, SqliteTripleStore
 from eoc.stages import GraphStage
 from tests.helpers import IN_BROWSER, ModelStandIn

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from eoc import Cascade, Query, Stage
+from eoc.assemble import default_stages
 from eoc.cli.store import add_parser, cmd_store_check, cmd_store_recover
 from eoc.errors import (
     InputError,
@@ -26,7 +27,6 @@ from eoc.errors import (
     StoreUnusable,
     StoreVersionError,
 )
-from eoc.knowledge import default_stages
 from eoc.persist import SqliteCache, SqliteKV, SqliteTripleStore
 from eoc.persist_schema import SCHEMA_VERSION
 from eoc.stages import CacheStage, KVStage

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from eoc.assemble import default_stages
 from eoc.errors import FactFileError
-from eoc.knowledge import default_stages, seeded_graph, vocabulary
+from eoc.knowledge import seeded_graph, vocabulary
 from eoc.query import Query
 from eoc.stages.graph import GraphStage, TripleStore
 from eoc.stages.questions import MAX_VOCABULARY_LINES, Ask, QuestionMatcher, Vocabulary, ordinal

@@ -14,14 +14,14 @@ copied as they are (there is no checksum to check them against). Then use NEW as
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
 
+from eoc.cli.common import Add, emit
 from eoc.errors import StoreUnusable
 from eoc.persist_db import StoreDb, check_path, translate
 from eoc.persist_schema import (
@@ -51,13 +51,6 @@ _INSERT = {
     "VALUES (?, ?, ?, ?, ?, ?, ?)",
     "triples": "INSERT OR IGNORE INTO triples (s, p, o, checksum) VALUES (?, ?, ?, ?)",
 }
-
-
-def _emit(out: TextIO, as_json: bool, doc: dict[str, Any], lines: Sequence[str]) -> None:
-    if as_json:
-        out.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
-    else:
-        out.write("\n".join(lines) + "\n")
 
 
 def _open_read_only(path: str) -> tuple[Path, sqlite3.Connection, Layout, list[str]]:
@@ -162,7 +155,7 @@ def cmd_store_check(args: argparse.Namespace, out: TextIO) -> int:
     ]
     lines += _damage_lines(bad)
     lines.append("verdict : clean" if clean else f"verdict : damaged: {recover_hint(given)}")
-    _emit(out, args.json, doc, lines)
+    emit(out, args.json, doc, lines)
     return 0 if clean else 1
 
 
@@ -226,7 +219,7 @@ def cmd_store_recover(args: argparse.Namespace, out: TextIO) -> int:
     ]
     lines += _damage_lines(bad)
     lines.append(f"next : use {dst} as the store (--store {dst})")
-    _emit(out, args.json, doc, lines)
+    emit(out, args.json, doc, lines)
     return 0
 
 
@@ -253,4 +246,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
     return store
 
 
-__all__ = ["add_parser", "cmd_store_check", "cmd_store_recover"]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], add: Add) -> None:
+    """``eoc store check|recover``."""
+    add_parser(sub)
+
+
+__all__ = ["add_parser", "cmd_store_check", "cmd_store_recover", "register"]

@@ -55,13 +55,40 @@ class Backend(Protocol):
     A backend that can answer a whole conversation with its parameters (what ``eoc serve``
     receives) also has ``chat(request, on_piece=None) -> Reply``, taking an
     :class:`eoc.chat.ChatRequest` and calling ``on_piece`` with each piece of text as it is
-    produced. A query carrying a conversation (``query.metadata["chat"]``) reaches only such a
+    produced. A query carrying a conversation (``query.conversation``) reaches only such a
     backend.
+
+    A backend that streams a plain question's answer too says ``streams = True`` and takes
+    ``generate(prompt, on_piece=None)`` (:class:`Streams`): a query's ``on_piece`` reaches it.
     """
 
     name: str
 
     def generate(self, prompt: str) -> Reply: ...
+
+
+@runtime_checkable
+class Streams(Protocol):
+    """A backend whose ``generate`` tells ``on_piece`` each piece of the answer as it comes."""
+
+    streams: bool
+
+    def generate(self, prompt: str, on_piece: Callable[[str], None] | None = None) -> Reply: ...
+
+
+@runtime_checkable
+class LoadsWithProgress(Protocol):
+    """A backend that loads a model on its first question and tells ``progress(what,
+    fraction)`` how far it got (``None``: nobody is told)."""
+
+    progress: Callable[[str, float], None] | None
+
+
+@runtime_checkable
+class TakesMaxTokens(Protocol):
+    """A backend whose answers are at most ``max_tokens`` tokens long (a local model)."""
+
+    max_tokens: int
 
 
 def origin_of(model: str, **params: object) -> str:
@@ -162,14 +189,20 @@ class NeuralStage:
         return origin_of(f"backend:{self.backend.name}")
 
     def lookup(self, query: Query) -> Answer:
-        chat = query.metadata.get("chat") if query.metadata else None
+        chat = query.conversation
         if chat is not None and query.context is None and not hasattr(self.backend, "chat"):
             chat = None  # a plain question at the defaults: a backend without chat() answers it
         try:
-            if chat is None:
-                reply = self.backend.generate(query.prompt)
+            if chat is not None:
+                reply = self._chat(chat, query.on_piece)
+            elif (
+                query.on_piece is not None
+                and isinstance(self.backend, Streams)
+                and self.backend.streams is True
+            ):
+                reply = self.backend.generate(query.prompt, on_piece=query.on_piece)
             else:
-                reply = self._chat(chat, query.metadata.get("on_piece"))
+                reply = self.backend.generate(query.prompt)
         except EocError:
             raise
         except Exception as exc:  # a backend's own failure, translated at the boundary
@@ -210,7 +243,7 @@ class NeuralStage:
         answer.memo = bool(getattr(self.backend, "runs_model", True)) and reply.memoize is not False
         return answer
 
-    def _chat(self, chat: object, on_piece: object) -> Reply:
+    def _chat(self, chat: object, on_piece: Callable[[str], None] | None) -> Reply:
         """A whole conversation (:class:`eoc.chat.ChatRequest`) for a backend that takes one."""
         ask = getattr(self.backend, "chat", None)
         if not callable(ask):
@@ -218,8 +251,6 @@ class NeuralStage:
                 f"neural backend {self.backend.name!r} answers single questions only: it cannot "
                 "take a conversation or sampling parameters (give it a chat(request) method)"
             )
-        if on_piece is not None and not callable(on_piece):
-            raise BackendError("on_piece must be a function of one text piece")
         return ask(chat, on_piece)  # type: ignore[no-any-return]
 
     def worst_case(self, query: Query) -> JouleCost:
@@ -229,12 +260,11 @@ class NeuralStage:
         work-scaled rates. A live counter may still read more: an estimate bounds nothing."""
         if self._flat:
             return self.figure
-        chat = query.metadata.get("chat") if query.metadata else None
-        texts = getattr(chat, "texts", None)
-        out = getattr(chat, "max_tokens", None) or getattr(self.backend, "max_tokens", None)
+        chat = query.conversation
+        out = chat.max_tokens if chat is not None else getattr(self.backend, "max_tokens", None)
         if isinstance(out, bool) or not isinstance(out, int) or out < 1:
             out = DEFAULT_MAX_TOKENS
-        tokens_in = approx_tokens(texts() if callable(texts) else query.prompt)
+        tokens_in = approx_tokens(query.prompt if chat is None else chat.texts())
         return work_estimate(Stage.NEURAL, tokens_in=tokens_in, tokens_out=out)
 
     def estimate(self, query: Query, answer: Answer) -> JouleCost:
@@ -247,10 +277,9 @@ class NeuralStage:
             return answer.own_estimate
         if self._flat:
             return self.figure
-        chat = query.metadata.get("chat") if query.metadata else None
-        texts = getattr(chat, "texts", None)
+        chat = query.conversation
         tokens_in, tokens_out = answer.tokens or (
-            approx_tokens(texts() if callable(texts) else query.prompt),
+            approx_tokens(query.prompt if chat is None else chat.texts()),
             approx_tokens(answer.payload),
         )
         return work_estimate(Stage.NEURAL, tokens_in=tokens_in, tokens_out=tokens_out)
@@ -279,9 +308,12 @@ __all__ = [
     "NO_MODEL_NOTICE",
     "Backend",
     "EchoBackend",
+    "LoadsWithProgress",
     "NeuralStage",
     "NoModelBackend",
     "Reply",
+    "Streams",
+    "TakesMaxTokens",
     "endpoint_origin",
     "origin_of",
 ]

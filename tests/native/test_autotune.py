@@ -27,7 +27,8 @@ from eoc_native.autotune import (
     tune_shape_live,
 )
 from eoc_native.autotune.profile import ProfileEntry, entry_measured_here, global_profile
-from eoc_native.autotune.seal import describe_profile, sign, verify
+from eoc_native.autotune.seal import describe_profile
+from eoc_native.autotune.signing import sign, verify
 from eoc_native.backends import Shape
 from eoc_native.backends.base import from_bf16_bits, operands
 from eoc_native.counters.base import ProbedCounter
@@ -484,7 +485,7 @@ def test_eoc_verify_names_the_profile_signer_and_refuses_an_untrusted_one(
     import io
 
     from eoc.cli.main import main
-    from eoc_native.autotune.seal import public_key_hex, sign
+    from eoc_native.autotune.signing import public_key_hex, sign
 
     owner, attacker = _key(), _key()
     path = measured_profile().save(tmp_path / "p.json", sign_key=owner)

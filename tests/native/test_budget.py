@@ -91,7 +91,7 @@ def test_concurrent_requests_never_spend_more_than_the_budget() -> None:
         spent = httpx.get(url + "/v1/eoc/budget").json()["budgets"]["global"]
     codes = [r.status_code for r in replies]
     assert set(codes) <= {200, 429} and 200 in codes and 429 in codes
-    charged = sum(r.json()["eoc"]["microjoules"] for r in replies if r.status_code == 200)
+    charged = sum(r.json()["eoc"]["cost"]["uj"] for r in replies if r.status_code == 200)
     assert charged <= 5_000_000 and spent["used_joules"] <= 5.0
     assert upstream.asked == codes.count(200)  # a refused request never reached the upstream
     worst = cascade.worst_case("tell me fact 0").uj  # max_tokens 8 at 100 mJ, and the prompt

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _named_in_code() -> set[str]:
     found: set[str] = set()
-    for folder in ("eoc", "eoc_native", "web"):
+    for folder in ("eoc", "native/eoc_native", "web"):
         for path in (ROOT / folder).rglob("*.py"):
             found.update(re.findall(r"\bEOC_[A-Z][A-Z_]*[A-Z]\b", path.read_text(encoding="utf-8")))
     return found

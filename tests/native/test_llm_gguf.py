@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("gguf", reason="the llm extra is not installed: pip install gguf")
 
 from eoc.errors import InputError
-from eoc_native.llm.gguf import SUPPORTED_TYPES, dequantize, quantize
+from eoc_native.quant.formats import FORMATS, SUPPORTED_TYPES, dequantize, quantize
 
 J = np.arange(16)
 
@@ -101,3 +101,13 @@ def test_round_trip(type_name: str) -> None:
 def test_unsupported_type_is_refused() -> None:
     with pytest.raises(InputError, match="Q6_K is not supported"):
         dequantize(np.zeros((1, 210), dtype=np.uint8), "Q6_K")
+
+
+def test_the_format_table_agrees_with_gguf() -> None:
+    """Weights and bytes per block of each type, as the llama.cpp project's package has them."""
+    import gguf
+
+    assert SUPPORTED_TYPES == tuple(FORMATS)
+    for name, fmt in FORMATS.items():
+        sizes = gguf.GGML_QUANT_SIZES[gguf.GGMLQuantizationType[name]]
+        assert sizes == (fmt.block, fmt.nbytes), name

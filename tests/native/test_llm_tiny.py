@@ -18,9 +18,9 @@ pytest.importorskip("jinja2", reason="the llm extra is not installed: pip instal
 
 from eoc.errors import EocError, InputError, PromptTooLong
 from eoc_native.llm.generate import Sampler, generate, generate_ids, load
-from eoc_native.llm.gguf import quantize
 from eoc_native.llm.llama import Llama
 from eoc_native.llm.tokenizer import _byte_decoder
+from eoc_native.quant.formats import quantize
 
 DIM, HIDDEN, LAYERS, HEADS, KV_HEADS = 64, 96, 2, 4, 2
 TEMPLATE = (

@@ -21,8 +21,9 @@ from eoc_native.backends import NumpyBackend, QuantCpuBackend, check
 from eoc_native.backends.quant import FEW_ROWS
 from eoc_native.llm.energy import estimate, nj_per_mac
 from eoc_native.llm.generate import generate_ids, load
-from eoc_native.llm.gguf import dequantize, quantize
-from eoc_native.llm.weights import QuantBlocks, Weight, blocks_from_raw, concat_blocks
+from eoc_native.llm.weights import Weight
+from eoc_native.quant.blocks import QuantBlocks, blocks_from_raw, concat_blocks
+from eoc_native.quant.formats import dequantize, quantize
 from tests.native.test_llm_tiny import BLOCKS, write_tiny_model
 
 RNG = np.random.default_rng(7)

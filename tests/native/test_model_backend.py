@@ -15,7 +15,7 @@ pytest.importorskip("gguf", reason="the llm extra is not installed: pip install 
 from eoc import Cascade
 from eoc.cost import Provenance
 from eoc.errors import ConfigError, InputError
-from eoc.query import Stage
+from eoc.query import Query, Stage
 from eoc.stages.neural import NeuralStage, NoModelBackend
 from eoc_native.llm.backend import LocalModel
 from tests.helpers import small_stages
@@ -34,9 +34,8 @@ def cascade_over(backend: object) -> Cascade:
 def test_an_answer_carries_tokens_and_an_estimate_of_the_matmuls_it_ran(tiny: Path) -> None:
     model = LocalModel(tiny, max_tokens=6)
     pieces: list[str] = []
-    model.listener = pieces.append
     with cascade_over(model) as c:
-        r = c.resolve("tell me something new")
+        r = c.resolve(Query("tell me something new", on_piece=pieces.append))
     assert r.stage is Stage.NEURAL
     assert r.tokens is not None and r.tokens[0] > 0 and 0 < r.tokens[1] <= 6
     assert r.cost.provenance is Provenance.ESTIMATED and "multiply-adds" in r.cost.basis

@@ -1,7 +1,7 @@
 """``eoc query`` and ``eoc meter`` with the installed model (SmolLM2-135M-Instruct).
 
 Kept apart from test_model_backend.py (the tiny random model) because each run loads the real
-model: scripts/falsify.py runs the fast file for every break in eoc_native/llm/.
+model: scripts/falsify.py runs the fast file for every break in native/eoc_native/llm/.
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from eoc import plugins
+from eoc.assemble import kv_options
 from eoc.errors import ConfigError
-from eoc.knowledge import kv_options
 from eoc.meter.counter import StubCounter
 from eoc.meter.detection import detect_all
 

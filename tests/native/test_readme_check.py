@@ -1,5 +1,6 @@
-"""scripts/readme_check.py: the README's transcripts are run and compared with what the program
-prints, so they cannot drift (the whole README is checked by `make readme-check`)."""
+"""scripts/readme_check.py: the transcripts of the README and the docs are run and compared with
+what the program prints, so they cannot drift (`make readme-check` checks README.md and every page
+under docs/)."""
 
 from __future__ import annotations
 
@@ -55,3 +56,23 @@ def test_a_drifted_transcript_is_reported_and_a_skipped_one_is_named(
 def test_a_timing_may_change_its_unit_but_not_its_label() -> None:
     assert readme_check.matches(["latency : p95 755.9 µs"], ["latency : p95 2.5 ms"])
     assert not readme_check.matches(["latency : p95 755.9 µs"], ["delay : p95 2.5 ms"])
+
+
+def test_by_default_the_readme_and_every_docs_page_are_checked() -> None:
+    files = readme_check.default_files()
+    root = Path(readme_check.__file__).resolve().parents[1]
+    assert files[0] == root / "README.md"
+    assert set(files[1:]) == set((root / "docs").rglob("*.md"))
+    assert root / "docs" / "serve.md" in files
+
+
+def test_several_files_are_checked_in_one_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one, two = tmp_path / "one.md", tmp_path / "two.md"
+    one.write_text("```console\n$ echo one\none\n```\n", encoding="utf-8")
+    two.write_text("```console\n$ echo two\nthree\n```\n", encoding="utf-8")
+    assert readme_check.main(["--readme", str(one), str(two)]) == 1
+    out = capsys.readouterr().out
+    assert "ok    one.md:1: 1 command(s)" in out and "DIFF  two.md:1: $ echo two" in out
+    assert "2 file(s), 2 transcript(s) run, 1 differ" in out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import sys
@@ -68,8 +69,9 @@ def test_an_altered_receipt_re_signed_with_another_key_is_refused_by_a_trusted_k
     _, text = run("query", "--json", "--sign-key", str(key), "what is 2+2")
     doc = json.loads(text)
     receipt = Receipt.from_dict(doc)
-    receipt.payload = doc["payload"] = "5"
-    receipt.digest = receipt.expected_digest()
+    receipt = dataclasses.replace(receipt, payload="5")
+    doc["payload"] = "5"
+    receipt = dataclasses.replace(receipt, digest=receipt.expected_digest())
     forged = receipt.signed(HostSigner.from_file(other)).to_dict()
     doc["receipt"] = forged
     f = tmp_path / "forged.json"

@@ -74,9 +74,9 @@ def test_the_openai_client_gets_answers_with_eocs_verdict(server: str) -> None:
     done = raw.parse()
     assert done.choices[0].message.content == "Paris"
     verdict = done.model_extra["eoc"]
-    assert verdict["stage"] == "graph" and verdict["provenance"] == "estimated"
+    assert verdict["stage"] == "graph" and verdict["cost"]["provenance"] == "estimated"
     assert raw.headers["x-eoc-stage"] == "graph"
-    assert int(raw.headers["x-eoc-microjoules"]) == verdict["microjoules"] > 0
+    assert int(raw.headers["x-eoc-microjoules"]) == verdict["cost"]["uj"] > 0
     assert raw.headers["x-eoc-provenance"] == "estimated"
     assert raw.headers["x-eoc-receipt"] == verdict["receipt"]["digest"]
     again = c.chat.completions.with_raw_response.create(
@@ -403,7 +403,7 @@ def test_a_refused_cors_preflight_is_a_json_error(tiny: Path) -> None:
 
 
 def _store_app(backend: Any, store: Path, max_tokens: int) -> Any:
-    from eoc.knowledge import default_stages
+    from eoc.assemble import default_stages
 
     breaker = CircuitBreaker(3, 0.2, 0.5)
     stages = default_stages(GuardedBackend(backend, breaker), store=str(store))

@@ -1,7 +1,7 @@
 """`eoc serve` as a user runs it: SmolLM2 in process, or a llama.cpp server upstream.
 
 Kept apart from test_serve.py (the tiny model, in process) because each server here loads the
-real model: scripts/falsify.py runs the fast file for every break in eoc_native/serve/.
+real model: scripts/falsify.py runs the fast file for every break in native/eoc_native/serve/.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def test_the_openai_client_talks_to_eoc_serve_running_smollm2(smol: EocServe) ->
     assert (
         verdict["stage"] == "neural" and model.usage.completion_tokens == verdict["tokens"]["out"]
     )
-    assert "multiply-adds" in verdict["basis"] and verdict["provenance"] in (
+    assert "multiply-adds" in verdict["cost"]["basis"] and verdict["cost"]["provenance"] in (
         "estimated",
         "measured",
     )
@@ -87,8 +87,8 @@ def test_eoc_serve_in_front_of_a_llama_cpp_server() -> None:
             first = server.ask("Write one word about the sea.")
             assert first.status_code == 200, first.text
             verdict = first.json()["eoc"]
-            assert verdict["stage"] == "neural" and verdict["provenance"] == "estimated"
-            assert "remote model at 127.0.0.1" in verdict["basis"]
+            assert verdict["stage"] == "neural" and verdict["cost"]["provenance"] == "estimated"
+            assert "remote model at 127.0.0.1" in verdict["cost"]["basis"]
             again = server.ask("Write one word about the sea.")
             assert again.headers["x-eoc-stage"] == "cache"
         finally:

@@ -157,6 +157,10 @@ def test_a_postgres_restart_mid_load_gives_typed_503s_then_replicas_reconnect(
         t.join(30)
     assert seen and {code for code, _ in seen} <= {200, 503}, seen
     assert all(c == "store_unavailable" for code, c in seen if code == 503), seen
+    deadline = time.monotonic() + 15  # the writes held in the gap are made first
+    while any(httpx.get(r.base + "/healthz").json().get("store_pending") for r in (a, b)):
+        assert time.monotonic() < deadline, "held writes were never made"
+        time.sleep(0.1)
     after = a.ask("asked after the restart")
     assert after.status_code == 200 and after.headers["x-eoc-stage"] == "neural"
     time.sleep(0.1)

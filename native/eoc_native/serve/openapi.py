@@ -1,0 +1,255 @@
+"""The server's OpenAPI 3.1 document (``GET /openapi.json``).
+
+The hot path is plain ASGI (no framework validates or documents it). The request bodies are
+generated from the one table of fields :func:`eoc.chat.parse_chat` checks
+(:mod:`eoc.chat_fields`); the answers, errors and routes are described here. The test suite runs
+Schemathesis against it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eoc import __version__
+from eoc.chat_fields import CHAT, COMPLETION, request_schema
+
+_ERR = {"$ref": "#/components/schemas/Error"}
+
+
+def _errors(*codes: int) -> dict[str, Any]:
+    why = {
+        400: "The request is malformed or asks for what this server does not do.",
+        401: "An API key is required and none (or an unknown one) was sent.",
+        404: "No such model (or route).",
+        405: "Method not allowed.",
+        408: "The request body did not arrive in time.",
+        413: "The body, a message or the conversation is too large.",
+        415: "The body is not JSON.",
+        429: "A joule budget is spent; Retry-After says when it has room.",
+        502: "The neural backend (model or upstream server) failed.",
+        503: "The upstream is failing (breaker open), the store is unavailable, or the server "
+        "is busy; Retry-After says when to retry.",
+        504: "The answer took longer than the request timeout.",
+    }
+    return {
+        str(c): {"description": why[c], "content": {"application/json": {"schema": _ERR}}}
+        for c in codes
+    }
+
+
+def document(model: str) -> dict[str, Any]:
+    """The OpenAPI document of a server that serves ``model``."""
+    answer_headers = {
+        name: {"description": desc, "schema": {"type": "string"}}
+        for name, desc in (
+            ("x-eoc-stage", "The stage that answered: cache, kv, graph or neural."),
+            ("x-eoc-microjoules", "The µJ charged for this answer."),
+            (
+                "x-eoc-provenance",
+                "measured (read from a live counter over this work) or estimated.",
+            ),
+            (
+                "x-eoc-receipt",
+                "The receipt's digest (the whole receipt is in the body's eoc object).",
+            ),
+        )
+    }
+    chat_request = request_schema(CHAT, model)
+    completion_request = request_schema(COMPLETION, model)
+    eoc_verdict = {
+        "type": "object",
+        "description": "The answer as `eoc query --json` prints it (eoc verify reads either).",
+        "required": ["query_id", "stage", "payload", "cost", "receipt"],
+        "properties": {
+            "query_id": {"type": "string"},
+            "stage": {"type": "string", "enum": ["cache", "kv", "graph", "neural"]},
+            "payload": {"type": "string"},
+            "cost": {
+                "type": "object",
+                "required": ["uj", "provenance", "basis", "counter", "counter_kind"],
+                "properties": {
+                    "uj": {"type": "integer", "minimum": 0},
+                    "provenance": {"type": "string", "enum": ["measured", "estimated"]},
+                    "basis": {"type": "string"},
+                    "counter": {"type": ["string", "null"]},
+                    "counter_kind": {"type": ["string", "null"]},
+                },
+            },
+            "receipt": {"type": "object"},
+            "tokens": {"type": "object"},
+            "stored": {"type": "string", "enum": ["yes", "pending", "no"]},
+            "public_key": {"type": "string"},
+        },
+    }
+    usage = {
+        "type": "object",
+        "required": ["prompt_tokens", "completion_tokens", "total_tokens"],
+        "properties": {
+            k: {"type": "integer", "minimum": 0}
+            for k in ("prompt_tokens", "completion_tokens", "total_tokens")
+        },
+    }
+    completion = {
+        "type": "object",
+        "required": ["id", "object", "created", "model", "choices", "eoc"],
+        "properties": {
+            "id": {"type": "string"},
+            "object": {"type": "string", "enum": ["chat.completion", "text_completion"]},
+            "created": {"type": "integer"},
+            "model": {"type": "string"},
+            "choices": {"type": "array", "minItems": 1, "items": {"type": "object"}},
+            "usage": usage,
+            "eoc": {"$ref": "#/components/schemas/Verdict"},
+        },
+    }
+    chunk = {
+        "type": "object",
+        "required": ["id", "object", "created", "model", "choices"],
+        "properties": {
+            "id": {"type": "string"},
+            "object": {"type": "string", "enum": ["chat.completion.chunk", "text_completion"]},
+            "created": {"type": "integer"},
+            "model": {"type": "string"},
+            "choices": {
+                "type": "array",
+                "maxItems": 1,
+                "items": {
+                    "type": "object",
+                    "required": ["index", "finish_reason"],
+                    "properties": {
+                        "index": {"type": "integer", "minimum": 0},
+                        "delta": {
+                            "type": "object",
+                            "properties": {
+                                "role": {"type": "string", "enum": ["assistant"]},
+                                "content": {"type": "string"},
+                            },
+                        },
+                        "text": {"type": "string"},
+                        "finish_reason": {
+                            "type": ["string", "null"],
+                            "enum": ["stop", "length", None],
+                        },
+                    },
+                },
+            },
+            "usage": usage,
+            "eoc": {"$ref": "#/components/schemas/Verdict"},
+        },
+    }
+    # One server-sent event (OpenAPI 3.1 describes a text/event-stream by its events): its data
+    # is a chunk, the last one carrying eoc's verdict, or an error met after the stream began,
+    # then [DONE].
+    stream_event = {
+        "type": "object",
+        "required": ["data"],
+        "properties": {
+            "event": {"type": "string"},
+            "data": {
+                "type": "string",
+                "if": {"const": "[DONE]"},
+                "else": {
+                    "contentMediaType": "application/json",
+                    "contentSchema": {
+                        "anyOf": [
+                            {"$ref": "#/components/schemas/CompletionChunk"},
+                            {"$ref": "#/components/schemas/Error"},
+                        ]
+                    },
+                },
+            },
+        },
+    }
+    answer_content = {
+        "application/json": {"schema": {"$ref": "#/components/schemas/Completion"}},
+        "text/event-stream": {
+            "schema": {"$ref": "#/components/schemas/StreamEvent"},
+            "description": "With stream: true, one event per piece of the answer; the last data "
+            "event before [DONE] carries eoc.",
+        },
+    }
+
+    def post(summary: str, schema: str) -> dict[str, Any]:
+        return {
+            "post": {
+                "summary": summary,
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}}
+                    },
+                },
+                "responses": {
+                    "200": {
+                        "description": "The answer, with eoc's verdict.",
+                        "headers": answer_headers,
+                        "content": answer_content,
+                    },
+                    **_errors(400, 401, 404, 408, 413, 415, 429, 502, 503, 504),
+                },
+            }
+        }
+
+    def get(summary: str, content: dict[str, Any], *codes: int) -> dict[str, Any]:
+        return {
+            "get": {
+                "summary": summary,
+                "responses": {
+                    "200": {"description": summary, "content": content},
+                    **_errors(*codes),
+                },
+            }
+        }
+
+    obj = {"application/json": {"schema": {"type": "object"}}}
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "eoc serve",
+            "version": __version__,
+            "description": "An OpenAI-compatible answer server: cache -> kv -> graph -> neural, "
+            "each answer charged in joules and marked measured or estimated.",
+        },
+        "paths": {
+            "/v1/chat/completions": post("Answer a conversation", "ChatRequest"),
+            "/v1/completions": post("Continue a text", "CompletionRequest"),
+            "/v1/models": get("The served model", obj, 401),
+            "/v1/eoc/budget": get("The joule budgets and what they counted", obj, 401),
+            "/v1/eoc/public-key": get("The host key that signs receipts", obj, 401, 404),
+            "/healthz": get("Liveness and the store's state", obj, 503),
+            "/metrics": get(
+                "Prometheus metrics", {"text/plain": {"schema": {"type": "string"}}}, 401
+            ),
+        },
+        "components": {
+            "schemas": {
+                "ChatRequest": chat_request,
+                "CompletionRequest": completion_request,
+                "Completion": completion,
+                "CompletionChunk": chunk,
+                "StreamEvent": stream_event,
+                "Verdict": eoc_verdict,
+                "Error": {
+                    "type": "object",
+                    "required": ["error"],
+                    "properties": {
+                        "error": {
+                            "type": "object",
+                            "required": ["message", "type", "code"],
+                            "properties": {
+                                "message": {"type": "string"},
+                                "type": {"type": "string"},
+                                "code": {"type": "string"},
+                                "param": {"type": ["string", "null"]},
+                                "status": {"type": "integer"},
+                            },
+                        }
+                    },
+                },
+            },
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+    }
+
+
+__all__ = ["document"]

@@ -1,0 +1,206 @@
+"""The OpenAI wire format, and eoc's verdict on every answer.
+
+Bodies are built as dicts and written with ``orjson``. Each answer carries an ``eoc`` object
+(:func:`verdict`), the answer in the shape ``eoc query --json`` prints: the stage that
+answered, the payload, the cost (µJ, MEASURED or ESTIMATED, the counter and its kind, the
+basis) and the receipt. Headers carry the same in short (:func:`verdict_headers`). A streamed answer carries the verdict in its last event, because the
+headers leave before it is known.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from typing import Any
+
+import orjson
+
+from eoc.chat import ChatRequest
+from eoc.response import Response
+
+_ids = itertools.count(1)
+_PREFIX = os.urandom(6).hex()
+JSON = b"application/json"
+SSE = b"text/event-stream"
+
+
+def completion_id(kind: str) -> str:
+    """A unique id for one response (``chatcmpl-...`` or ``cmpl-...``)."""
+    return f"{'chatcmpl' if kind == 'chat' else 'cmpl'}-{_PREFIX}{next(_ids):x}"
+
+
+def verdict(response: Response, public_key: str | None = None) -> dict[str, Any]:
+    """The ``eoc`` object: the answer in the one shape eoc writes it
+    (:meth:`eoc.response.Response.to_dict`, what ``eoc verify`` reads back), and the server's
+    public key when it signs receipts."""
+    doc = response.to_dict()
+    if public_key is not None:
+        doc["public_key"] = public_key
+    return doc
+
+
+def verdict_headers(response: Response) -> list[tuple[bytes, bytes]]:
+    """The ``x-eoc-*`` headers (:meth:`eoc.response.Response.headers`) as ASGI wants them."""
+    return [(k.encode(), v.encode("ascii", "replace")) for k, v in response.headers()]
+
+
+def usage(response: Response) -> dict[str, int]:
+    """Tokens a model read and wrote for this answer: 0 and 0 when no model ran (a hit)."""
+    n_in, n_out = response.tokens if response.tokens is not None else (0, 0)
+    return {"prompt_tokens": n_in, "completion_tokens": n_out, "total_tokens": n_in + n_out}
+
+
+def finish_reason(request: ChatRequest, response: Response) -> str:
+    if response.tokens is not None and response.tokens[1] >= request.max_tokens:
+        return "length"
+    return "stop"
+
+
+class AnswerBodies:
+    """Whole answers as bytes, the part after ``id`` and ``created`` kept per response.
+
+    The cascade hands out the same (read-only) :class:`Response` for every repeat of a cache
+    hit charged the same, so its choices, usage and verdict are serialized once; each answer
+    still gets its own ``id`` and ``created``.
+    """
+
+    MAX = 4096
+
+    def __init__(self, model: str, public_key: str | None) -> None:
+        self.model = model
+        self.public_key = public_key
+        self._tails: dict[
+            tuple[int, str, str], tuple[Response, bytes, list[tuple[bytes, bytes]]]
+        ] = {}
+        self._model_json = orjson.dumps(model)
+
+    def answer(
+        self, request: ChatRequest, response: Response
+    ) -> tuple[bytes, list[tuple[bytes, bytes]]]:
+        """The body of the completion object and its headers (content type, length, verdict)."""
+        reason = finish_reason(request, response)
+        key = (id(response), request.kind, reason)
+        known = self._tails.get(key)
+        if known is None or known[0] is not response:
+            tail = _tail(request, response, reason, self.public_key)
+            known = (response, tail, [(b"content-type", JSON), *verdict_headers(response)])
+            if len(self._tails) >= self.MAX:
+                self._tails.clear()
+            self._tails[key] = known
+        _, tail, headers = known
+        obj = b"chat.completion" if request.kind == "chat" else b"text_completion"
+        body = (
+            b'{"id":"'
+            + completion_id(request.kind).encode()
+            + b'","object":"'
+            + obj
+            + b'","created":'
+            + str(int(time.time())).encode()
+            + b',"model":'
+            + self._model_json
+            + b","
+            + tail
+        )
+        return body, [*headers, (b"content-length", str(len(body)).encode())]
+
+
+def _tail(request: ChatRequest, response: Response, reason: str, public_key: str | None) -> bytes:
+    """``"choices":...,"usage":...,"eoc":...}``: the part of a body shared by repeats."""
+    if request.kind == "chat":
+        choice: dict[str, Any] = {
+            "index": 0,
+            "message": {"role": "assistant", "content": response.payload},
+            "finish_reason": reason,
+            "logprobs": None,
+        }
+    else:
+        choice = {"index": 0, "text": response.payload, "finish_reason": reason, "logprobs": None}
+    doc = {"choices": [choice], "usage": usage(response), "eoc": verdict(response, public_key)}
+    return orjson.dumps(doc)[1:]
+
+
+class Chunks:
+    """The server-sent events of one streamed answer."""
+
+    def __init__(self, request: ChatRequest, model: str) -> None:
+        self.request = request
+        self.model = model
+        self.id = completion_id(request.kind)
+        self.created = int(time.time())
+        self.chat = request.kind == "chat"
+        self._first = True
+
+    def _event(self, choices: list[dict[str, Any]], **extra: Any) -> bytes:
+        doc = {
+            "id": self.id,
+            "object": "chat.completion.chunk" if self.chat else "text_completion",
+            "created": self.created,
+            "model": self.model,
+            "choices": choices,
+            **extra,
+        }
+        return b"data: " + orjson.dumps(doc) + b"\n\n"
+
+    def piece(self, text: str) -> bytes:
+        if self.chat:
+            delta: dict[str, Any] = {"content": text}
+            if self._first:
+                delta["role"] = "assistant"
+                self._first = False
+            choice: dict[str, Any] = {"index": 0, "delta": delta, "finish_reason": None}
+        else:
+            choice = {"index": 0, "text": text, "finish_reason": None}
+        return self._event([choice])
+
+    def end(self, response: Response, public_key: str | None) -> bytes:
+        """The finishing event(s), the last carrying the verdict, then ``[DONE]``."""
+        reason = finish_reason(self.request, response)
+        choice: dict[str, Any] = (
+            {"index": 0, "delta": {}, "finish_reason": reason}
+            if self.chat
+            else {"index": 0, "text": "", "finish_reason": reason}
+        )
+        judged = verdict(response, public_key)
+        if self.request.include_usage:
+            out = self._event([choice]) + self._event([], usage=usage(response), eoc=judged)
+        else:
+            out = self._event([choice], eoc=judged)
+        return out + b"data: [DONE]\n\n"
+
+    @staticmethod
+    def error(status: int, kind: str, message: str, code: str) -> bytes:
+        """An error met after the stream began: one event with the error object, then [DONE]."""
+        doc = error_doc(status, kind, message, code)
+        return b"data: " + orjson.dumps(doc) + b"\n\ndata: [DONE]\n\n"
+
+
+def error_doc(status: int, kind: str, message: str, code: str, **extra: Any) -> dict[str, Any]:
+    """The OpenAI error object (``{"error": {...}}``), with eoc's error class as ``type``."""
+    err: dict[str, Any] = {
+        "message": message,
+        "type": kind,
+        "param": None,
+        "code": code,
+        "status": status,
+    }
+    err.update(extra)
+    return {"error": err}
+
+
+def error_body(status: int, kind: str, message: str, code: str, **extra: Any) -> bytes:
+    return orjson.dumps(error_doc(status, kind, message, code, **extra))
+
+
+__all__ = [
+    "JSON",
+    "SSE",
+    "AnswerBodies",
+    "Chunks",
+    "completion_id",
+    "error_body",
+    "error_doc",
+    "usage",
+    "verdict",
+    "verdict_headers",
+]

@@ -1,0 +1,634 @@
+"""Cache, kv and graph in PostgreSQL, shared by replicas kept current through LISTEN/NOTIFY.
+
+Each replica keeps its working set in memory, exactly like the in-memory stages these extend,
+and writes every change through to PostgreSQL (``psycopg`` 3 over a ``psycopg_pool`` pool) in a
+transaction committed before the call returns: once ``remember``/``put``/``add_all`` has
+returned, the change is *acknowledged* and survives the death of the replica. The same
+transaction sends ``NOTIFY eoc_changes`` with the row's sequence number; every other replica's
+listener thread hears it, reads the row, checks its checksum and adds it to memory, so an answer
+computed on replica A is a hit on replica B within milliseconds. After the listener loses its
+connection (PostgreSQL restarted), it reconnects with backoff and reads what it missed.
+
+PostgreSQL has no vector index here (Debian 12 ships no pgvector): kv vectors are stored with
+their rows and searched in each replica's own index.
+
+The schema is versioned (``eoc_meta.schema_version``), created under an advisory lock so that
+replicas starting together do not race, and refused when of another version. Every row carries
+the same checksum as the SQLite store's (:func:`eoc.persist_schema.row_sum`): a row that fails it
+is not served and is listed in ``damaged``. A store records the model whose answers it holds;
+a server with another model is refused (answers of one model are not answers of another).
+
+Cache eviction is per replica (memory bounds); rows are never deleted by a replica, since others
+may still serve them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+from eoc.errors import EocError, InputError, StoreError, StoreUnusable, StoreVersionError
+from eoc.persist import decode_vector, encode_vector, put_pairs
+from eoc.persist_schema import UNRECORDED, row_sum
+from eoc.query import Query
+from eoc.stages.base import PENDING
+from eoc.stages.cache import CacheStage, checked_answer, checked_origin, qid_of
+from eoc.stages.graph import TripleStore
+from eoc.stages.kv import KVStage
+from eoc.stages.text import normalize
+from eoc.storeparts import StoreParts
+from eoc_native import require
+
+SCHEMA_VERSION = "2"
+CHANNEL = "eoc_changes"
+Damage = tuple[str, int, str]
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS eoc_meta (key text PRIMARY KEY, value text NOT NULL)",
+    "CREATE SEQUENCE IF NOT EXISTS eoc_seq",
+    "CREATE TABLE IF NOT EXISTS eoc_cache (qid text PRIMARY KEY, payload text NOT NULL, "
+    "seq bigint NOT NULL DEFAULT nextval('eoc_seq'), checksum text NOT NULL, "
+    "origin text NOT NULL DEFAULT '')",
+    "CREATE TABLE IF NOT EXISTS eoc_kv (key text PRIMARY KEY, prompt text NOT NULL, "
+    "payload text NOT NULL, embedder text NOT NULL, vector text, "
+    "seq bigint NOT NULL DEFAULT nextval('eoc_seq'), checksum text NOT NULL, "
+    "origin text NOT NULL DEFAULT '')",
+    "CREATE TABLE IF NOT EXISTS eoc_triples (s text NOT NULL, p text NOT NULL, o text NOT NULL, "
+    "seq bigint NOT NULL DEFAULT nextval('eoc_seq'), checksum text NOT NULL, PRIMARY KEY (s, p, o))",
+    "CREATE INDEX IF NOT EXISTS eoc_cache_seq ON eoc_cache (seq)",
+    "CREATE INDEX IF NOT EXISTS eoc_kv_seq ON eoc_kv (seq)",
+    "CREATE INDEX IF NOT EXISTS eoc_triples_seq ON eoc_triples (seq)",
+)
+_COLUMNS = {
+    "cache": "qid, payload, origin",
+    "kv": "key, prompt, payload, origin, embedder, vector",
+    "triples": "s, p, o",
+}
+_CHECKED = {"cache": 3, "kv": 4, "triples": 3}  # leading columns the checksum covers
+_V1_CHECKED = {"cache": "qid, payload", "kv": "key, prompt, payload"}  # before origins
+
+
+def is_postgres_url(text: object) -> bool:
+    return isinstance(text, str) and text.startswith(("postgresql://", "postgres://"))
+
+
+def _where(url: str) -> str:
+    """host:port/db of a URL, without the user or password (for messages)."""
+    parts = urlsplit(url)
+    return f"{parts.hostname or 'localhost'}:{parts.port or 5432}{parts.path or ''}"
+
+
+class PgStore:
+    """One PostgreSQL database: the pool, the schema, and the listener that keeps memory current.
+
+    Args:
+        url: ``postgresql://user:password@host:port/database``.
+        pool_size: most connections held for writes and reads.
+        timeout: seconds to wait for a connection (the store is down beyond that).
+
+    Raises:
+        StoreUnusable: PostgreSQL cannot be reached, or refuses the login.
+        StoreVersionError: the database holds eoc tables of another schema version.
+    """
+
+    def __init__(self, url: str, *, pool_size: int = 4, timeout: float = 5.0) -> None:
+        if not is_postgres_url(url):
+            raise StoreUnusable("a PostgreSQL store is named by a postgresql://... URL")
+        self._pg: Any = require("psycopg", why="the PostgreSQL store")
+        pool_mod: Any = require("psycopg_pool", package="psycopg-pool", why="the PostgreSQL store")
+        self.url = url
+        self.where = _where(url)
+        self.timeout = timeout
+        self.replica = os.urandom(8).hex()
+        self.healthy = False
+        self.last_error = ""
+        self.heard = 0  # rows applied from other replicas
+        self._appliers: dict[str, Callable[[tuple[Any, ...]], None]] = {}
+        self._resyncers: list[Callable[[], None]] = []
+        self._stop = threading.Event()
+        self._listening = threading.Event()
+        # writes made while PostgreSQL was down, to make when it is back (write_or_hold)
+        self._pending: deque[tuple[str, str, list[tuple[Any, ...]], str]] = deque()
+        self._pending_lock = threading.Lock()
+        self._flush_lock = threading.Lock()
+        self.flushed = 0  # held writes made since
+        self._thread: threading.Thread | None = None
+        self.pool = pool_mod.ConnectionPool(
+            url,
+            min_size=1,
+            max_size=pool_size,
+            timeout=timeout,
+            kwargs={"connect_timeout": max(1, round(timeout))},
+            check=pool_mod.ConnectionPool.check_connection,
+            open=False,
+            name=f"eoc-{self.replica[:6]}",
+        )
+        try:
+            self.pool.open(wait=True, timeout=timeout)
+        except Exception as exc:
+            self.pool.close()
+            raise StoreUnusable(
+                f"cannot reach PostgreSQL at {self.where}: {self._reason(exc)} "
+                "(is the server running, and the URL's user, password and database right?)"
+            ) from None
+        try:
+            self._migrate()
+        except BaseException:
+            self.pool.close()
+            raise
+        self.healthy = True
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _reason(exc: BaseException) -> str:
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        return text[:300]
+
+    @contextlib.contextmanager
+    def connection(self, doing: str) -> Iterator[Any]:
+        """A pooled connection inside a transaction; database errors become StoreError."""
+        try:
+            with self.pool.connection() as conn, conn.transaction():
+                yield conn
+        except EocError:
+            raise
+        except Exception as exc:  # psycopg's errors and the pool's timeout
+            self.last_error = self._reason(exc)
+            if isinstance(exc, self._pg.OperationalError) or "PoolTimeout" in type(exc).__name__:
+                self.healthy = False
+            raise StoreUnusable(
+                f"PostgreSQL at {self.where} failed while {doing}: {self.last_error} "
+                "(nothing was half-written; retry once it is back)"
+            ) from None
+
+    def _migrate(self) -> None:
+        with self.connection("creating eoc's tables") as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext('eoc_schema'))")
+            row = self._version(conn)
+            if row is not None and row[0] == "1":
+                self._from_v1(conn)
+            for sql in _SCHEMA:
+                conn.execute(sql)
+            conn.execute(
+                "INSERT INTO eoc_meta (key, value) VALUES ('schema_version', %s) "
+                "ON CONFLICT (key) DO NOTHING",
+                (SCHEMA_VERSION,),
+            )
+            row = self._version(conn)
+        if row is None or row[0] != SCHEMA_VERSION:
+            raise StoreVersionError(
+                f"PostgreSQL at {self.where} holds eoc tables of schema version "
+                f"{row[0] if row else '?'}; this eoc reads version {SCHEMA_VERSION}: use another database"
+            )
+
+    @staticmethod
+    def _version(conn: Any) -> Any:
+        exists = conn.execute("SELECT to_regclass('eoc_meta')").fetchone()[0]
+        if exists is None:
+            return None
+        return conn.execute("SELECT value FROM eoc_meta WHERE key = 'schema_version'").fetchone()
+
+    @staticmethod
+    def _from_v1(conn: Any) -> None:
+        """Version 1 to 2, under the schema lock: cache and kv rows get the origin
+        :data:`~eoc.persist_schema.UNRECORDED` (never served) and a new checksum when their old
+        one held; a row whose old checksum failed keeps failing."""
+        for table, cols in _V1_CHECKED.items():
+            n = len(cols.split(", "))
+            rows = conn.execute(f"SELECT seq, {cols}, checksum FROM eoc_{table}").fetchall()
+            conn.execute(
+                f"ALTER TABLE eoc_{table} ADD COLUMN origin text NOT NULL DEFAULT '{UNRECORDED}'"
+            )
+            for seq, *fields, checksum in rows:
+                if row_sum(table, tuple(fields[:n])) == checksum:
+                    new = row_sum(table, (*fields[:n], UNRECORDED))
+                    conn.execute(f"UPDATE eoc_{table} SET checksum = %s WHERE seq = %s", (new, seq))
+        conn.execute(
+            "UPDATE eoc_meta SET value = %s WHERE key = 'schema_version'", (SCHEMA_VERSION,)
+        )
+
+    def write_or_hold(
+        self, table: str, sql: str, rows: list[tuple[Any, ...]], doing: str
+    ) -> str | None:
+        """Write now, or, when PostgreSQL cannot be reached, hold the write to make when it is
+        back (the listener retries every half second): returns ``None`` once written,
+        :data:`~eoc.stages.base.PENDING` when held. Writes already held go first, in order.
+
+        Raises:
+            StoreUnusable: PostgreSQL refused the write while up, or :data:`MAX_PENDING` writes
+                already wait for it (this one is not kept).
+        """
+        if self._pending:
+            self.flush_pending()
+        if not self._pending:
+            try:
+                self.write(table, sql, rows, doing)
+                return None
+            except StoreUnusable:
+                if self.healthy:
+                    raise  # up, and it refused: no retry will do better
+        with self._pending_lock:
+            if len(self._pending) >= MAX_PENDING:
+                raise StoreUnusable(
+                    f"PostgreSQL at {self.where} is unreachable and {MAX_PENDING:,} writes already "
+                    f"wait for it: this one was not kept ({self.last_error})"
+                )
+            self._pending.append((table, sql, rows, doing))
+        return PENDING
+
+    def flush_pending(self) -> None:
+        """Make the writes held while PostgreSQL was down, oldest first; stop at the first that
+        fails (it is tried again later)."""
+        with self._flush_lock:
+            while True:
+                with self._pending_lock:
+                    if not self._pending:
+                        return
+                    table, sql, rows, doing = self._pending[0]
+                try:
+                    self.write(table, sql, rows, doing)
+                except StoreError:
+                    return
+                with self._pending_lock:
+                    self._pending.popleft()
+                    self.flushed += 1
+
+    @property
+    def pending_writes(self) -> int:
+        """Writes held until PostgreSQL is back."""
+        return len(self._pending)
+
+    def write(self, table: str, sql: str, rows: list[tuple[Any, ...]], doing: str) -> None:
+        """Write rows and tell the other replicas, in one transaction."""
+        with self.connection(doing) as conn:
+            seqs = []
+            with conn.cursor() as cur:
+                for args in rows:
+                    cur.execute(sql, args)
+                    got = cur.fetchone()
+                    if got is not None:
+                        seqs.append(int(got[0]))
+            message = f"{table}\t{self.replica}\t" + (str(seqs[0]) if len(seqs) == 1 else "*")
+            if seqs:
+                conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, message))
+
+    def rows(
+        self,
+        table: str,
+        damaged: list[Damage],
+        where: str = "",
+        args: tuple[Any, ...] = (),
+        *,
+        newest: int | None = None,
+    ) -> list[tuple[Any, ...]]:
+        """Rows of ``table`` (oldest first) whose checksum holds; the others go to ``damaged``.
+        With ``newest``, only that many of the newest rows are read."""
+        select = f"SELECT seq, {_COLUMNS[table]}, checksum FROM eoc_{table} {where}"
+        with self.connection(f"reading {table}") as conn:
+            if newest is None:
+                got = conn.execute(select + " ORDER BY seq", args).fetchall()
+            else:
+                got = conn.execute(select + " ORDER BY seq DESC LIMIT %s", (*args, newest))
+                got = got.fetchall()[::-1]
+        good = []
+        n = _CHECKED[table]
+        for seq, *values, checksum in got:
+            fields = tuple(values[:n])
+            try:
+                ok = row_sum(table, fields) == checksum
+            except (TypeError, ValueError, UnicodeError):
+                ok = False
+            if ok:
+                good.append(tuple(values))
+            else:
+                damaged.append(
+                    (table, int(seq), "checksum mismatch: the row was changed outside eoc")
+                )
+        return good
+
+    # -- the listener -----------------------------------------------------------------------
+
+    def subscribe(
+        self, table: str, apply: Callable[[tuple[Any, ...]], None], resync: Callable[[], None]
+    ) -> None:
+        self._appliers[table] = apply
+        self._resyncers.append(resync)
+
+    def start(self, wait: float = 5.0) -> None:
+        """Start listening for other replicas' changes (returns once listening, or after ``wait``)."""
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._listen, name="eoc-pg-listener", daemon=True
+            )
+            self._thread.start()
+        self._listening.wait(wait)
+
+    def _listen(self) -> None:
+        backoff = 0.1
+        first = True
+        while not self._stop.is_set():
+            try:
+                with self._pg.connect(
+                    self.url, autocommit=True, connect_timeout=max(1, round(self.timeout))
+                ) as conn:
+                    conn.execute(f"LISTEN {CHANNEL}")
+                    if not first:
+                        self._resync()  # what other replicas wrote while this one was deaf
+                    first = False
+                    self.healthy = True
+                    backoff = 0.1
+                    self._listening.set()
+                    while not self._stop.is_set():
+                        if self._pending:
+                            self.flush_pending()  # what was held while it was down
+                        for note in conn.notifies(timeout=0.5):
+                            self._heard(note.payload)
+                        conn.execute("SELECT 1")  # notices a dead server between notifications
+            except Exception as exc:  # the connection or a read failed: reconnect
+                self.healthy = False
+                self.last_error = self._reason(exc)
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, 2.0)
+
+    def _heard(self, payload: str) -> None:
+        table, _, rest = payload.partition("\t")
+        replica, _, seq = rest.partition("\t")
+        if replica == self.replica or table not in self._appliers:
+            return
+        damaged: list[Damage] = []
+        if seq == "*":
+            self._resync()
+            return
+        try:
+            rows = self.rows(table, damaged, "WHERE seq = %s", (int(seq),))
+        except (StoreError, ValueError):
+            return  # the resync after reconnecting catches it
+        for row in rows:
+            self._appliers[table](row)
+            self.heard += 1
+
+    def _resync(self) -> None:
+        for resync in self._resyncers:
+            try:
+                resync()
+            except StoreError:
+                return
+
+    def close(self) -> None:
+        """Stop listening and close the pool (again: nothing)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(3)
+            self._thread = None
+        self.pool.close()
+
+
+MAX_PENDING = 10_000
+"""Writes held while PostgreSQL is down, at most; past it an answer is served but not kept."""
+TRIM_EVERY = 100
+"""A replica trims the shared cache table after this many of its own writes."""
+
+
+class PgCache(CacheStage):
+    """The cache stage over a :class:`PgStore`: bounded in the table as in memory (the newest
+    ``max_entries`` answers are read at start-up and kept; older rows are trimmed)."""
+
+    def __init__(
+        self, store: PgStore, max_entries: int = 100_000, max_bytes: int = 64 << 20, **kw: Any
+    ) -> None:
+        super().__init__(max_entries, max_bytes, **kw)
+        self.store = store
+        self.damaged: list[Damage] = []
+        self._write_lock = threading.Lock()
+        self._writes = 0
+        # the newest max_entries answers: what memory would hold (the table is trimmed to them)
+        for qid, payload, origin in store.rows("cache", self.damaged, newest=max_entries):
+            self._take(qid, payload, origin)
+        store.subscribe("cache", lambda row: self._take(*row), self._resync)
+
+    def _take(self, qid: str, payload: str, origin: str) -> None:
+        try:
+            payload, origin = checked_answer(payload), checked_origin(origin)
+        except InputError as exc:
+            self.damaged.append(("cache", 0, exc.reason))
+            return
+        with self._lock:
+            plan = self._plan(qid, payload)
+            if plan is not None:
+                self._apply(qid, payload, *plan, origin=origin)
+
+    def _resync(self) -> None:
+        for row in self.store.rows("cache", self.damaged, newest=self.max_entries):
+            if row[0] not in self._entries:
+                self._take(*row)
+
+    def remember(self, query: Query, payload: str, origin: str = "") -> str | None:
+        """Cache an answer and what made it: committed to PostgreSQL (and announced) before
+        memory changes; while PostgreSQL is down, held and written once it is back (returns
+        :data:`~eoc.stages.base.PENDING`)."""
+        qid, payload, origin = qid_of(query), checked_answer(payload), checked_origin(origin)
+        with self._write_lock:  # memory changes in the order the database did
+            return self._remember(qid, payload, origin)
+
+    def _remember(self, qid: str, payload: str, origin: str) -> str | None:
+        held = self.store.write_or_hold(
+            "cache",
+            "INSERT INTO eoc_cache (qid, payload, origin, checksum) VALUES (%s, %s, %s, %s) "
+            "ON CONFLICT (qid) DO UPDATE SET payload = excluded.payload, "
+            "origin = excluded.origin, checksum = excluded.checksum, seq = nextval('eoc_seq') "
+            "RETURNING seq",
+            [(qid, payload, origin, row_sum("cache", (qid, payload, origin)))],
+            "caching an answer",
+        )
+        self._take(qid, payload, origin)
+        self._writes += 1
+        if held is None and self._writes % TRIM_EVERY == 0:
+            with contextlib.suppress(StoreError):  # the answer is stored; a later trim catches up
+                self.trim()
+        return held
+
+    def trim(self) -> None:
+        """Delete the rows older than the newest ``max_entries`` (every replica trims to the
+        same bound; a row gone from the table may still be served from a replica's memory)."""
+        with self.store.connection("trimming the cache") as conn:
+            conn.execute(
+                "DELETE FROM eoc_cache WHERE seq < "
+                "(SELECT seq FROM eoc_cache ORDER BY seq DESC OFFSET %s LIMIT 1)",
+                (self.max_entries - 1,),
+            )
+
+    def close(self) -> None:
+        self.store.close()
+
+
+_KV_UPSERT = (
+    "INSERT INTO eoc_kv (key, prompt, payload, origin, embedder, vector, checksum) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO UPDATE SET "
+    "prompt = excluded.prompt, payload = excluded.payload, origin = excluded.origin, "
+    "embedder = excluded.embedder, vector = excluded.vector, checksum = excluded.checksum, "
+    "seq = nextval('eoc_seq') RETURNING seq"
+)
+
+
+class PgKV(KVStage):
+    """The kv stage over a :class:`PgStore`, vectors stored with their rows."""
+
+    def __init__(self, store: PgStore, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.store = store
+        self.damaged: list[Damage] = []
+        self._stored: dict[str, tuple[str, str]] = {}  # key -> (answer, origin) stored
+        self._write_lock = threading.Lock()
+        self._take_rows(store.rows("kv", self.damaged))
+        store.subscribe("kv", lambda row: self._take_rows([row]), self._resync)
+
+    def _take_rows(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        for key, prompt, payload, origin, embedder, vector in rows:
+            if self._stored.get(key) == (payload, origin):
+                continue
+            vec = None
+            if embedder == self.embedder.name and isinstance(vector, str):
+                vec = decode_vector(vector, self.embedder, self.dense)
+            try:
+                if vec is None:
+                    vec = self.embedder.embed(prompt)
+                KVStage.put(self, prompt, payload, embedding=vec, origin=origin)
+            except EocError as exc:
+                self.damaged.append(("kv", 0, exc.reason))
+                continue
+            self._stored[key] = (payload, origin)
+
+    def _resync(self) -> None:
+        self._take_rows(self.store.rows("kv", self.damaged))
+
+    def _row(self, key: str, prompt: str, payload: str, vec: Any, origin: str) -> tuple[str, ...]:
+        fields = (key, prompt, payload, origin)
+        return (*fields, self.embedder.name, encode_vector(vec), row_sum("kv", fields))
+
+    def put(
+        self, prompt: str, payload: str, *, embedding: object | None = None, origin: str = ""
+    ) -> str | None:
+        """Store a pair and what made it: committed to PostgreSQL (and announced) before memory
+        changes; while PostgreSQL is down, held and written once it is back (returns
+        :data:`~eoc.stages.base.PENDING`)."""
+        key = self.checked_key(prompt, payload)
+        origin = checked_origin(origin)
+        vec = embedding if embedding is not None else self.embedder.embed(prompt)
+        with self._write_lock:  # memory changes in the order the database did
+            row = self._row(key, prompt, payload, vec, origin)
+            held = self.store.write_or_hold("kv", _KV_UPSERT, [row], "storing a kv pair")
+            KVStage.put(self, prompt, payload, embedding=vec, origin=origin)
+            self._stored[key] = (payload, origin)
+            return held
+
+    def defer_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
+        """As :meth:`load_pairs`: a persistent store writes its rows, with their vectors, at once."""
+        return self.load_pairs(pairs)
+
+    def load_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
+        """Store many pairs in one transaction; pairs already stored with the same answer are skipped."""
+        with self._write_lock:
+            return put_pairs(
+                self,
+                pairs,
+                lambda rows: self.store.write("kv", _KV_UPSERT, rows, "storing kv pairs"),
+            )
+
+    def close(self) -> None:
+        self.store.close()
+
+
+class PgTripleStore(TripleStore):
+    """The graph stage's triples over a :class:`PgStore`."""
+
+    def __init__(self, store: PgStore) -> None:
+        super().__init__()
+        self.store = store
+        self.damaged: list[Damage] = []
+        self._take_rows(store.rows("triples", self.damaged))
+        store.subscribe("triples", lambda row: self._take_rows([row]), self._resync)
+
+    def _take_rows(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        for s, p, o in rows:
+            try:
+                TripleStore.add(self, s, p, o)
+            except EocError as exc:
+                self.damaged.append(("triples", 0, exc.reason))
+
+    def _resync(self) -> None:
+        self._take_rows(self.store.rows("triples", self.damaged))
+
+    def add_all(self, triples: Iterable[Any]) -> int:
+        """Add many triples in one transaction; the number that were new."""
+        items = list(triples)
+        scratch = TripleStore()
+        fresh = []
+        for t in items:
+            if not isinstance(t, (tuple, list)) or len(t) != 3:
+                raise InputError(f"a triple is (subject, predicate, object), not {t!r:.80}")
+            if scratch.add(*t):
+                s, p, o = (x.strip() for x in t)
+                if (s, p, o) not in self:
+                    fresh.append((s, p, o))
+        if fresh:
+            self.store.write(
+                "triples",
+                "INSERT INTO eoc_triples (s, p, o, checksum) VALUES (%s, %s, %s, %s) "
+                "ON CONFLICT (s, p, o) DO UPDATE SET seq = nextval('eoc_seq') RETURNING seq",
+                [(*t, row_sum("triples", t)) for t in fresh],
+                "storing triples",
+            )
+            for t in fresh:
+                TripleStore.add(self, *t)
+        return len(fresh)
+
+    def add(self, subject: str, predicate: str, obj: str) -> bool:
+        return self.add_all([(subject, predicate, obj)]) == 1
+
+    def __contains__(self, triple: object) -> bool:
+        if not isinstance(triple, tuple) or len(triple) != 3:
+            return False
+        s, p, o = triple
+        return normalize(o) in {normalize(x) for x in self.objects(s, p)}
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def open_store(url: str, kv_options: dict[str, Any]) -> StoreParts:
+    """Cache, kv and graph in one PostgreSQL database (the ``postgresql`` store of
+    :mod:`eoc.assemble`), shared by replicas: the first writes the pack; each listens for the
+    others' answers once started. While PostgreSQL is down, ``health`` says why and writes are
+    held (``pending`` counts them)."""
+    store = PgStore(url)
+    try:
+        cache = PgCache(store)
+        kv = PgKV(store, **kv_options)
+        triples = PgTripleStore(store)
+    except BaseException:
+        store.close()
+        raise
+    return StoreParts(
+        cache,
+        kv,
+        triples,
+        start=store.start,
+        health=lambda: "" if store.healthy else (store.last_error or "PostgreSQL is unreachable"),
+        pending=lambda: store.pending_writes,
+    )
+
+
+__all__ = [
+    "PgCache",
+    "PgKV",
+    "PgStore",
+    "PgTripleStore",
+    "is_postgres_url",
+    "open_store",
+]

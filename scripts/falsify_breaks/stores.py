@@ -1,0 +1,95 @@
+"""Falsify breaks: SQLite stores and bounded reads."""
+
+BREAKS: list[tuple[str, str, str, str]] = [
+    (
+        "kv write not persisted",
+        "eoc/persist.py",
+        '        self.db.write(_KV_UPSERT, row, "storing a kv pair")',
+        '        (lambda *a: None)(_KV_UPSERT, row, "storing a kv pair")',
+    ),
+    (
+        "cache evictions not persisted",
+        "eoc/persist.py",
+        '                c.executemany("DELETE FROM cache WHERE qid = ?", [(q,) for q in evicted])',
+        "                pass",
+    ),
+    ("reads unbounded", "eoc/boundedio.py", "        if size > limit:", "        if False:"),
+    (
+        "duplicate JSON keys merged",
+        "eoc/boundedio.py",
+        "        if key in out:",
+        "        if False:",
+    ),
+    (
+        "deep JSON accepted",
+        "eoc/boundedio.py",
+        "    if not _nesting_ok(text, max_depth):",
+        "    if False:",
+    ),
+    (
+        "store checksum ignored",
+        "eoc/persist_schema.py",
+        "        if row.sum_value != _digest(table, text_fields(table, row.values, version)).encode():",
+        "        if False:",
+    ),
+    (
+        "store schema version unchecked",
+        "eoc/persist_schema.py",
+        "    if version not in READABLE_VERSIONS:",
+        "    if False:",
+    ),
+    (
+        "store quick_check ignored",
+        "eoc/persist_db.py",
+        "            if problems:",
+        "            if False:",
+    ),
+    (
+        "store non-regular file accepted",
+        "eoc/persist_db.py",
+        "    if st is not None and not stat.S_ISREG(st.st_mode):",
+        "    if False:",
+    ),
+    (
+        "store read-only file accepted",
+        "eoc/persist_db.py",
+        "    if st is not None and write and not os.access(real, os.W_OK):",
+        "    if False:",
+    ),
+    (
+        "store creates missing folders",
+        "eoc/persist_db.py",
+        "    if not folder_ok:",
+        "    if False:",
+    ),
+    (
+        "opening a named pipe blocks",
+        "eoc/boundedio.py",
+        '    nonblocking = 0 if IN_PYODIDE else getattr(os, "O_NONBLOCK", 0)',
+        "    nonblocking = 0",
+    ),
+    (
+        "a missing path is reported as too large",
+        "eoc/boundedio.py",
+        "    unreadable = InputUnreadable if error is InputTooLarge else error",
+        "    unreadable = error",
+    ),
+    (
+        "a quiet pipe is waited on forever",
+        "eoc/boundedio.py",
+        "                if not ready:\n                    raise self._unreadable(",
+        "                if False:\n                    raise self._unreadable(",
+    ),
+    (
+        "eoc store reads an old row as no model's",
+        "eoc/persist_schema.py",
+        "        return (*values, UNRECORDED)",
+        '        return (*values, "")',
+    ),
+    (
+        "a migrated SQLite row gets no origin",
+        "eoc/persist_schema.py",
+        "                f\"'{UNRECORDED}'\"  # a constant of eoc's own, without quotes",
+        "                \"''\"  # a constant of eoc's own, without quotes",
+    ),
+]
