@@ -183,6 +183,7 @@ FOCUS: dict[str, list[str]] = {
     "the answer does not say whether it was stored": ["tests/native/test_serve.py"],
     "a miss asks the cache twice": ["tests/native/test_serve_once.py"],
     "the quantization layer imports the model runner above it": ["tests/test_layering.py"],
+    "the pack's kv pairs are embedded at start": ["tests/native/test_semantic.py"],
     "a plain question's pieces never reach a streamed answer": ["tests/native/test_serve_once.py"],
     "a store's graph loses the pack's vocabulary": [
         "tests/test_assemble.py",

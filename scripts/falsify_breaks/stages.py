@@ -473,9 +473,9 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "the pack's kv pairs are embedded at start",
-        "eoc/knowledge/__init__.py",
-        "    kv.defer_pairs(kv_pairs())  # embedded on the first lookup that needs a vector",
-        "    kv.load_pairs(kv_pairs())",
+        "eoc/assemble.py",
+        "        kv.defer_pairs(kv_pairs())  # embedded on the first lookup that needs a vector",
+        "        kv.load_pairs(kv_pairs())",
     ),
     (
         "a lookup never indexes deferred pairs",
