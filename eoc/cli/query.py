@@ -78,16 +78,16 @@ class _ModelWork:
 
 
 def cmd_query(args: argparse.Namespace, out: TextIO) -> int:
-    query_text = Query(args.prompt).prompt  # a bad prompt is refused before any store is opened
-    sign = signer(args.sign_key)
-    backend = model_backend(args.model, args.max_tokens)
     err: Any = _Marked(sys.stderr) if args.meter == "fake" else sys.stderr
     show = None if args.json else _ModelWork(err)
+    # built once, and a bad prompt refused before any store is opened
+    query = Query(args.prompt, on_piece=None if show is None else show.piece)
+    sign = signer(args.sign_key)
+    backend = model_backend(args.model, args.max_tokens)
     if show is not None and isinstance(backend, LoadsWithProgress):
         backend.progress = show.progress
     built = assemble(backend, store=args.store)
     meter = fake_meter() if args.meter == "fake" else None
-    query = Query(query_text, on_piece=None if show is None else show.piece)
     with Cascade(built.stages, meter, signer=sign) as cascade:
         try:
             response = cascade.resolve(query)
