@@ -580,6 +580,8 @@ class Cascade:
         stored = ""
         if answer.memo:  # never the echo (no model ran) nor a sampled answer without a seed
             stored = self._memoize(Stage.NEURAL, q, answer.payload, self.origin())
+        elif answer.unkept:  # a broken answer: served once, never again, and it says why
+            cost = cost.with_basis(f"{cost.basis}; not remembered: {answer.unkept}")
         return self._respond(Stage.NEURAL, q, answer, cost, stored)
 
     @staticmethod

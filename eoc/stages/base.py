@@ -31,6 +31,7 @@ class Answer:
         "own_estimate",
         "payload",
         "tokens",
+        "unkept",
     )
 
     def __init__(self, payload: str, cost: JouleCost | None = None, origin: str = "") -> None:
@@ -40,6 +41,7 @@ class Answer:
         # computation), else the model and its answer-changing parameters (NeuralStage.origin)
         self.origin = origin
         self.memo = True  # False: the cascade must not remember it (see eoc.stages.neural)
+        self.unkept = ""  # why a model's answer is not remembered, when it is broken
         self.tokens: tuple[int, int] | None = None  # a model's (tokens in, tokens out)
         self.own_estimate: JouleCost | None = None  # a local backend's fallback (Reply.estimate)
         self.memo_cost: JouleCost | None = None

@@ -10,6 +10,7 @@ from eoc.cost import JouleCost
 from eoc.errors import BackendError, EocError, InputError
 from eoc.query import Query, Stage, check_text
 from eoc.stages.base import Answer, approx_tokens, stage_figure, work_estimate
+from eoc.stages.degenerate import repetition_loop
 
 DEFAULT_MAX_TOKENS = 256
 """The tokens a worst case counts out when neither the request nor the backend names a bound."""
@@ -239,8 +240,12 @@ class NeuralStage:
         answer = Answer(reply.text, reply.cost)
         answer.tokens = _token_counts(self.backend.name, reply)
         answer.own_estimate = reply.estimate
-        # memo policy (docs/design.md §4): never remember what no model said, nor a sampled answer
+        # memo policy (docs/design.md §4): never remember what no model said, nor a sampled
+        # answer, nor a broken one (a repetition loop: eoc.stages.degenerate), which says why
         answer.memo = bool(getattr(self.backend, "runs_model", True)) and reply.memoize is not False
+        if answer.memo and not said_nothing:
+            answer.unkept = repetition_loop(reply.text) or ""
+            answer.memo = not answer.unkept
         return answer
 
     def _chat(self, chat: object, on_piece: Callable[[str], None] | None) -> Reply:

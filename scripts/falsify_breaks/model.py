@@ -253,4 +253,10 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "from __future__ import annotations\n",
         "from __future__ import annotations\n\nimport eoc_native.llm.weights  # noqa: F401\n",
     ),
+    (
+        "generation runs on in a repetition loop",
+        "native/eoc_native/llm/backend.py",
+        "            if span <= n and seen[n - span : n - period] == seen[n - span + period : n]:\n                return",
+        "            if span <= n and seen[n - span : n - period] == seen[n - span + period : n]:\n                pass",
+    ),
 ]

@@ -115,3 +115,17 @@ def test_a_local_models_origin_names_its_file_and_the_parameters_that_change_ans
     assert LocalModel(other, max_tokens=9).origin != model.origin
     sampled = LocalModel(tiny, max_tokens=9, temperature=0.7, seed=3)
     assert json.loads(sampled.origin)["seed"] == 3
+
+
+def test_generation_stops_in_a_repetition_loop_and_only_there() -> None:
+    from eoc_native.llm.backend import until_loop
+
+    assert list(until_loop(iter([1, 2, 3] * 9 + [4]))) == [1, 2, 3] * 4
+    assert list(until_loop(iter([5] * 30))) == [5] * 12
+    assert list(until_loop(iter(range(200)))) == list(range(200))
+    assert list(until_loop(iter([7, 7, 7, 7, 1, 2]))) == [7, 7, 7, 7, 1, 2]  # short runs go on
+
+
+def test_the_loop_stop_is_part_of_what_makes_an_answer(tiny: Path) -> None:
+    on, off = LocalModel(tiny), LocalModel(tiny, loop_stop=False)
+    assert on.origin != off.origin and '"loop_stop":false' in off.origin

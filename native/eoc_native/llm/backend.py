@@ -69,6 +69,7 @@ class LocalModel:
         system: str | None = None,
         n_ctx: int = DEFAULT_N_CTX,
         dispatcher: Dispatcher | None = None,
+        loop_stop: bool = True,
     ) -> None:
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
             raise ConfigError(
@@ -83,6 +84,7 @@ class LocalModel:
         self.max_tokens = max_tokens
         self.system = system
         self.n_ctx = n_ctx
+        self.loop_stop = loop_stop
         self.dispatcher = dispatcher if dispatcher is not None else Dispatcher()
         self.name = f"local:{self.path.name}"
         self._model: Llama | None = None
@@ -103,7 +105,15 @@ class LocalModel:
         changes an answer to a plain question. Remembered answers record it (see
         :meth:`eoc.stages.neural.NeuralStage.origin`)."""
         s = self.sampler
-        key = (self.max_tokens, s.temperature, s.top_p, s.seed, self.system, self.n_ctx)
+        key = (
+            self.max_tokens,
+            s.temperature,
+            s.top_p,
+            s.seed,
+            self.system,
+            self.n_ctx,
+            self.loop_stop,
+        )
         if key != self._origin[0]:  # built again only when a parameter changed
             sampled = s.temperature > 0
             made = origin_of(
@@ -114,6 +124,7 @@ class LocalModel:
                 seed=s.seed if sampled else None,
                 system=self.system,
                 n_ctx=self.n_ctx,
+                loop_stop=None if self.loop_stop else False,  # named only when off
             )
             self._origin = (key, made)
         return self._origin[1]
@@ -235,6 +246,8 @@ class LocalModel:
             tokens = generate_ids(
                 model, ids, eos_id=tok.eos_id, max_tokens=job.max_tokens, sampler=sampler
             )
+            if self.loop_stop:
+                tokens = until_loop(tokens)
             text = []
             for raw in text_pieces(tok, _counted(tokens, produced), job.stop):
                 # a model can emit any byte; control characters are dropped, as eoc takes no
@@ -286,10 +299,42 @@ def _repeatable(sampler: Sampler) -> bool:
     return sampler.temperature <= 0.0 or sampler.seed is not None
 
 
+LOOP_PERIOD = 32
+"""The longest cycle of tokens :func:`until_loop` looks for."""
+LOOP_REPEATS = 4
+"""How many times in a row a cycle must come to be a loop."""
+LOOP_MIN_TOKENS = 12
+"""The fewest tokens a loop spans (a short run such as "!!!!" is not one)."""
+
+
+def until_loop(tokens: Iterator[int]) -> Iterator[int]:
+    """``tokens`` until the last ones are one cycle of 1 to :data:`LOOP_PERIOD` tokens said
+    :data:`LOOP_REPEATS` times in a row (spanning at least :data:`LOOP_MIN_TOKENS`): a
+    repetition loop, which a small model at greedy decoding falls into and never leaves. The
+    loop's last token is yielded, then generation stops (the answer so far shows the loop, and
+    the neural stage does not remember it: :mod:`eoc.stages.degenerate`)."""
+    seen: list[int] = []
+    for token in tokens:
+        seen.append(token)
+        yield token
+        n = len(seen)
+        for period in range(1, min(LOOP_PERIOD, n // LOOP_REPEATS) + 1):
+            span = max(period * LOOP_REPEATS, LOOP_MIN_TOKENS - LOOP_MIN_TOKENS % period)
+            if span <= n and seen[n - span : n - period] == seen[n - span + period : n]:
+                return
+
+
 def _counted(tokens: Iterator[int], produced: list[int]) -> Iterator[int]:
     for token in tokens:
         produced.append(token)
         yield token
 
 
-__all__ = ["ENV_MODEL", "LocalModel", "ReplyStream", "default_model_path", "resolve_model_path"]
+__all__ = [
+    "ENV_MODEL",
+    "LocalModel",
+    "ReplyStream",
+    "default_model_path",
+    "resolve_model_path",
+    "until_loop",
+]
