@@ -57,6 +57,45 @@ ANSWERED: list[tuple[str, str]] = [
     ("which elements are in group 18", "Argon, Helium, Krypton, Neon, Oganesson, Radon, Xenon"),
     ("what does the newton measure", "force"),
     ("what is the prefix for 10^9", "giga"),
+    # reverse, from the object's side, in more forms (issue 24 item 6)
+    ("Titan is a moon of which planet", "Saturn"),
+    ("Europa is one of the natural satellites of which planet", "Jupiter"),
+    ("which planet has the satellite Europa", "Jupiter"),
+    ("DE is the iso code for which country", "Germany"),
+    ("what has the iso code DE", "Germany"),
+    ("what has the chemical symbol Fe", "Iron"),
+    (
+        "which country is identified by the calling code +44",
+        "Guernsey, Isle of Man, Jersey, United Kingdom",
+    ),
+    ("what element does the symbol Ag stand for", "Silver"),
+    ("what is 79 the atomic number of", "Gold"),
+    (
+        "which elements does the second period contain",
+        "Beryllium, Boron, Carbon, Fluorine, Lithium, Neon, Nitrogen, Oxygen",
+    ),
+    ("the yuan is the currency of which country", "China"),
+    ("which country uses the yen", "Japan"),  # one currency's name ends so
+    # the relation's verb
+    ("Titan orbits what planet", "Saturn"),
+    ("what is the planet that Deimos orbits", "Mars"),
+    ("Japan uses which currency", "Japanese Yen"),
+    # counts, of what the pack holds whole
+    (
+        "how many elements are in group 18",
+        "7 (Argon, Helium, Krypton, Neon, Oganesson, Radon, Xenon) (the IUPAC table's layout: the lanthanoids and actinoids have no group number)",
+    ),
+    ("how many elements are there in period 7", "32"),
+    (
+        "how many planets are there in our solar system",
+        "8 (Earth, Jupiter, Mars, Mercury, Neptune, Saturn, Uranus, Venus)",
+    ),
+    ("count all the planets", "8 (Earth, Jupiter, Mars, Mercury, Neptune, Saturn, Uranus, Venus)"),
+    ("how many elements exist", "118"),
+    (
+        "what is the number of si base units",
+        "7 (ampere, candela, kelvin, kilogram, metre, mole, second) (SI Brochure, 9th ed.; its derived units counted are those with special names)",
+    ),
     # extremes over numeric relations
     (
         "what is the most populous country",
@@ -94,4 +133,23 @@ PASSED: list[str] = [
     "what is the atomic number of the largest planet",
     "what is the default port",
     "is Paris the capital of France",
+    # counts of what the pack lists only in part, or of nothing
+    "how many moons does Jupiter have",  # the major moons only
+    "how many moons does Mars have",
+    "how many countries are in South America",  # territories among the countries
+    "how many countries border Germany",  # borders not listed from both sides
+    "how many languages are spoken in Switzerland",  # official languages only
+    "how many elements are in group 19",  # none: a count of 0 is never said
+    "how many 18s are there",
+    "how many planets were there in 1900",
+    "how many planets are there in the galaxy",
+    "how many people like Jupiter",
+    # reverse near misses
+    "which country uses the dollar",  # several dollars
+    "which planet orbits Titan",
+    "which moons orbit Saturn",  # orbits is not read in reverse: the major moons only
+    "what has a capital",
+    "what has the capital of France",
+    "what is love the symbol of",
+    "which planet is the moon of Earth",  # the value is a moon, not a planet
 ]

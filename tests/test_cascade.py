@@ -86,7 +86,8 @@ def test_without_a_live_counter_every_answer_keeps_its_stage_figure(plain: Casca
 def test_estimates_scale_with_the_work_done(plain: Cascade) -> None:
     """A cache hit on a long prompt costs more than one on "hi"; a long neural answer more than
     a short one (docs/design.md §4: estimates scale with bytes hashed, tokens generated)."""
-    long = "why " + "very " * 2000 + "blue"
+    # (not "very " * 2000: the echo of such a prompt is a repetition loop, never remembered)
+    long = "why " + " ".join(f"w{i}" for i in range(1500)) + " blue"
     for p in ("hi", long):
         plain.resolve(p)
     short_hit, long_hit = plain.resolve("hi"), plain.resolve(long)

@@ -70,7 +70,69 @@ ANSWERS = [
     ("9^9^9", "too large to compute exactly: about 369,693,100 digits (the limit is 1,000)"),
     ("10^1000", "too large to compute exactly: about 1,001 digits (the limit is 1,000)"),
     ("1000!", "too large to compute exactly: about 2,568 digits (the limit is 1,000)"),
+    # an instruction or a request around the computation (issue 24 item 6)
+    ("Work out 23 times 19 and show the result.", "437"),
+    ("Please calculate 45 plus 17 for me", "62"),
+    ("could you tell me what 6 times 7 is", "42"),
+    ("what does 6 * 7 make", "42"),
+    ("ok, 2 + 2, thank you", "4"),
+    ("add 2 and 3", "5"),
+    ("add one hundred and five and six", "111"),  # read at each "and": one reading is a sum
+    ("subtract 4 from 10", "6"),
+    ("multiply 2 plus 3 by 4", "20"),
+    ("the product of 6 and 7", "42"),
+    ("4 subtracted from 9", "5"),
+    ("take 3 away from 10", "7"),
+    ("10 take away 3", "7"),
+    ("3 added to 4", "7"),
+    ("divide 7 by 0", "undefined: division by zero"),
+    ("what do you get when you divide 1 by 8", "0.125"),
+    # powers in words
+    ("3 to the power 5", "243"),
+    ("3 to the 5th power", "243"),
+    ("two to the tenth", "1024"),
+    ("10 raised to 3", "1000"),
+    ("2 to the twenty-first", "2097152"),
+    ("the third power of 2", "8"),
+    ("the square of (3 plus 4)", "49"),
+    ("10 to the minus 3", "0.001"),
+    ("2 to the 1st", "2"),
+    # a constant in the unit asked for
+    (
+        "speed of sound in m/s",
+        "about 343 m/s (speed of sound: 343 m/s, in dry air at 20 °C; it varies with temperature)",
+    ),
+    (
+        "speed of light in km/s",
+        "299792.458 km/s (speed of light: 299792458 m/s, exact, SI defining constant)",
+    ),
+    ("g in m/s²", "9.80665 m/s² (standard gravity: 9.80665 m/s², exact by definition)"),
+    (
+        "how many km/h is the speed of light",
+        "1079252848.8 km/h (speed of light: 299792458 m/s, exact, SI defining constant)",
+    ),
+    (
+        "absolute zero in celsius",
+        "-273.15 °C (absolute zero: 0 K, exact, by the definition of the kelvin)",
+    ),
+    (
+        "caesium hyperfine frequency in GHz",
+        "9.19263177 GHz (caesium hyperfine frequency: 9192631770 Hz, exact, SI defining constant)",
+    ),
+    (
+        "atomic mass unit in grams",
+        "1.6605390666e-24 g (atomic mass unit: 1.66053906660e-27 kg, CODATA 2018)",
+    ),
     # units
+    ("1 atm in psi", "1 atm ≈ 14.6959487755 psi (rounded to 12 significant digits)"),
+    ("1013.25 hPa in atm", "1013.25 hPa = 1 atm"),
+    ("760 mmHg in kPa", "760 mmHg = 101.3250144354 kPa"),
+    ("1 torr in Pa", "1 Torr ≈ 133.322368421 Pa (rounded to 12 significant digits)"),
+    ("2.4 GHz in MHz", "2.4 GHz = 2400 MHz"),
+    (
+        "9.80665 m/s² in ft/s^2",
+        "9.80665 m/s² ≈ 32.1740485564 ft/s² (rounded to 12 significant digits)",
+    ),
     ("convert 10 miles to km", "10 mi = 16.09344 km"),
     ("10 km in miles", "10 km ≈ 6.21371192237 mi (rounded to 12 significant digits)"),
     ("100 F in C", "100 °F ≈ 37.7777777778 °C (rounded to 12 significant digits)"),
@@ -157,6 +219,25 @@ PASSED_ON = [
     "",
     "?",
     "what is",
+    # instructions and requests around something that is not wholly a computation
+    "add the eggs and the milk",
+    "subtract the discount from the price",
+    "add 2 and 2 and 2",  # no reading is one sum of two operands
+    "divide 10 by 2 by 5",
+    "what 7 is",
+    "work out 2 plus 2 in binary",
+    # powers: a reading that is not certain
+    "the square of 3 plus 4",  # (3 + 4)² or 3² + 4
+    "the square of 3 times 2",
+    "5 to the power",
+    "two to the",
+    "how many 18s are there",
+    # a constant: another medium, an unknown name, another dimension, no unit
+    "the speed of light in glass in km/s",
+    "c in km/s",  # c is a unit symbol (°C) before it is the speed of light
+    "what is the speed of light",
+    "speed of light in kg",
+    "g in kg",
 ]
 
 
@@ -361,3 +442,52 @@ def test_the_cli_answers_an_overflowing_power_with_a_refusal(
     assert main(["query", "(10^999)^(10^999)"]) == 0
     printed = capsys.readouterr().out
     assert "too large to compute exactly" in printed and "graph" in printed
+
+
+def test_ordinals_in_words_and_digits() -> None:
+    from eoc.compute.numbers import read_ordinal_words
+
+    cases = {"fifth": 5, "twenty-first": 21, "twentieth": 20, "one hundredth": 100, "4th": 4}
+    cases |= {"2nd": 2, "11th": 11, "22nd": 22, "ninth": 9, "twelfth": 12}
+    for text, n in cases.items():
+        assert read_ordinal_words(text) == n, text
+    for bad in ("1th", "3th", "12nd", "oneth", "fifty", "power", "st"):
+        assert read_ordinal_words(bad) is None, bad
+
+
+def test_every_constant_reads_and_agrees_with_the_pack() -> None:
+    """compute's constants (data/constants.tsv) are the values the kv pack states: each value's
+    digits appear in the pack's answer for it, where the pack has one."""
+    from eoc.compute.constants import table
+    from eoc.knowledge import kv_pairs
+
+    names, symbols = table()
+    pack = {q.removeprefix("what is ").removeprefix("the "): a for q, a in kv_pairs()}
+    checked = 0
+    for const in {*names.values(), *symbols.values()}:
+        assert const.known in ("exact", "measured", "about"), const.name
+        stated = pack.get(const.name)
+        if stated is None:
+            stated = next((a for q, a in pack.items() if q.startswith(const.name)), None)
+        if stated is not None:
+            mantissa = const.written.split("e")[0]
+            assert mantissa.rstrip("0") in stated or const.written == "0", (const.name, stated)
+            checked += 1
+    assert checked >= 7
+
+
+def test_a_constant_names_one_thing_and_case_counts_for_symbols() -> None:
+    from eoc.compute.constants import find_constant
+
+    assert find_constant("the speed of light") is find_constant("Speed of Light")
+    assert find_constant("g") is not None and find_constant("G") is None
+    assert find_constant("the value of the bohr radius") is find_constant("a0")
+    assert find_constant("speed of sound in water") is None
+
+
+def test_an_acceleration_is_a_length_per_time_squared() -> None:
+    for text in ("m/s²", "m/s^2", "m/s2", "metres per second squared"):
+        unit = find_unit(text)
+        assert unit is not None and unit.dimension == "acceleration", text
+        assert unit.factor == 1
+    assert find_unit("m/kg²") is None and find_unit("kg/s²") is None

@@ -126,3 +126,103 @@ def test_a_relation_built_in_code_with_a_template_without_slot_is_refused() -> N
 
     with pytest.raises(ConfigError, match="holds no"):
         QuestionMatcher(["x"], Vocabulary([Relation("x", asks=["what is x"])]))
+
+
+def test_a_count_is_asked_only_of_what_the_store_holds_whole() -> None:
+    m = QuestionMatcher(["group", "natural satellite", "is a"], vocabulary())
+    counted = [a for a in m.parse("how many elements are in group 18") if a.count]
+    assert counted == [Ask("subject", "group", "18", "element", count=True)]
+    assert [a for a in m.parse("how many moons does jupiter have") if a.count] == []
+    assert Ask("members", "", kind="planet", count=True) in m.parse("how many planets are there")
+    for text in ("how many moons are there", "how many planets are there in the galaxy"):
+        # moons: the pack lists the major ones; the galaxy: not a place that holds all planets
+        assert not [a for a in m.parse(text) if a.direction == "members"], text
+        assert GRAPH.lookup(Query(text)) is None, text
+
+
+def test_a_count_lists_what_it_counted_and_never_says_zero() -> None:
+    voc = Vocabulary.parse(
+        "group\tcount\tyes\ngroup\treverse\tyes\ngroup\tsubject\telement\n",
+        "element\telement|elements\t-\n",
+    )
+    store = TripleStore(
+        [(f"E{i}", "group", "1" if i < 3 else "2") for i in range(25)]
+        + [(f"E{i}", "is a", "element") for i in range(25)]
+    )
+    graph = GraphStage(store, vocabulary=voc)
+    assert graph.lookup(Query("how many elements are in group 1")).payload == "3 (E0, E1, E2)"  # type: ignore[union-attr]
+    assert graph.lookup(Query("how many elements are in group 2")).payload == "22"  # type: ignore[union-attr]
+    assert graph.lookup(Query("how many elements are there")).payload == "25"  # type: ignore[union-attr]
+    assert graph.lookup(Query("how many elements are in group 3")) is None
+    uncounted = Vocabulary.parse("group\treverse\tyes\n", "element\telement|elements\n")
+    plain = GraphStage(store, vocabulary=uncounted)
+    assert plain.lookup(Query("how many elements are in group 1")) is None
+    assert plain.lookup(Query("how many elements are there")) is None
+
+
+def test_a_short_name_is_read_only_when_one_value_ends_with_it() -> None:
+    voc = Vocabulary.parse(
+        "currency\treverse\tyes\ncurrency\tshort\tyes\ncurrency\tsubject\tcountry\n"
+        "currency\tverb\tuses|use\n",
+        "country\tcountry|countries\n",
+    )
+    rows = [("Japan", "Japanese Yen"), ("USA", "US Dollar"), ("Canada", "Canadian Dollar")]
+    store = TripleStore(
+        [(c, "currency", v) for c, v in rows] + [(c, "is a", "country") for c, _ in rows]
+    )
+    graph = GraphStage(store, vocabulary=voc)
+    assert graph.lookup(Query("which country uses the yen")).payload == "Japan"  # type: ignore[union-attr]
+    assert graph.lookup(Query("which country uses the dollar")) is None  # two dollars
+    assert graph.lookup(Query("which country uses the canadian dollar")).payload == "Canada"  # type: ignore[union-attr]
+    long = GraphStage(store, vocabulary=Vocabulary.parse("currency\treverse\tyes\n"))
+    assert long.lookup(Query("which country has the currency yen")) is None  # not marked short
+
+
+def test_the_relation_verb_reads_both_ways() -> None:
+    voc = Vocabulary.parse(
+        "orbits\tverb\torbits|orbit\norbits\tobject\tplanet\norbits\tsubject\tmoon\n",
+        "moon\tmoon|moons\nplanet\tplanet|planets\n",
+    )
+    store = TripleStore([("Titan", "orbits", "Saturn"), ("Titan", "is a", "moon")])
+    graph = GraphStage(store, vocabulary=voc)
+    for q in (
+        "Titan orbits which planet",
+        "the planet that Titan orbits",
+        "which planet does Titan orbit",
+    ):
+        assert graph.lookup(Query(q)).payload == "Saturn", q  # type: ignore[union-attr]
+    assert graph.lookup(Query("which moon orbits Saturn")) is None  # not marked reverse
+    both = Vocabulary.parse(
+        "orbits\tverb\torbits|orbit\norbits\treverse\tyes\norbits\tsubject\tmoon\n",
+        "moon\tmoon|moons\nplanet\tplanet|planets\n",
+    )
+    graph = GraphStage(store, vocabulary=both)
+    assert graph.lookup(Query("which moon orbits Saturn")).payload == "Titan"  # type: ignore[union-attr]
+    assert graph.lookup(Query("which planet orbits Saturn")) is None  # orbits is asked of moons
+
+
+def test_reverse_forms_without_a_kind_keep_to_one_kind() -> None:
+    hit = GRAPH.lookup(Query("what has the symbol Hz"))
+    assert hit is not None and hit.payload == "hertz"
+    assert GRAPH.lookup(Query("what has the symbol N")) is None  # nitrogen, newton: two kinds
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("orbits\tverb\torbits\n", "a verb is two forms"),
+        ("orbits\tverb\torbits|orbit|orbited\n", "a verb is two forms"),
+    ],
+)
+def test_a_bad_verb_is_refused_with_its_line(text: str, why: str) -> None:
+    with pytest.raises(FactFileError) as e:
+        Vocabulary.parse("# head\n" + text, source="rel.tsv")
+    assert why in str(e.value) and ":2" in str(e.value)
+
+
+def test_a_kind_line_may_say_it_is_held_whole() -> None:
+    voc = Vocabulary.parse("", "planet\tplanet|planets\tin the solar system|in our solar system\n")
+    assert voc.countable == {"planet": ["in the solar system", "in our solar system"]}
+    assert Vocabulary.parse("", "prefix\tprefix|prefixes\t-\n").countable == {"prefix": []}
+    with pytest.raises(FactFileError, match="expected 2 tab-separated fields"):
+        Vocabulary.parse("", "planet\tplanet\tx\ty\n")

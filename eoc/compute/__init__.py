@@ -12,40 +12,62 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
 
-from eoc.compute import arith, clock, units
-from eoc.compute.numbers import MAX_DIGITS, ROUNDING_NOTE, NotReal, TooLarge, show
+from eoc.compute import arith, clock, constants, units
+from eoc.compute.numbers import (
+    MAX_DIGITS,
+    NUMBER_WORDS,
+    ROUNDING_NOTE,
+    NotReal,
+    TooLarge,
+    show,
+)
 
 MAX_CHARS = 256
 """Longest question read for a computation, in characters; a longer one passes on."""
 
+_NUMBER_START = r"(?=[\d(.+\-−√∛]|(?:" + "|".join(sorted(NUMBER_WORDS)) + r"|the|a|an)\b)"
 _LEAD = re.compile(
-    r"^(?:(?:please|pls|hey|ok|okay)[,!]?\s+"
-    r"|(?:can|could|would|will) you (?:please )?(?:tell me |calculate |compute |work out |"
-    r"figure out |convert |say )?"
-    r"|(?:tell me|show me|give me|i want to know|i'd like to know|do you know)\s+"
-    r"|(?:what's|whats|what is|what are|what does|what do|how much is|how much are|"
-    r"calculate|compute|evaluate|work out|figure out|find|solve)\s+"
+    r"^(?:(?:please|pls|kindly|hey|hi|hello|ok|okay|so|just|quickly|quick)[,!:]?\s+"
+    r"|(?:(?:can|could|would|will) you|i need you to|i want you to|i'd like you to|"
+    r"help me(?: to)?|i need to know|i want to know|i'd like to know|do you know|tell me|"
+    r"show me|give me|let me know)\s+"
+    r"|(?:calculate|compute|evaluate|work out|figure out|find|solve|determine|do|say)\s+"
+    r"|(?:what (?:do|would|will) (?:you|i|we) get (?:if|when) (?:you|i|we)|what's|whats|"
+    r"what is|what are|what does|what do|how much is|how much are)\s+"
+    rf"|what\s+{_NUMBER_START}"
     r"|=\s*)",
     re.I,
 )
-_TRAIL_WORDS = (" equals", " equal to", " equal", " please", " pls", " exactly", ",")
+"""A framing before the computation, taken off one at a time: politeness ("please", "hey"), a
+request ("could you", "I need you to", "tell me"), an instruction ("calculate", "work out"), a
+question's head ("what is", "what do you get if you") or a bare "what" before a number ("tell
+me what 6*7 is")."""
+
+_TAIL = re.compile(
+    r"(?:,?\s+(?:please|pls|thanks|thank you|thx|for me|quickly|exactly|step by step|"
+    r"in your head|without a calculator|equals|equal to|equal|is|comes to|come to|makes|make|"
+    r"gives|give|would be|will be|and (?:show|give|tell|write)(?: me| us)? "
+    r"(?:the |your |its )?(?:result|answer|working|workings|work|steps|total))|,)$",
+    re.I,
+)
+"""A framing after the computation: politeness ("please", "for me", "thanks"), the verb of a
+question ("equals", "is", "comes to") or a request for the result ("and show the result")."""
 
 
 def _untailed(t: str) -> str:
     """``t`` less one framing tail: "?", a "!" that is no factorial, a full stop (not the one
-    of "in."), "=", "equals", "please"."""
+    of "in."), "=", or one of :data:`_TAIL`."""
     if t.endswith("?") or t.endswith("="):
         return t[:-1]
     if t.endswith("!") and len(t) > 1 and not (t[-2].isdigit() or t[-2] in ")!"):
         return t[:-1]
     if t.endswith(".") and not (t.endswith(" in.") or t == "in."):
         return t[:-1]
-    low = t.lower()
-    for w in _TRAIL_WORDS:
-        if low.endswith(w):
-            return t[: -len(w)]
-    return t
+    m = _TAIL.search(t)
+    return t[: m.start()] if m else t
 
 
 @dataclass(frozen=True)
@@ -61,7 +83,7 @@ class Computed:
 def framed(text: str) -> str:
     """``text`` less its framing: "Please, what is 17*23?" → "17*23"."""
     t = re.sub(r"\s+", " ", text.strip())
-    for _ in range(6):
+    for _ in range(10):
         before = t
         t = _untailed(_LEAD.sub("", t).rstrip()).strip()
         if t == before:
@@ -138,6 +160,48 @@ def _conversion(text: str) -> Computed | None:
     return Computed(answer, "units", f"computed: unit conversion by exact factors ({rule})")
 
 
+def _sci(q: Fraction) -> str:
+    """An exact value with a finite decimal form: plain, or in scientific notation when it is
+    very small or very large ("9.1093837015e-28")."""
+    text, _ = show(q)
+    if q and not Fraction(10) ** -6 <= abs(q) < Fraction(10) ** 15:
+        digits = Decimal(text).normalize()
+        mantissa, _, exp = f"{digits:e}".partition("e")
+        return f"{mantissa}e{int(exp)}"
+    return text
+
+
+def _constant(text: str) -> Computed | None:
+    asked = constants.read_constant(text)
+    if asked is None:
+        return None
+    c, target = asked.constant, asked.target
+    try:
+        value = asked.value()
+        shown, exact = show(value, fraction=False)
+    except (TooLarge, OverflowError):
+        return None
+    if exact:
+        shown = _sci(value)
+    stored = f"{c.name}: {c.written} {c.unit.shown}, {c.note}"
+    if c.known == "about":
+        answer = f"about {shown.removeprefix('≈ ')} {target.shown} ({stored})"
+    elif exact:
+        answer = f"{shown} {target.shown} ({stored})"
+    else:
+        answer = f"{shown} {target.shown} ({ROUNDING_NOTE}; {stored})"
+    src = c.unit
+    if src.offset or target.offset:
+        rule = "; ".join(u.describe() for u in (src, target) if u.offset or u.factor != 1)
+    else:
+        rule = (
+            f"1 {src.shown} = {show(src.factor / target.factor, fraction=False)[0]} {target.shown}"
+        )
+    return Computed(
+        answer, "units", f"computed: a stored constant converted by exact factors ({rule})"
+    )
+
+
 def compute(text: str) -> Computed | None:
     """The computed answer to ``text``, or ``None`` when it is not wholly a computation."""
     if not isinstance(text, str) or len(text) > MAX_CHARS:
@@ -149,7 +213,7 @@ def compute(text: str) -> Computed | None:
     if solved is not None:
         kind = "clock" if solved.how.startswith("clock") else "calendar"
         return Computed(solved.answer, kind, f"computed: {solved.how}")
-    return _conversion(t) or _arithmetic(t)
+    return _conversion(t) or _constant(t) or _arithmetic(t)
 
 
 def is_computation(text: str) -> bool:

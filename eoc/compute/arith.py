@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from fractions import Fraction
@@ -27,6 +28,7 @@ from eoc.compute.numbers import (
     check_size,
     read_number_words,
     read_numeral,
+    read_ordinal_words,
     to_decimal,
 )
 
@@ -42,13 +44,34 @@ answered or refused (:class:`TooSlow`) within tens of milliseconds. Each operati
 bounded (operands of at most :data:`~eoc.compute.numbers.MAX_DIGITS` digits, roots by Newton's
 method on integers), so no single step can run long."""
 
-_PHRASES = [
+
+def _ordinal_power(m: re.Match[str]) -> str:
+    """ "to the fifth (power)" as "^ 5"; anything else after "to the" left as it was."""
+    n = read_ordinal_words(m["n"])
+    return m[0] if n is None else f" ^ {n} "
+
+
+def _power_of(m: re.Match[str]) -> str:
+    """ "the fourth power of" as the prefix "powof 4"; anything else left as it was."""
+    n = read_ordinal_words(m["n"])
+    return m[0] if n is None else f" powof {n} "
+
+
+_ORDINAL = r"(?P<n>\d{1,4}(?:st|nd|rd|th)|[a-z]+(?:-[a-z]+)?)"
+_PHRASES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (re.compile(p), r)
     for p, r in (
         (r"\bmultiplied by\b", " * "),
         (r"\bdivided by\b", " / "),
-        (r"\b(?:raised )?to the power of\b|\braised to\b|\*\*", " ^ "),
-        (r"\bto the (\d+)(?:st|nd|rd|th) power\b", r" ^ \1 "),
+        (r"\badded to\b", " + "),
+        (r"\btake away\b", " - "),
+        (rf"\b(?:the )?{_ORDINAL} power of\b", _power_of),
+        (r"\b(?:the )?square of\b", " powof 2 "),
+        (r"\b(?:the )?cube of\b", " powof 3 "),
+        (rf"\b(?:raised )?to the {_ORDINAL}(?: power)?\b", _ordinal_power),
+        (r"\b(?:raised )?to the power(?: of)?\b|\braised to(?: the power(?: of)?)?\b", " ^ "),
+        (r"\b(?:raised )?to the (?=minus\b)", " ^ "),
+        (r"\*\*", " ^ "),
         (r"\b(?:the )?square root of\b|\bsqrt of\b|\bsqrt\b|√", " sqrt "),
         (r"\b(?:the )?cube root of\b|\bcbrt\b|∛", " cbrt "),
         (r"\bsquared\b", " ^ 2 "),
@@ -66,7 +89,8 @@ _PHRASES = [
 ]
 _TOKEN = re.compile(r"\s*(?:(\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?|\.\d+)|([a-z]+(?:-[a-z]+)*)|(.))")
 _OPS = frozenset("+-*/^%!()")
-_WORD_TOKENS = frozenset({"sqrt", "cbrt", "mod", "fact", "of"})
+_BINARY = frozenset({"+", "-", "*", "/", "^", "mod"})
+_WORD_TOKENS = frozenset({"sqrt", "cbrt", "mod", "fact", "of", "powof"})
 _PLAIN = re.compile(r"[\d.]+")
 _DATE_LIKE = re.compile(r"\d+[-/.]\d+[-/.]\d+")
 
@@ -82,7 +106,8 @@ class Result:
 _KNOWN_WORDS = NUMBER_WORDS | {
     "and", "by", "cent", "cube", "cubed", "divided", "factorial", "mod", "modulo", "multiplied",
     "of", "over", "per", "percent", "plus", "power", "raised", "root", "sqrt", "square",
-    "squared", "st", "nd", "rd", "th", "the", "times", "to", "x", "minus", "cbrt",
+    "squared", "st", "nd", "rd", "th", "the", "times", "to", "x", "minus", "cbrt", "added",
+    "take", "away",
 }  # fmt: skip
 _LETTERS = re.compile(r"[a-z]+")
 _NUMERALS = re.compile(r"\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?")
@@ -93,7 +118,8 @@ def _tokens(text: str) -> list[str | Fraction] | None:
     t = text.lower()
     if _DATE_LIKE.search(t):
         return None  # "2024-01-01" and "1/2/2024" are dates, not subtractions
-    if not _KNOWN_WORDS.issuperset(_LETTERS.findall(_NUMERALS.sub(" ", t))):
+    seen = _LETTERS.findall(_NUMERALS.sub(" ", t))
+    if not all(w in _KNOWN_WORDS or read_ordinal_words(w) is not None for w in seen):
         return None  # a word no expression holds: not one (checked before the rewriting)
     for rx, repl in _PHRASES:
         t = rx.sub(repl, t)
@@ -259,6 +285,19 @@ class _Parser:
                     return _factorial(v), f"{s}!"
                 plain = s.startswith("(") or _PLAIN.fullmatch(s) is not None
                 return fn(v), f"{mark}{s}" if plain else f"{mark}({s})"
+        if self.take("powof"):  # "the fourth power of 3", "the square of 15"
+            exp = self.peek()
+            if not isinstance(exp, Fraction):
+                raise _NoParse
+            self.i += 1
+            self.nest()
+            v, s = self.postfix()
+            self.depth -= 1
+            if self.peek() in _BINARY:
+                raise _NoParse  # "the square of 3 plus 4": (3 + 4)² or 3² + 4, not guessed
+            self.step()
+            plain = s.startswith("(") or _PLAIN.fullmatch(s) is not None
+            return _pow(v, exp), f"{s}^{exp}" if plain else f"({s})^{exp}"
         if self.take("("):
             self.nest()
             v, s = self.expr()
@@ -417,6 +456,65 @@ def _factorial(v: Value) -> Value:
     return Fraction(math.factorial(n))
 
 
+_VERB_FORMS: tuple[tuple[re.Pattern[str], re.Pattern[str], str, bool], ...] = tuple(
+    (re.compile(head), re.compile(rf"\s+(?:{link})\s+"), op, swap)
+    for head, link, op, swap in (
+        (r"^(?:add|sum)(?: together| up)?\s+", "and|to|plus|with", "+", False),
+        (r"^(?:the )?(?:sum|total) of\s+", "and|plus", "+", False),
+        (r"^subtract\s+", "from", "-", True),
+        (r"^take(?: away)?\s+", "away from|from", "-", True),
+        (r"^multiply(?: together)?\s+", "by|and|times|with", "*", False),
+        (r"^(?:the )?product of\s+", "and|times", "*", False),
+        (r"^divide\s+", "by", "/", False),
+        (r"^(?=.+\s+subtracted from\s+)", "subtracted from", "-", True),
+    )
+)
+"""Arithmetic asked as an instruction: (how it starts, the word between its two operands, the
+operation, whether the second operand comes first). "add 38 and 47", "the sum of 3 and 4",
+"subtract 17 from 60", "multiply 13 by 7", "divide 100 by 8", "5 subtracted from 9"."""
+
+
+def _operand(text: str) -> str | None:
+    """``text`` as one operand of an expression: a number as it is, anything else in brackets;
+    ``None`` when it is not wholly an expression or a number."""
+    tokens = _tokens(text)
+    if not tokens:
+        return None
+    return text if len(tokens) == 1 and isinstance(tokens[0], Fraction) else f"({text})"
+
+
+def _instructed(text: str) -> Result | None:
+    """The value of an instruction such as "add 38 and 47", read at every place its link word
+    occurs ("add one hundred and five and six"): one value, or ``None`` when no reading is an
+    expression or two readings differ."""
+    t = text.strip().lower()
+    outcomes: dict[object, Result | ArithmeticError] = {}
+    for head, link, op, swap in _VERB_FORMS:
+        m = head.match(t)
+        if m is None:
+            continue
+        rest = t[m.end() :]
+        for cut in link.finditer(rest):
+            a, b = _operand(rest[: cut.start()]), _operand(rest[cut.end() :])
+            if a is None or b is None:
+                continue
+            expression = f"{b} {op} {a}" if swap else f"{a} {op} {b}"
+            try:
+                tokens = _tokens(expression)
+                done = _parse(tokens) if tokens else None
+            except ArithmeticError as exc:
+                outcomes[type(exc)] = exc
+                continue
+            if done is not None:
+                outcomes[done.value] = done
+    if len(outcomes) != 1:
+        return None
+    (only,) = outcomes.values()
+    if isinstance(only, ArithmeticError):
+        raise only
+    return only
+
+
 def evaluate(text: str) -> Result | None:
     """The value of ``text`` when it is wholly an expression with at least one operation;
     ``None`` when it is not (a bare number is not a computation).
@@ -428,7 +526,7 @@ def evaluate(text: str) -> Result | None:
     """
     tokens = _tokens(text)
     if not tokens:
-        return None
+        return _instructed(text)
     shouted_digit = len(tokens) > 1 and tokens[-1] == "!" and isinstance(tokens[-2], Fraction)
     if shouted_digit and any(t in ("+", "-", "*", "/", "^", "mod") for t in tokens):
         # "what is 3 + 3!" may be a factorial or an exclamation: read it only if both agree

@@ -114,6 +114,40 @@ def read_number_words(words: list[str]) -> int | None:
     return total + current
 
 
+_ORDINAL_ENDS = {
+    "first": "one", "second": "two", "third": "three", "fifth": "five", "eighth": "eight",
+    "ninth": "nine", "twelfth": "twelve",
+}  # fmt: skip
+
+
+def read_ordinal_words(text: str) -> int | None:
+    """The value of an ordinal in words or digits ("fifth", "twenty-first", "hundredth", "4th",
+    "2nd"), or ``None``. The last word is made cardinal ("fifth" → "five", "twentieth" →
+    "twenty") and the whole read as a number, so "fifth" is 5 and "fifthy" nothing."""
+    t = text.strip().lower()
+    m = re.fullmatch(r"(\d{1,4})(st|nd|rd|th)", t)
+    if m:
+        n = int(m[1])
+        digit = n % 100 if n % 100 in (11, 12, 13) else n % 10
+        right = {1: "st", 2: "nd", 3: "rd"}.get(digit, "th")
+        return n if m[2] == right else None
+    words = t.replace("-", " ").split()
+    if not words:
+        return None
+    last = words[-1]
+    if last in _ORDINAL_ENDS:
+        cardinal = _ORDINAL_ENDS[last]
+    elif last.endswith("ieth"):
+        cardinal = last[:-4] + "y"
+    elif last.endswith("th") and last[:-2] in NUMBER_WORDS:
+        cardinal = last[:-2]
+    else:
+        return None
+    if cardinal in ("one", "two", "three") and last not in _ORDINAL_ENDS:
+        return None
+    return read_number_words([*words[:-1], cardinal])
+
+
 def to_decimal(v: Value) -> Decimal:
     """``v`` as a Decimal of :data:`PRECISION` digits."""
     if isinstance(v, Decimal):
@@ -198,6 +232,7 @@ __all__ = [
     "check_size",
     "read_number_words",
     "read_numeral",
+    "read_ordinal_words",
     "rounded",
     "show",
     "to_decimal",

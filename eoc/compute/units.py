@@ -6,7 +6,8 @@ base unit, with SI prefixes (``kilo``/``k`` … ``quetta``/``Q``) and binary one
 …) built from it. Symbols match with their case ("MB" is a megabyte; "mb" is nothing, since it
 could be a megabit or a millibyte); names match in any case. A speed may be written as a
 length per time ("km/h", "metres per second"). A unit no row names, units of two dimensions,
-or a reading with two meanings give ``None``.
+or a reading with two meanings give ``None``. An acceleration is a length per time squared
+("m/s²", "ft/s^2", "metres per second squared").
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ BASE = {
     "data": "B",
     "energy": "J",
     "power": "W",
+    "acceleration": "m/s²",
+    "pressure": "Pa",
+    "frequency": "Hz",
 }
 """Each dimension's base unit: the one every factor in the table is given in."""
 
@@ -153,6 +157,7 @@ def tables() -> tuple[dict[str, Unit | None], dict[str, Unit | None]]:
 _DEGREES = re.compile(r"^(?:degrees?|deg)\s+", re.I)
 _PER = re.compile(r"\s*(?:/|\bper\b|\ba\b|\ban\b)\s*", re.I)
 _SPACE = re.compile(r"\s+")
+_SQUARED = re.compile(r"\s*(?:²|\^2|2|squared)$")
 
 
 def find_unit(text: str) -> Unit | None:
@@ -171,8 +176,13 @@ def find_unit(text: str) -> Unit | None:
         return names[t.lower()]
     parts = _PER.split(t)
     if len(parts) == 2 and all(parts):
-        top, bottom = find_unit(parts[0]), find_unit(parts[1])
+        squared = _SQUARED.search(parts[1])
+        top = find_unit(parts[0])
+        bottom = find_unit(parts[1][: squared.start()] if squared else parts[1])
         if top and bottom and top.dimension == "length" and bottom.dimension == "time":
+            if squared:
+                factor = top.factor / bottom.factor**2
+                return Unit(f"{top.shown}/{bottom.shown}²", "acceleration", factor)
             return Unit(f"{top.shown}/{bottom.shown}", "speed", top.factor / bottom.factor)
     return None
 

@@ -206,15 +206,18 @@ class GraphStage:
         return {normalize(k) for k in self.store.objects(subject, KIND_PREDICATE)}
 
     def _resolve(self, ask: Ask) -> str | None:
+        if ask.direction == "members":
+            return _counted(self.store.subjects(KIND_PREDICATE, ask.kind), "")
         rel = self.vocabulary.relation(ask.predicate)
         if ask.direction == "object":
             for name in self._names(ask.name):
                 found = self.store.objects(name, ask.predicate)
                 if found:
-                    return _shown(rel, found)
+                    return _answer(ask, rel, found)
             return None
         if ask.direction == "subject":
-            for value in dict.fromkeys([ask.name, ask.name.removeprefix("the ")]):
+            values = [ask.name, ask.name.removeprefix("the "), *self._short(ask, rel)]
+            for value in dict.fromkeys(values):
                 found = self.store.subjects(ask.predicate, value)
                 kinds = {s: self._kinds(s) for s in found} if len(found) > 1 or ask.kind else {}
                 if ask.kind and any(kinds.values()):
@@ -223,9 +226,25 @@ class GraphStage:
                 elif len({frozenset(k) for k in kinds.values()}) > 1:
                     return None  # "what does N stand for": things of several kinds, not one answer
                 if found:
-                    return _shown(Relation(rel.predicate, note=rel.note), found)
+                    plain = Relation(rel.predicate, note=rel.note, count=rel.count)
+                    return _answer(ask, plain, found)
             return None
         return self._extreme(ask, rel)
+
+    def _short(self, ask: Ask, rel: Relation) -> list[str]:
+        """For a relation whose values may be named short ("the yen"): the one value that ends
+        with the name asked ("Japanese Yen"); none when no value or several do ("the franc")."""
+        if not rel.short:
+            return []
+        name = normalize(ask.name.removeprefix("the "))
+        ending = f" {name}"
+        values = {
+            normalize(value)
+            for kind in ([ask.kind] if ask.kind else rel.subjects)
+            for _, value in self._values_of_kind(kind, ask.predicate)
+        }
+        matches = [v for v in values if v.endswith(ending)]
+        return matches if len(matches) == 1 else []
 
     def _values_of_kind(self, kind: str, predicate: str) -> list[tuple[str, str]]:
         fast = getattr(self.store, "values_of_kind", None)  # one query where a store offers it
@@ -255,6 +274,30 @@ class GraphStage:
         return shown + (f" ({rel.note})" if rel.note else "")
 
 
+MAX_LISTED = 20
+"""Most things a count names after its number; a larger count is the number alone."""
+
+
+def _counted(found: list[str], note: str) -> str | None:
+    """A count: how many distinct things were found, then (up to :data:`MAX_LISTED`) which, so
+    the answer shows what it counted; ``None`` for none (a count of 0 is never said: the store
+    may not hold what was asked about)."""
+    things = sorted({normalize(v): v for v in found}.values(), key=lambda v: (v.casefold(), v))
+    if not things:
+        return None
+    text = str(len(things))
+    if len(things) <= MAX_LISTED:
+        text += f" ({', '.join(things)})"
+    return text + (f" ({note})" if note else "")
+
+
+def _answer(ask: Ask, rel: Relation, found: list[str]) -> str | None:
+    """The values found, or how many when the question asks for a count."""
+    if ask.count:
+        return _counted(found, "" if rel.count == "yes" else rel.count)
+    return _shown(rel, found)
+
+
 def _shown(rel: Relation, found: list[str]) -> str:
     """The answer: the values in one order whatever the store (sorted), with unit and note."""
     unit = f" {rel.unit}" if rel.unit else ""
@@ -265,6 +308,7 @@ def _shown(rel: Relation, found: list[str]) -> str:
 __all__ = [
     "ALIAS_PREDICATE",
     "KIND_PREDICATE",
+    "MAX_LISTED",
     "MAX_TERM_BYTES",
     "GraphStage",
     "QuestionMatcher",

@@ -4,8 +4,9 @@ A :class:`Vocabulary` holds, for each relation (predicate) of a store, the noun 
 name it ("capital", "capital city"), the kind of thing it is about ("country"), extra ways to
 ask for it ("what currency is used in {s}"), whether it may be asked in reverse ("which
 element has the symbol Au"), and for a numeric relation the words that ask for its extreme
-("most populous"). It is data (``relations.tsv`` and ``kinds.tsv`` next to the facts), not
-code; a relation with no entry is still asked by its own name.
+("most populous"), the verb that states it ("orbits"), and whether its values may be counted
+("how many elements are in group 18"). It is data (``relations.tsv`` and ``kinds.tsv`` next
+to the facts), not code; a relation with no entry is still asked by its own name.
 
 :class:`QuestionMatcher` turns a normalized question into :class:`Ask` lookups. It reads only
 whole questions in the forms it knows, so anything else passes on.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from eoc.errors import ConfigError, FactFileError
 from eoc.stages.text import normalize
@@ -24,8 +25,11 @@ MAX_VOCABULARY_LINES = 100_000
 """Longest relations or kinds file read, in lines."""
 
 _FIELDS = frozenset(
-    {"label", "same", "subject", "object", "ask", "reverse", "most", "least", "unit", "note"}
-)
+    {
+        "label", "same", "subject", "object", "ask", "reverse", "most", "least", "unit", "note",
+        "count", "verb", "short",
+    }
+)  # fmt: skip
 
 
 @dataclass
@@ -44,31 +48,51 @@ class Relation:
     least: list[str] = field(default_factory=list)
     unit: str = ""
     note: str = ""
+    count: str = ""
+    verbs: list[str] = field(default_factory=list)
+    short: bool = False
 
     @property
     def numeric(self) -> bool:
         return bool(self.most or self.least or self.unit)
+
+    @property
+    def countable(self) -> bool:
+        """Whether the store holds every value of the relation, so its values may be counted
+        ("how many elements are in group 18"); :attr:`count` is "yes" or the note a count
+        carries."""
+        return bool(self.count)
 
 
 class Vocabulary:
     """Relations by normalized predicate, and kind nouns by the kind they name."""
 
     def __init__(
-        self, relations: Iterable[Relation] = (), kinds: dict[str, list[str]] | None = None
+        self,
+        relations: Iterable[Relation] = (),
+        kinds: dict[str, list[str]] | None = None,
+        countable: dict[str, list[str]] | None = None,
     ) -> None:
         self.relations: dict[str, Relation] = {normalize(r.predicate): r for r in relations}
         self.kinds: dict[str, str] = {}  # noun -> kind
         for kind, nouns in (kinds or {}).items():
             for noun in (kind, *nouns):
                 self.kinds[normalize(noun)] = normalize(kind)
+        self.countable: dict[str, list[str]] = {
+            normalize(k): [normalize(p) for p in places] for k, places in (countable or {}).items()
+        }
+        """The kinds the store holds every thing of (so they may be counted: "how many planets
+        are there"), each with the places that hold them all ("in the solar system")."""
 
     @classmethod
     def parse(cls, relations: str, kinds: str = "", source: str = "<vocabulary>") -> Vocabulary:
         """Read ``relations.tsv`` and ``kinds.tsv`` texts.
 
         Raises:
-            FactFileError: a line without three fields, an unknown field, a template without
-                its slot, or a file over :data:`MAX_VOCABULARY_LINES` lines.
+            FactFileError: a relations line without three fields (a kinds line: two, or three
+                with the places of a kind held whole), an unknown field, a template without
+                its slot, a verb not in two forms, or a file over
+                :data:`MAX_VOCABULARY_LINES` lines.
         """
         table: dict[str, Relation] = {}
         for n, fields in _lines(relations, source, 3):
@@ -81,8 +105,19 @@ class Vocabulary:
                 )
             rel = table.setdefault(normalize(pred), Relation(pred.strip()))
             items = [normalize(v) for v in values.split("|") if v.strip()]
-            if key in ("unit", "note"):
+            if key in ("unit", "note", "count"):
                 setattr(rel, key, values.strip())
+            elif key == "short":
+                rel.short = values.strip() == "yes"
+            elif key == "verb":
+                if len(items) != 2:
+                    raise FactFileError(
+                        "a verb is two forms: the one after a thing, then the one after "
+                        '"does" ("orbits|orbit")',
+                        source=source,
+                        line=n,
+                    )
+                rel.verbs = items
             elif key == "reverse":
                 if values.strip() == "yes":
                     rel.reverse = True
@@ -99,11 +134,13 @@ class Vocabulary:
                 getattr(rel, key + ("s" if key in ("label", "subject", "object") else "")).extend(
                     items
                 )
-        kind_map = {
-            normalize(k): [v for v in nouns.split("|") if v.strip()]
-            for _, (k, nouns) in _lines(kinds, source, 2)
-        }
-        return cls(table.values(), kind_map)
+        kind_map: dict[str, list[str]] = {}
+        countable: dict[str, list[str]] = {}
+        for _, (k, nouns, *places) in _lines(kinds, source, 2, 3):
+            kind_map[normalize(k)] = [v for v in nouns.split("|") if v.strip()]
+            if places:
+                countable[normalize(k)] = [p for p in places[0].split("|") if p.strip("- ")]
+        return cls(table.values(), kind_map, countable)
 
     def relation(self, predicate: str) -> Relation:
         """The vocabulary's entry for ``predicate``, or a plain one named by the predicate."""
@@ -111,7 +148,9 @@ class Vocabulary:
         return self.relations.get(key) or Relation(predicate, reverse=True)
 
 
-def _lines(text: str, source: str, width: int) -> list[tuple[int, list[str]]]:
+def _lines(text: str, source: str, width: int, most: int = 0) -> list[tuple[int, list[str]]]:
+    """The fields of each line that is not blank or a comment: ``width`` of them, or up to
+    ``most``."""
     out = []
     lines = text.split("\n")
     if len(lines) > MAX_VOCABULARY_LINES:
@@ -122,7 +161,7 @@ def _lines(text: str, source: str, width: int) -> list[tuple[int, list[str]]]:
         if not line.strip() or line.startswith("#"):
             continue
         fields = line.rstrip("\r").split("\t")
-        if len(fields) != width or not all(f.strip() for f in fields):
+        if not width <= len(fields) <= max(width, most) or not all(f.strip() for f in fields):
             raise FactFileError(
                 f"expected {width} tab-separated fields, got {len(fields)}", source=source, line=n
             )
@@ -143,7 +182,8 @@ class Ask:
     ``direction``: "object" (the value of ``predicate`` for the thing named ``name``),
     "subject" (the things whose ``predicate`` is ``name``), or "extreme" (the thing of kind
     ``kind`` with the largest value of ``predicate``, or the smallest when ``largest`` is
-    False). ``kind`` narrows a "subject" or "extreme" ask to things of that kind.
+    False), or "members" (every thing of kind ``kind``). ``kind`` narrows a "subject" or
+    "extreme" ask to things of that kind. ``count``: the answer is how many things were found.
     """
 
     direction: str
@@ -151,6 +191,7 @@ class Ask:
     name: str = ""
     kind: str = ""
     largest: bool = True
+    count: bool = False
 
 
 _WH = r"(?:what|which)"
@@ -209,15 +250,21 @@ def _template(text: str) -> tuple[re.Pattern[str], str]:
 class QuestionMatcher:
     """Turns a normalized question into :class:`Ask` lookups.
 
-    Forms read, for any relation (``L`` a label of it, ``K`` a kind noun):
+    Forms read, for any relation (``L`` a label of it, ``K`` a kind noun, ``V`` its verb):
 
     * forward: "what is the L of X", "L of X", "X's L", "X L", "what L does X use", "what L is
-      used in X", "which city is the L of X", and the relation's own ``ask`` templates;
-    * reverse (relations marked so): "Y is the L of which K", "which K has Y as its L",
-      "which K's L is Y", "of which K is Y the L", "which K has the L Y", and the relation's
-      own reverse templates;
+      used in X", "which city is the L of X", "X Vs which K", "the K that X Vs", and the
+      relation's own ``ask`` templates;
+    * reverse (relations marked so): "Y is the L of which K" ("a L", "one of the Ls", "for
+      which K"), "which K has Y as its L", "which K's L is Y", "of which K is Y the L", "which
+      K has the L Y", "which K is represented by the L Y", "the L Y stands for which K", "which
+      K are in L Y" ("in the third L"), "which K does L Y have", each also without a kind
+      ("what has the L Y"), "which K Vs Y", and the relation's own reverse templates;
     * extremes (numeric relations): "which K has the largest L", "the most populous K",
-      "which K is the most populous", "the largest K by L".
+      "which K is the most populous", "the largest K by L";
+    * counts: "how many", "the number of" or "count" before any of the above that lists the
+      values of a relation the store holds whole ("how many elements are in group 18"), or
+      before a kind it holds whole ("how many planets are there", "... in the solar system").
     """
 
     def __init__(self, predicates: Iterable[str], vocabulary: Vocabulary | None = None) -> None:
@@ -238,6 +285,9 @@ class QuestionMatcher:
         L, K, OK = _alt(self._by_label), _alt(kinds), _alt(objects)
         A = _alt(self._by_adjective)
         sup = _alt(_SUPER_MAX + _SUPER_MIN)
+        # a kind named ("which country") or none ("what", "who"): the K group is then empty
+        WK = rf"(?:{_WH} (?P<k>{K})|what|who|which one)"
+        ART = r"(?:the |a |an |one of the |one of its |its |their )?"
         self._forward = [
             re.compile(rf"^{_LEAD}(?:the )?(?P<l>{L}) (?:of|for|in) (?:the )?(?P<s>.+)$"),
             re.compile(rf"^{_LEAD}(?:the )?(?P<s>.+?)'s? (?P<l>{L})$"),
@@ -247,21 +297,51 @@ class QuestionMatcher:
                 r"(?:use|have|uses|has|listen on|run on)$"
             ),
             re.compile(rf"^{_WH} (?P<l>{L}) {_BE} (?:used|spoken) in (?:the )?(?P<s>.+)$"),
-            re.compile(rf"^{_WH} (?:{OK}) {_BE} the (?P<l>{L}) of (?:the )?(?P<s>.+)$"),
+            re.compile(rf"^{_WH} (?P<ok>{OK}) {_BE} the (?P<l>{L}) of (?:the )?(?P<s>.+)$"),
         ]
         self._reverse = [
-            re.compile(rf"^(?:the )?(?P<o>.+?) is (?:the )?(?P<l>{L}) of {_WH} (?P<k>{K})$"),
             re.compile(
-                rf"^{_WH} (?P<k>{K}) (?:has|have) (?:the )?(?P<o>.+?) as (?:its |the |their )?"
-                rf"(?P<l>{L})$"
+                rf"^(?:the )?(?P<o>.+?) (?:is|are) {ART}(?P<l>{L}) (?:of|for) {_WH} (?P<k>{K})$"
             ),
+            re.compile(rf"^{WK} (?:has|have) (?:the )?(?P<o>.+?) as {ART}(?P<l>{L})$"),
             re.compile(rf"^(?:{_WH}|whose) (?P<k>{K})'?s? (?P<l>{L}) is (?:the )?(?P<o>.+)$"),
             re.compile(rf"^whose (?P<l>{L}) is (?:the )?(?P<o>.+)$"),
             re.compile(
-                rf"^(?:of )?{_WH} (?P<k>{K}) is (?:the )?(?P<o>.+?) the (?P<l>{L})(?: of)?$"
+                rf"^(?:of |for )?{_WH} (?P<k>{K}) is (?:the )?(?P<o>.+?) "
+                rf"(?:the|a|an|one of the) (?P<l>{L})(?: of| for)?$"
             ),
             re.compile(
-                rf"^{_WH} (?P<k>{K}) (?:has|have|uses|use) (?:the |a |an )?(?P<l>{L}) (?P<o>.+)$"
+                rf"^(?:what|which) is (?:the )?(?P<o>.+?) (?:the|a|an|one of the) (?P<l>{L}) "
+                r"(?:of|for)$"
+            ),
+            re.compile(rf"^{WK} (?:has|have|uses|use) (?:the |a |an )?(?P<l>{L}) (?P<o>.+)$"),
+            re.compile(
+                rf"^{WK} (?:is|are) (?:represented|denoted|identified|indicated|symboli[sz]ed|"
+                rf"abbreviated|designated|known) (?:by|as|with) (?:the |a |an )?(?P<l>{L}) "
+                r"(?P<o>.+)$"
+            ),
+            re.compile(
+                rf"^(?:the )?(?P<l>{L}) (?P<o>.+?) (?:stands for|represents|denotes|belongs to|"
+                rf"refers to|is for) {WK}$"
+            ),
+            re.compile(
+                rf"^{_WH} (?P<k>{K}) (?:does|do) (?:the )?(?P<l>{L}) (?P<o>.+?) "
+                r"(?:stand for|represent|denote|belong to|refer to)$"
+            ),
+            # membership: "which elements are in group 18", "which elements does period 2 have"
+            re.compile(
+                rf"^{_WH} (?P<k>{K}) (?:are|is) (?:there )?in (?:the )?(?P<l>{L}) (?P<o>.+)$"
+            ),
+            re.compile(
+                rf"^{_WH} (?P<k>{K}) (?:does|do) (?:the )?(?P<l>{L}) (?P<o>.+?) "
+                r"(?:have|contain|include|hold)$"
+            ),
+        ]
+        self._reverse_ordinal = [  # "which elements are in the third period"
+            re.compile(rf"^{_WH} (?P<k>{K}) (?:are|is) (?:there )?in the (?P<o>\S+) (?P<l>{L})$"),
+            re.compile(
+                rf"^{_WH} (?P<k>{K}) (?:does|do) the (?P<o>\S+) (?P<l>{L}) "
+                r"(?:have|contain|include|hold)$"
             ),
         ]
         self._extremes = [
@@ -279,6 +359,31 @@ class QuestionMatcher:
             for t in rel.reverse_asks:
                 rx, conv = _template(t)
                 self._asks.append((rx, "subject", rel, conv))
+        # the relation's verb: "titan orbits which planet", "which countries use the yen"
+        self._verbs: list[tuple[re.Pattern[str], str, Relation]] = []
+        for rel in rels:
+            if not rel.verbs:
+                continue
+            v3, v = (re.escape(w) for w in rel.verbs)
+            named = _alt([*kinds, *rel.objects])  # what a value is called: "planet", "currency"
+            forms = [
+                (rf"^(?:the )?(?P<s>.+?) {v3} {_WH} (?P<k>{named})$", "object"),
+                (
+                    rf"^{_LEAD}(?:the )?(?P<k>{named}) (?:that|which) (?:the )?(?P<s>.+?) {v3}$",
+                    "object",
+                ),
+                (rf"^{_WH} (?P<k>{named}) (?:does|do|did) (?:the )?(?P<s>.+?) {v}$", "object"),
+            ]
+            if rel.reverse:
+                forms.append((rf"^{_WH} (?P<k>{K}) (?:{v3}|{v}) (?:the )?(?P<o>.+)$", "subject"))
+            self._verbs.extend((re.compile(rx), direction, rel) for rx, direction in forms)
+        # counts: what may be counted, by the nouns that name it
+        count_kinds = [
+            n for n, k in self.vocabulary.kinds.items() if k in self.vocabulary.countable
+        ]
+        self._count_kind = re.compile(rf"^(?P<k>{_alt(count_kinds)})(?: (?P<tail>.+))?$")
+        counted = [*self.vocabulary.kinds, *objects, *self._by_label]
+        self._count_noun = re.compile(rf"^(?P<n>{_alt(counted)})(?: (?P<tail>.+))?$")
 
     def _kind(self, noun: str | None) -> str:
         """The kind a noun names ("nations" → "country"); "" for a generic noun."""
@@ -289,6 +394,9 @@ class QuestionMatcher:
 
     def parse(self, text: str) -> list[Ask]:
         """Every lookup normalized ``text`` may ask for, most specific first (deduplicated)."""
+        return list(dict.fromkeys([*self._parse(text), *self._counts(text)]))
+
+    def _parse(self, text: str) -> list[Ask]:
         asks: list[Ask] = []
         for rx, direction, rel, conv in self._asks:
             m = rx.match(text)
@@ -299,15 +407,28 @@ class QuestionMatcher:
         for rx in self._forward:
             m = rx.match(text)
             if m:
+                named = m.groupdict().get("ok")  # "which city is ...": the value's noun
                 for rel in self._by_label.get(m["l"], ()):
-                    asks.append(Ask("object", rel.predicate, m["s"]))
-        for rx in self._reverse:
+                    if not named or named in rel.objects:
+                        asks.append(Ask("object", rel.predicate, m["s"]))
+        for rx in (*self._reverse, *self._reverse_ordinal):
             m = rx.match(text)
-            if m:
-                kind = self._kind(m.groupdict().get("k"))
-                for rel in self._by_label.get(m["l"], ()):
-                    if rel.reverse and self._fits(rel, kind):
-                        asks.append(Ask("subject", rel.predicate, m["o"], kind))
+            if m is None:
+                continue
+            value = ordinal(m["o"]) if rx in self._reverse_ordinal else m["o"]
+            kind = self._kind(m.groupdict().get("k"))
+            for rel in self._by_label.get(m["l"], ()):
+                if value and rel.reverse and self._fits(rel, kind):
+                    asks.append(Ask("subject", rel.predicate, value, kind))
+        for rx, direction, rel in self._verbs:
+            m = rx.match(text)
+            if m is None:
+                continue
+            kind = self._kind(m["k"])
+            if direction == "subject" and self._fits(rel, kind):
+                asks.append(Ask("subject", rel.predicate, m["o"], kind))
+            elif direction == "object" and (m["k"] in rel.objects or kind in rel.objects):
+                asks.append(Ask("object", rel.predicate, m["s"]))
         for rx in self._extremes:
             m = rx.match(text)
             if m:
@@ -324,7 +445,59 @@ class QuestionMatcher:
                     for rel in self._by_label.get(m["l"], ()):
                         if rel.numeric and self._fits(rel, kind):
                             asks.append(Ask("extreme", rel.predicate, kind=kind, largest=largest))
-        return list(dict.fromkeys(asks))
+        return asks
+
+    def _counts(self, text: str) -> list[Ask]:
+        """The counts ``text`` asks for: "how many N ..." is read as "which N ...", and counted
+        where the relation found is held whole and N names what it lists."""
+        m = _COUNT.match(text)
+        if m is None:
+            return []
+        rest = m["rest"]
+        asks: list[Ask] = []
+        k = self._count_kind.match(rest)
+        if k:  # "how many planets are there", "how many planets are in the solar system"
+            kind = self._kind(k["k"])
+            tail = _THERE.sub("", k["tail"] or "")
+            if not tail or tail in self.vocabulary.countable[kind]:
+                asks.append(Ask("members", "", kind=kind, count=True))
+        # a value's name, in the plural: "how many si base units are there"
+        named = _THERE_END.sub("", rest).removesuffix("s")
+        if named != rest and re.search("[a-z]", named):
+            for rel in self.vocabulary.relations.values():
+                if rel.countable and normalize(rel.predicate) in self.predicates:
+                    asks.append(Ask("subject", rel.predicate, named, count=True))
+        n = self._count_noun.match(rest)
+        if n is None:
+            return asks
+        noun, tail = n["n"], n["tail"] or ""
+        said = _THERE_ARE.sub(r"\1", tail)
+        questions = [f"{wh} {noun} {said}".strip() for wh in ("which", "what")]
+        if re.match(r"(?:in|on|of|at) ", tail):  # "the number of elements in group 2"
+            questions.append(f"which {noun} are {tail}")
+        for question in questions:
+            for ask in self._parse(question):
+                rel = self.vocabulary.relation(ask.predicate)
+                if not rel.countable:
+                    continue
+                if ask.direction == "object" and (noun in rel.labels or noun in rel.objects):
+                    asks.append(replace(ask, count=True))
+                elif ask.direction == "subject" and self._kind(noun) in rel.subjects:
+                    # only things of the kind counted: "how many elements ..." counts elements
+                    asks.append(replace(ask, kind=self._kind(noun), count=True))
+        return asks
+
+
+_COUNT = re.compile(
+    r"^(?:how many|(?:(?:what|which) (?:is|are) |tell me |give me )?(?:the )?(?:total )?"
+    r"(?:number|count) of|count(?: up)?(?: the| all the| all)?) (?P<rest>.+)$"
+)
+_THERE = re.compile(
+    r"^(?:(?:are|is) there|there are|there is|exist|are|is)(?: (?=.)|$)|(?: ?(?:in total|in all|"
+    r"altogether))$"
+)
+_THERE_ARE = re.compile(r"^(are|is) there\b")
+_THERE_END = re.compile(r"(?: (?:are there|is there|there are|exist|in total|in all|altogether))+$")
 
 
 __all__ = ["MAX_VOCABULARY_LINES", "Ask", "QuestionMatcher", "Relation", "Vocabulary", "ordinal"]

@@ -176,6 +176,40 @@ BREAKS: list[tuple[str, str, str, str]] = [
 ]
 
 FOCUS: dict[str, list[str]] = {
+    "a request's tail is left on a computation": [
+        "tests/test_compute.py",
+        "tests/test_wordings.py",
+    ],
+    "an instruction such as add 38 and 47 is not read": [
+        "tests/test_compute.py",
+        "tests/test_wordings.py",
+    ],
+    "an ordinal exponent in words is not read": [
+        "tests/test_compute.py",
+        "tests/test_wordings.py",
+    ],
+    "the square of a sum is guessed": ["tests/test_compute.py", "tests/test_wordings.py"],
+    "a constant is converted into a unit of another dimension": [
+        "tests/test_compute.py",
+        "tests/test_wordings.py",
+    ],
+    "a relation the pack lists in part is counted": [
+        "tests/test_questions.py",
+        "tests/test_wordings.py",
+    ],
+    "a kind is counted in any place": ["tests/test_questions.py", "tests/test_wordings.py"],
+    "a short name that ends several values is read": [
+        "tests/test_questions.py",
+        "tests/test_wordings.py",
+    ],
+    "a relation's verb is read in reverse where the relation is not": [
+        "tests/test_questions.py",
+        "tests/test_wordings.py",
+    ],
+    "an ordinal in a reverse question is read as a word": [
+        "tests/test_questions.py",
+        "tests/test_wordings.py",
+    ],
     "an answer nothing remembered says it was stored": ["tests/test_origin.py"],
     "a write that meets a stopped database is dropped": ["tests/native/test_store_postgres.py"],
     "held writes are never made": ["tests/native/test_store_postgres.py"],
@@ -184,6 +218,10 @@ FOCUS: dict[str, list[str]] = {
     "a miss asks the cache twice": ["tests/native/test_serve_once.py"],
     "the quantization layer imports the model runner above it": ["tests/test_layering.py"],
     "the pack's kv pairs are embedded at start": ["tests/native/test_semantic.py"],
+    "a repetition loop is remembered": ["tests/test_degenerate.py"],
+    "a broken answer's basis does not say why it is not remembered": ["tests/test_degenerate.py"],
+    "a loop of one word is no loop": ["tests/test_degenerate.py"],
+    "generation runs on in a repetition loop": ["tests/native/test_model_backend.py"],
     "a plain question's pieces never reach a streamed answer": ["tests/native/test_serve_once.py"],
     "a store's graph loses the pack's vocabulary": [
         "tests/test_assemble.py",

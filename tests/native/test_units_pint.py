@@ -73,6 +73,13 @@ PINT_NAME = {
     "erg": "erg",
     "W": "watt",
     "hp (mechanical)": "horsepower",
+    "Pa": "pascal",
+    "bar": "bar",
+    "atm": "standard_atmosphere",
+    "psi": "psi",
+    "mmHg": "millimeter_Hg",
+    "Torr": "torr",
+    "Hz": "hertz",
 }
 
 PINT_BASE = {
@@ -85,6 +92,8 @@ PINT_BASE = {
     "data": "byte",
     "energy": "joule",
     "power": "watt",
+    "pressure": "pascal",
+    "frequency": "hertz",
 }
 
 
