@@ -47,6 +47,7 @@ from eoc.errors import (
     InputError,
     StoreError,
 )
+from eoc.followup import fits
 from eoc.meter.counter import Counter, CounterStatus, StubCounter, max_power_uw
 from eoc.meter.detection import detect_all
 from eoc.meter.liveness import ProbeResult, probe
@@ -163,11 +164,13 @@ class Cascade:
         # the hot loop: (stage, its kind, the cost of a hit when nothing is live)
         why = "" if self.live else "no live counter"
         self._plan = tuple((s, s.stage, self._demote(s.figure, why)) for s in self._cheap)
-        # by (plain question?, cacheable?): the steps that may answer such a query, built once
+        # by (plain question?, cacheable?, facts may answer?): the steps that may answer such
+        # a query, built once
         self._plans = {
-            (plain, cacheable): self._narrowed(self._plan, plain, cacheable)
+            (plain, cacheable, facts): self._narrowed(self._plan, plain, cacheable, facts)
             for plain in (True, False)
             for cacheable in (True, False)
+            for facts in (True, False)
         }
 
     @staticmethod
@@ -277,12 +280,14 @@ class Cascade:
             EocError: what ``before_model`` raised; the model was not asked.
         """
         q = Query(query) if type(query) is str else self._as_query(query)
-        plan = self._plans[q.context is None, q.cacheable]
+        plan = self._plans[q.context is None, q.cacheable, q.facts_ok]
         if cache_missed and plan and plan[0][1] is _CACHE:
             plan = plan[1:]
         for stage, kind, plain in plan:
             answer = stage.lookup(q)
-            if answer is None or answer.origin:  # not one no model made: is it this model's?
+            if q.facts_ok and kind is not _CACHE:
+                answer = self._fact(q, answer)
+            elif answer is None or answer.origin:  # not one no model made: is it this model's?
                 answer = self._own(stage, kind, q, answer)
             if answer is not None:
                 cost = self._cheap_cost(stage, q, answer, plain)
@@ -330,6 +335,15 @@ class Cascade:
             answer = self._own(stage, stage.stage, q, answer)
         return answer
 
+    @staticmethod
+    def _fact(q: Query, answer: Answer | None) -> Answer | None:
+        """For a request more than a plain question (``q.facts_ok``): ``answer`` only if no
+        model made it and it fits the request's ``max_tokens`` (:mod:`eoc.followup`)."""
+        if answer is None or answer.origin:
+            return None
+        limit = q.conversation.max_tokens if q.conversation is not None else None
+        return answer if limit is None or fits(answer.payload, limit) else None
+
     def _own(self, stage: StageLike, kind: Stage, q: Query, answer: Answer | None) -> Answer | None:
         """``answer`` if this cascade's model and parameters made it; for the cache, else the
         answer they made, remembered under its own key (:meth:`_made_by`); else ``None``."""
@@ -351,18 +365,23 @@ class Cascade:
 
     @staticmethod
     def _narrowed(
-        plan: tuple[tuple[StageLike, Stage, JouleCost], ...], plain: bool, cacheable: bool
+        plan: tuple[tuple[StageLike, Stage, JouleCost], ...],
+        plain: bool,
+        cacheable: bool,
+        facts: bool = False,
     ) -> tuple[tuple[StageLike, Stage, JouleCost], ...]:
         """The steps of ``plan`` that may answer a query (see :class:`eoc.query.Query`).
 
         A query with a context (``plain`` False) is answered by the cache alone (kv and graph
-        match a question without its conversation); an uncacheable one by none of the memoizing
-        stages.
+        match a question without its conversation), unless facts may answer it (``facts``:
+        kv and graph too, for answers no model made, at any sampling); an uncacheable one by
+        none of the memoizing stages but such a fact.
         """
         return tuple(
             step
             for step in plan
-            if (plain or step[1] is _CACHE) and (cacheable or step[1] not in _MEMOS)
+            if (plain or step[1] is _CACHE or facts)
+            and (cacheable or step[1] not in _MEMOS or (facts and step[1] is not _CACHE))
         )
 
     def _cheap_cost(

@@ -13,10 +13,15 @@ cache key is"):
   default) is keyed by its text alone, so the server, ``eoc query`` and the browser share its
   cache entry, and kv and graph may answer it.
 * Anything else is keyed by the canonical JSON of the whole request: the cache answers only
-  the same conversation with the same parameters; kv and graph never answer it (a follow-up
-  "and its population?" means something else in every conversation).
+  the same conversation with the same parameters, and a model's remembered answer is never
+  served to another request (a follow-up "and its population?" means something else in every
+  conversation). A *fact* (an answer no model made: kv's pack, the graph, a computation) may
+  still answer it when its last message stands alone, it has no stop strings, no system prompt
+  unless the server allows facts under one, and the fact fits ``max_tokens``
+  (:mod:`eoc.followup`, :attr:`ChatRequest.facts_may_answer`).
 * A sampled request without a seed (temperature above 0) would get another answer each time:
-  it is neither served from the cache nor stored, unless the server was told otherwise.
+  a model's answer to it is neither served from the cache nor stored, unless the server was
+  told otherwise; a fact is the same at any temperature.
 
 Pure standard library: the browser build uses it too.
 """
@@ -42,6 +47,7 @@ from eoc.chat_fields import (
     fields_of,
 )
 from eoc.errors import InputError, InputTooLarge
+from eoc.followup import stands_alone
 from eoc.query import MAX_PROMPT_BYTES, Query, check_text
 from eoc.stages.neural import DEFAULT_MAX_TOKENS
 
@@ -66,6 +72,9 @@ class ChatDefaults:
     top_p: float = 1.0
     cache_sampled: bool = False
     """Serve and store sampled answers without a seed too (off: each would differ)."""
+    facts_under_system_prompts: bool = False
+    """Let kv and graph answer facts under a system prompt (off: a system prompt may ask for
+    another language or format; see :mod:`eoc.followup`)."""
 
 
 @dataclass(frozen=True)
@@ -159,7 +168,20 @@ class ChatRequest:
             cacheable=cacheable,
             conversation=self,
             on_piece=on_piece,
+            facts_ok=context is not None and self.facts_may_answer,
         )
+
+    @property
+    def facts_may_answer(self) -> bool:
+        """Whether a fact may answer this request though it is not a plain question: its last
+        message stands alone, no stop string, and no system prompt unless the server allows
+        facts under one (:mod:`eoc.followup`)."""
+        if self.kind != "chat" or self.messages[-1][0] != "user" or self.stop:
+            return False
+        if any(role == "system" for role, _ in self.messages):
+            if not self.defaults.facts_under_system_prompts:
+                return False
+        return stands_alone(self.question)
 
     def texts(self) -> str:
         """Every message's text, one per line (what a token estimate reads)."""

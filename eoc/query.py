@@ -142,8 +142,9 @@ class Query:
         context: everything besides the prompt that changes the answer (earlier messages, a
             system prompt, the model, sampling parameters: :meth:`eoc.chat.ChatRequest.canonical`).
             It is hashed into the id, so the cache answers only the same prompt in the same
-            context; kv and graph, which match a question alone, never answer a query with a
-            context. ``None``: a plain question, whose id is the SHA-256 of its text.
+            context; kv and graph, which match a question alone, answer a query with a context
+            only with a fact, where ``facts_ok`` allows. ``None``: a plain question, whose id
+            is the SHA-256 of its text.
         cacheable: ``False`` for a query whose answer would differ each time (sampled without a
             seed): the cache and kv neither answer it nor remember its answer.
         conversation: the whole request when it is more than the prompt (earlier messages, a
@@ -151,6 +152,9 @@ class Query:
             the neural stage; what of it changes the answer is in ``context``.
         on_piece: told each piece of a model's answer as it is produced (a backend that
             streams; another gives the whole answer at the end). Never hashed.
+        facts_ok: a query with a context that a fact (an answer no model made: kv's pack
+            pairs, the graph, a computation) may still answer, as :mod:`eoc.followup` decides
+            for a request; never a model's remembered answer.
     """
 
     __slots__ = (
@@ -158,6 +162,7 @@ class Query:
         "context",
         "conversation",
         "embedding",
+        "facts_ok",
         "id",
         "metadata",
         "on_piece",
@@ -174,6 +179,7 @@ class Query:
     cacheable: bool
     conversation: Conversation | None
     on_piece: Callable[[str], None] | None
+    facts_ok: bool
 
     def __init__(
         self,
@@ -185,6 +191,7 @@ class Query:
         cacheable: bool = True,
         conversation: Conversation | None = None,
         on_piece: Callable[[str], None] | None = None,
+        facts_ok: bool = False,
     ) -> None:
         # Fast path for ordinary text; anything unusual gets the full check (and its error).
         if type(prompt) is str and prompt.isprintable() and not prompt.isspace():
@@ -216,6 +223,9 @@ class Query:
         if on_piece is not None and not callable(on_piece):
             raise InvalidText("on_piece must be a function of one text piece, or None")
         self.on_piece = on_piece
+        if not isinstance(facts_ok, bool):
+            raise InvalidText("facts_ok must be True or False")
+        self.facts_ok = facts_ok and context is not None
 
     def __repr__(self) -> str:
         return f"Query({self.prompt!r}, id={self.id[:12]}...)"

@@ -251,7 +251,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "kv and graph answer a question inside a conversation",
         "eoc/cascade.py",
-        "            if (plain or step[1] is _CACHE)",
+        "            if (plain or step[1] is _CACHE or facts)",
         "            if True",
     ),
     (

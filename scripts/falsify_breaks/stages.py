@@ -597,4 +597,34 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "                    if not named or named in rel.objects:",
         "                    if True:",
     ),
+    (
+        "a follow-up that points back may be answered by a fact",
+        "eoc/followup.py",
+        "    if any(w in POINTING_BACK for w in words):",
+        "    if False:",
+    ),
+    (
+        "a fact is served under any system prompt",
+        "eoc/chat.py",
+        "            if not self.defaults.facts_under_system_prompts:",
+        "            if False:",
+    ),
+    (
+        "a model's remembered answer is served to another conversation",
+        "eoc/cascade.py",
+        "        if answer is None or answer.origin:\n            return None\n        limit",
+        "        if answer is None:\n            return None\n        limit",
+    ),
+    (
+        "a fact longer than max_tokens is served",
+        "eoc/cascade.py",
+        "        return answer if limit is None or fits(answer.payload, limit) else None",
+        "        return answer",
+    ),
+    (
+        "stop strings do not keep a fact out",
+        "eoc/chat.py",
+        '        if self.kind != "chat" or self.messages[-1][0] != "user" or self.stop:',
+        '        if self.kind != "chat" or self.messages[-1][0] != "user":',
+    ),
 ]

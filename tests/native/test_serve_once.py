@@ -17,6 +17,7 @@ from eoc.chat import ChatDefaults, ChatRequest
 from eoc.query import Query
 from eoc.stages.cache import CacheStage
 from eoc.stages.neural import Reply
+from eoc.testing import ScriptedBackend
 from eoc_native.serve.app import ServeConfig, create_app
 from tests.helpers import small_stages
 from tests.native.serving import serving
@@ -105,3 +106,20 @@ def test_typed_fields_are_checked() -> None:
         Query("hello", conversation=object())  # type: ignore[arg-type]
     q = Query("hello", on_piece=print)
     assert q.on_piece is print and q.conversation is None and q.id == Query("hello").id
+
+
+def test_an_app_with_one_fixed_system_prompt_gets_facts_when_the_operator_allows() -> None:
+    """With facts under system prompts allowed (eoc serve --facts-under-system-prompts), the
+    same app's users get graph and kv facts in their own wordings; without, the model answers."""
+    system = {"role": "system", "content": "You are the help desk of Example Air. Be brief."}
+    for allowed, expect in ((True, {"graph", "kv"}), (False, {"neural"})):
+        defaults = ChatDefaults(MODEL, max_tokens=8, facts_under_system_prompts=allowed)
+        app = create_app(Cascade(small_stages(ScriptedBackend())), ServeConfig(MODEL, defaults))
+        with serving(app) as url:
+            for wording in ("capital of France?", "what's the capital of Japan", "what is 2+2"):
+                body = {"model": MODEL, "messages": [system, {"role": "user", "content": wording}]}
+                r = httpx.post(url + "/v1/chat/completions", json=body, timeout=30)
+                assert r.status_code == 200 and r.json()["eoc"]["stage"] in expect, (
+                    wording,
+                    r.text,
+                )

@@ -80,6 +80,7 @@ def build(args: argparse.Namespace, err: TextIO) -> EocServer:
         max_tokens=getattr(backend, "max_tokens", args.max_tokens or DEFAULT_MAX_TOKENS),
         temperature=float(getattr(backend, "temperature", 0.0) or 0.0),
         cache_sampled=args.cache_sampled,
+        facts_under_system_prompts=args.facts_under_system_prompts,
     )
     config = ServeConfig(
         model_id=model_id,
@@ -213,6 +214,13 @@ def register(sub: Any, add: Any) -> None:
     )
     p.add_argument(
         "--cache-sampled", action="store_true", help="also cache sampled answers without a seed"
+    )
+    p.add_argument(
+        "--facts-under-system-prompts",
+        action="store_true",
+        help="let kv and graph answer a fact (an answer no model made) under a system prompt: "
+        "say so only when your clients' system prompts never ask for another language or "
+        "format (off: a request with a system prompt gets facts from the model)",
     )
     p.add_argument(
         "--max-body-bytes", type=int, default=1 << 20, help="largest request body (default 1 MiB)"
