@@ -42,15 +42,11 @@ def main(argv: list[str] | None = None) -> int:
     if minilm:
         texts = {r["stored"] for r in rows} | {r["messages"][-1]["content"] for r in rows}
         vectors = minilm_vectors(sorted(texts))
-    allowed = sum(
-        parse_chat({"model": "m", "messages": r["messages"]}, defaults).query().facts_ok
-        for r in rows
-    )
-    traps_allowed = sum(
-        parse_chat({"model": "m", "messages": r["messages"]}, defaults).query().facts_ok
-        for r in rows
-        if not r["same"]
-    )
+    queries = [
+        parse_chat({"model": "m", "messages": r["messages"]}, defaults).query() for r in rows
+    ]
+    allowed = sum(q.facts_ok for q in queries)
+    traps_allowed = sum(q.facts_ok for r, q in zip(rows, queries, strict=True) if not r["same"])
     print(
         f"follow-up rule: {allowed}/{len(rows)} conversations may be answered by a fact "
         f"({traps_allowed}/{sum(not r['same'] for r in rows)} traps let through to kv)"
@@ -66,8 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             kv.put(*stored)
         served = wrong = hits = 0
         shown: list[str] = []
-        for r in rows:
-            q = parse_chat({"model": "m", "messages": r["messages"]}, defaults).query()
+        for r, q in zip(rows, queries, strict=True):
             got = kv.lookup(q) if q.facts_ok else None
             hits += got is not None
             if got is None:

@@ -22,6 +22,7 @@ import argparse
 import json
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,10 +48,8 @@ def load(part: str) -> list[dict[str, Any]]:
     return rows
 
 
-def measure(rows: list[dict[str, Any]], kv_kwargs: dict[str, Any]) -> dict[str, Any]:
-    kw = dict(kv_kwargs)
-    factory = kw.pop("index_factory", None)
-    kv = KVStage(**kw, **({"index": factory()} if factory else {}))
+def measure(rows: list[dict[str, Any]], make_kv: Callable[[], KVStage]) -> dict[str, Any]:
+    kv = make_kv()
     answers: dict[str, str] = {}
     for r in rows:
         if r["stored"] not in answers:
@@ -109,14 +108,23 @@ def main(argv: list[str] | None = None) -> int:
         vectors = minilm_vectors(texts)
     report = []
     for label, embedder, threshold, guard in configurations(minilm):
-        kw: dict[str, Any] = {"threshold": threshold, "guard": guard}
-        if embedder == "minilm":
+
+        def make_kv(
+            embedder: str = embedder, threshold: float = threshold, guard: Any = guard
+        ) -> KVStage:
+            if embedder != "minilm":
+                return KVStage(threshold=threshold, guard=guard)
             from eoc_native.semantic import ExactIndex
 
-            kw["embedder"] = GivenVectors(vectors)
-            kw["index_factory"] = lambda: ExactIndex(384)
+            return KVStage(
+                embedder=GivenVectors(vectors),
+                index=ExactIndex(384),
+                threshold=threshold,
+                guard=guard,
+            )
+
         for part, rows in data.items():
-            m = measure(rows, kw)
+            m = measure(rows, make_kv)
             report.append({"configuration": label, "part": part, **m})
             if not args.json:
                 print(

@@ -34,12 +34,11 @@ class StoreParts:
     pending: Callable[[], int] | None = None
 
     def close(self) -> None:
-        """Close each part once (parts sharing one connection close it once too)."""
-        seen: set[int] = set()
+        """Close each part (a store whose parts share one connection closes it once: a second
+        close does nothing)."""
         for part in (self.cache, self.kv, self.triples):
             close: Any = getattr(part, "close", None)
-            if callable(close) and id(part) not in seen:
-                seen.add(id(part))
+            if callable(close):
                 close()
 
 
