@@ -94,7 +94,7 @@ def configurations(minilm: bool) -> list[tuple[str, str, float, Any]]:
             "eoc core default: hashed n-grams + guard",
             "hashed",
             HashedNgramEmbedder.threshold,
-            EntityGuard(),
+            EntityGuard(rewordings=False),
         )
     ]
     if minilm:
@@ -127,6 +127,7 @@ class GivenVectors:
     """An embedder serving vectors computed up front (:func:`minilm_vectors`)."""
 
     name, dim, dense = "all-MiniLM-L6-v2", 384, True
+    rewordings = True
 
     def __init__(self, vectors: dict[str, Any]) -> None:
         self.vectors = vectors

@@ -73,7 +73,7 @@ REFUSED = [
     ("what is NO in chemistry?", "what is No in chemistry?", "capitals say which"),
     ("what does ?! after a move mean?", "what does !? after a move mean?", "symbols"),
     ("what does a ♭ do to a note?", "what does a ♯ do to a note?", "symbols"),
-    ("is a 737 longer than an A320?", "is an A320 longer than a 737?", "trade places"),
+    ("is a 737 longer than an A320?", "is an A320 longer than a 737?", "swapped"),
     ("How do I delete my business account?", "How do I delete my account?", "adds business"),
     ("How do I buy a gift?", "How do I buy a gift card?", "lacks card"),
     ("How do I cancel part of my booking?", "How do I cancel my booking?", "adds part"),
@@ -173,7 +173,6 @@ def test_a_pair_that_asks_something_else_is_refused_with_its_reason(
 def test_a_rewording_is_allowed(query: str, stored: str) -> None:
     assert GUARD.refusal(query, stored) == ""
     assert GUARD.allows(query, stored)
-    assert GUARD.terms(stored) <= GUARD.terms(query)  # the kv's term check lets it through
 
 
 def test_the_rules_come_from_data_files_next_to_the_guard() -> None:

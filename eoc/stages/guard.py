@@ -13,8 +13,12 @@ score 0.99 on MiniLM, "capital of France" and "capital of Germany" 0.97 on a sta
   them); question words that fix the kind of answer and differ (when both have some); a
   negation on one side only; opposite poles of an axis ("turn on" / "disable", "within" /
   "after", "largest" / "smallest") or different actions; ranks that differ ("second largest");
-  the sides of a transfer ("from savings to current") that differ or swap; and any content word
-  one side has and the other lacks (a word that narrows a noun: "gift" / "gift card").
+  the sides of a transfer ("from savings to current") that differ or swap; the time asked about
+  (``data/when.tsv``); and, when the two are one question frame (:class:`Frame`), any content
+  word one side has and the other lacks (a word that narrows a noun: "gift" / "gift card"). A
+  rewording in other words is left to similarity where the embedder reads meaning
+  (``rewordings=True``), if the two share enough content words; greetings, slips of the keys,
+  clipped words and acronyms are read as what they stand for (:mod:`eoc.stages.spelling`).
   Politeness, framing, filler and pronouns ("please", "I'd like to", "could you name") may
   differ; so may a word that names the kind of thing next to what it names ("the capital city",
   "the element Iron"; alone, as in "delete a table", it is what is asked). Synonyms and set
@@ -56,6 +60,7 @@ from importlib import resources
 from typing import Protocol, runtime_checkable
 
 from eoc.compute import is_computation
+from eoc.stages.spelling import acronym, clipped, same_word
 from eoc.stages.text import STOPWORDS, normalize, signature, words
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?")
@@ -71,6 +76,7 @@ _QUOTED = re.compile(r"(?<!\w)[\"“”']([^\"“”']{2,})[\"“”'](?!\w)")
 _SENTENCE_BREAK = re.compile(r"[.!?]\s+")
 # question words that fix the kind of answer; "what" and "which" do not, so they are left out
 ANSWER_TYPE_WORDS = frozenset({"when", "where", "who", "whom", "whose", "why", "how"})
+_KIND_OF_ANSWER = ANSWER_TYPE_WORDS - {"how"}  # "how" asks for a way, an amount, a time...
 COMPUTATION_REFUSAL = "a computation is answered by computing it, never by a similar question"
 
 
@@ -496,7 +502,7 @@ def _read(
 ]:
     """The words of ``text`` with synonyms replaced, their stems, the axes touched, the
     content words, the numbers and the named entities (less those inside a synonym phrase):
-    what :class:`Analysis`, :meth:`EntityGuard.terms` and :func:`lexical_words` all read.
+    what :class:`Analysis` and :func:`lexical_words` read.
     Cached, as a lookup reads its query three times (terms, embedding, analysis); the result
     is shared, so callers never change it."""
     cws, stems, phrased = _canonical(_words(text))
@@ -649,6 +655,41 @@ def _sides(ws: list[str]) -> tuple[frozenset[str], frozenset[str]] | None:
     return source, target
 
 
+@functools.cache
+def when_words() -> tuple[frozenset[str], frozenset[str]]:
+    """The stems of ``data/when.tsv`` (words that say when a question is about), and those of
+    its ``days`` and ``months`` lines, which are also written clipped ("sat", "sept")."""
+    text = (resources.files(__package__) / "data" / "when.tsv").read_text(encoding="utf-8")
+    out: set[str] = set()
+    clippable: set[str] = set()
+    for line in text.splitlines():
+        if line.strip() and not line.startswith("#"):
+            kind, listed = line.split("\t", 1)
+            stems = {_stem(w) for w in listed.split()}
+            out.update(stems)
+            if kind in ("days", "months"):
+                clippable.update(stems)
+    return frozenset(out), frozenset(clippable)
+
+
+def _when(ws: list[str]) -> frozenset[str]:
+    """The words of ``ws`` that say when (``data/when.tsv``), a clipped one read whole ("sat"
+    is saturday; "may" the month only when capitalised, which the caller decides)."""
+    known, clippable = when_words()
+    out = set()
+    for i, w in enumerate(ws):
+        st = _stem(w)
+        if i and ws[i - 1] == "good":  # "good morning": a greeting
+            continue
+        if st in known:
+            out.add(st)
+        elif 3 <= len(w) <= 4 and w.isalpha():
+            whole = [k for k in clippable if k.startswith(w)]
+            if len(whole) == 1:
+                out.add(whole[0])
+    return frozenset(out)
+
+
 def _own(w: str) -> str:
     """``w`` without a possessive ending: "Algeria's" is Algeria."""
     return w[:-2] if len(w) > 2 and w[-2:] in ("'s", "’s") else w
@@ -664,6 +705,8 @@ def _stem(w: str) -> str:
         return w[:-3] + "y"  # "countries" is country
     for suffix in ("ing", "ed", "es", "s"):
         if len(w) > len(suffix) + 3 and w.endswith(suffix):
+            if suffix == "es" and not w.endswith(("ses", "xes", "zes", "ches", "shes")):
+                continue  # "hectares" is hectare, "charges" charge; "taxes" is tax
             return w[: -len(suffix)]
     return w
 
@@ -675,6 +718,11 @@ def _directions(ws_all: list[str]) -> frozenset[tuple[str, str, str]]:
     for i, w in enumerate(ws[1:-1], 1):
         if w in _DIRECTIONAL:
             out.add((_stem(ws[i - 1]), w, _stem(ws[i + 1])))
+            # a two-word side ("troy ounces in a gram" / "grams in a troy ounce")
+            if i >= 2 and ws[i - 2] not in _DIRECTIONAL:
+                out.add((_stem(ws[i - 2]), w, _stem(ws[i + 1])))
+            if i + 2 < len(ws) and ws[i + 2] not in _DIRECTIONAL:
+                out.add((_stem(ws[i - 1]), w, _stem(ws[i + 2])))
     return frozenset(out)
 
 
@@ -704,6 +752,7 @@ class Analysis:
         "ordinals",
         "poles",
         "possessive",
+        "seq",
         "sides",
         "spelled",
         "swapped",
@@ -713,6 +762,7 @@ class Analysis:
         "wh",
         "wh_role",
         "wh_set",
+        "when",
         "words",
     )
 
@@ -729,6 +779,7 @@ class Analysis:
         ws = [_own(w) for w in raw]
         self.possessive = ws != raw  # "Algeria's code": the owner's name comes first
         self.words = frozenset(ws)
+        self.seq = tuple(ws)
         cws, stems, self.poles, self.content = read[:4]
         # read after synonyms: "where do I go to" asks how, "how many people live" a population
         self.wh = tuple(w for w in cws if w in ANSWER_TYPE_WORDS)
@@ -736,7 +787,9 @@ class Analysis:
         # the content words past a leading statement ("I forgot my password, how do I ...")
         context = _CONTEXT.match(said)
         asked_read = read if context is None else _read(said[context.end() :])
-        self.asked = asked_read[3]
+        # a statement that holds all the content words ("I'm trying to get my contacts onto my
+        # new phone. How?") is what is asked
+        self.asked = asked_read[3] or read[3]
         # the asked words in the order said: who does what to whom ("Does the dog chase the cat")
         self.order = _order(asked_read[1])
         self.symbols = symbols(text)
@@ -754,6 +807,10 @@ class Analysis:
         )
         self.bound = _bound(cws, stems, self.content)
         self.tenses = _tenses(ws)
+        # "may" is the month only as a name ("in May"), not the verb ("may I")
+        self.when = _when([w for w in ws if w != "may"]) | (
+            frozenset({"may"}) if re.search(r"(?<!^)\bMay\b", text) else frozenset()
+        )
         self.wh_role = _wh_role(ws)
         self._computes: bool | None = None  # found when first asked: only a query's is
         self.axes = frozenset(self.poles)
@@ -775,6 +832,147 @@ class Analysis:
         return self._computes
 
 
+CLOSE_CHANGES = 2
+"""At most this many words changed (added, dropped or replaced, after spelling and synonyms)
+and the two texts are one question frame with a detail changed: the change decides."""
+
+
+class Frame:
+    """How two analysed texts differ in their content words, once misspellings, clipped words
+    and acronyms are paired with the words they stand for (:mod:`eoc.stages.spelling`).
+
+    ``close`` when they share a content word and differ in at most :data:`CLOSE_CHANGES` of
+    them (an opposite said by one side only counts as one): the same question with a detail
+    changed ("the set lunch menu" / "the set dinner menu", "the returns policy" / "the returns
+    policy for sale items"), where the changed word is what is asked. Otherwise the query says
+    the stored question in other words (greetings, slang, a statement, another register), and
+    the guard leaves what the words change to similarity.
+    """
+
+    __slots__ = ("close", "extra", "missing", "names", "shared")
+
+    def __init__(self, q: Analysis, s: Analysis) -> None:
+        missing = set(s.content - q.content)
+        extra = set() if q.corrected else set(q.asked - s.content)
+        names = {w for e in (*q.entity_parts, *s.entity_parts) for p in e for w in (p, _stem(p))}
+        shared = len(q.content & s.content - names)  # the names shared are counted apart
+        self.names = len(q.content & s.content & names)
+        for u in sorted(extra):  # (a name is never one: the names are compared before)
+            v = next((v for v in sorted(missing) if same_word(u, v)), None)
+            if v is not None:
+                extra.discard(u)
+                missing.discard(v)
+                shared += 1
+        # a word the other side holds outside its content words, misspelled or clipped
+        # ("upgarde": upgrade, "max": maximum), and a price where the other asks "how much"
+        for side, own, other in ((extra, q, s), (missing, s, q)):
+            lacking = other.words - own.words - STOPWORDS  # a word both hold pairs with nothing
+            for u in sorted(side):
+                if (u in _PRICE and "much" in other.words) or any(same_word(u, w) for w in lacking):
+                    side.discard(u)
+                    shared += 1
+        for u in sorted(extra):  # "check-in" / "check-out": one thing, another part of it
+            if "-" in u:
+                v = next(
+                    (v for v in sorted(missing) if set(v.split("-")) & set(u.split("-"))), None
+                )
+                if v is not None:
+                    shared += 1
+        for short, long_side, spelled_out in ((extra, s, missing), (missing, q, extra)):
+            for u in sorted(short):
+                covered = _acronym_of(u, long_side.seq)
+                if covered:
+                    short.discard(u)
+                    spelled_out.difference_update(_stem(w) for w in covered)
+                    shared += 1
+        self.missing = frozenset(missing)
+        self.extra = frozenset(extra)
+        self.shared = shared
+        shared += len(q.axes & s.axes)
+        changes = len(missing) + (q.axes != s.axes)
+        self.close = shared + self.names > 0 and changes <= CLOSE_CHANGES
+
+    def covers(self, q: Analysis, s: Analysis) -> bool:
+        """Whether the words the two share are at least half of the shorter one's content
+        words, one of them not a name: a rewording keeps much of what it rewords; two
+        questions that share only a topic word ("insurance", "free") or what they are about
+        ("the ISO code of Chad" / "the region of Chad") do not."""
+        fewer = min(len(q.asked), len(s.content))
+        return (self.shared + self.names) * 2 >= fewer and (self.shared > 0 or not fewer)
+
+    @staticmethod
+    def has(a: Analysis, word: str) -> bool:
+        """Whether ``a`` holds ``word`` (a name's part), as written, stemmed, misspelled,
+        clipped or as an acronym of its words."""
+        if word in a.words or _stem(word) in a.content:
+            return True
+        if any(clipped(word, w) or clipped(w, word) for w in a.words if w not in STOPWORDS):
+            return True
+        return bool(_acronym_of(word, a.seq)) or any(
+            _acronym_of(w, (word,) if " " not in word else tuple(word.split())) for w in a.words
+        )
+
+    def wording(self, q: Analysis, s: Analysis) -> str:
+        """Why the changed words keep the stored question from answering ("" when none did):
+        in a close frame, a word put in another's place; anywhere, words the query adds to all
+        of the stored question's (it asks something narrower: "the returns policy for sale
+        items"). A query that only leaves words out asks the same more briefly ("overdraft
+        cost?"), and similarity decides."""
+        if self.missing and self.close:
+            said = ", ".join(sorted(s.spelled.get(w, w) for w in self.missing))
+            put = ", ".join(sorted(q.spelled.get(w, w) for w in self.extra))
+            instead = f" (it says {put} instead)" if put else ""
+            return f"the query lacks {said} of the stored question{instead}"
+        if self.extra and not self.missing:
+            said = ", ".join(sorted(q.spelled.get(w, w) for w in self.extra))
+            return f"the query adds {said}: it may ask something narrower"
+        return ""
+
+
+def _one_sided(q: Analysis, s: Analysis) -> frozenset[str]:
+    """The axes of opposites (``data/polarity.tsv``) that one side touches and the other does
+    not touch at all, less "with" (only its opposite, "without", decides: a negation) and an
+    axis whose word the other side holds misspelled or clipped ("upgarde", "min")."""
+    q_axes, s_axes = q.axes - {"with"}, s.axes - {"with"}
+    if q_axes and s_axes:
+        return frozenset()  # both name an action: the same one, or "different actions"
+    one, other = (q, s) if q_axes else (s, q)
+    out = set()
+    for axis in one.axes - {"with"}:
+        said = one.poles[axis][1]
+        if not any(same_word(said, w) for w in other.words if w not in STOPWORDS):
+            out.add(axis)
+    return frozenset(out)
+
+
+def _asks_nothing(a: Analysis) -> bool:
+    """Whether ``a`` has no question word at all ("Can I get a late check-out?")."""
+    return not a.wh_set and not a.words & {"what", "which", "whats", "what's"}
+
+
+_PRICE = frozenset({"cost", "price", "pricing"})  # what "how much" asks, said outright
+_LIGHT_VERBS = frozenset({"get", "gets", "got", "getting", "have", "has", "had"})
+
+
+def _light_verb(a: Analysis) -> bool:
+    """Whether ``a`` says its action with a light verb ("get", "have"), which may stand for
+    the action the other side names ("get a pass" / "buy a pass")."""
+    return bool(a.words & _LIGHT_VERBS)
+
+
+def _acronym_of(short: str, seq: tuple[str, ...]) -> tuple[str, ...]:
+    """The words of ``seq`` that ``short`` is the acronym of ("ac": air conditioning), or ()."""
+    n = len(short)
+    if not 2 <= n <= 5 or not short.isalpha():
+        return ()
+    words = [w for w in seq if w not in ("the", "a", "an", "of", "and")]
+    for i in range(len(words) - n + 1):
+        span = words[i : i + n]
+        if acronym(short, span):
+            return tuple(span)
+    return ()
+
+
 class EntityGuard:
     """Serve a similar stored question only if it asks the same thing (the rules are in the
     module docstring; :meth:`refusal` says which one refused a pair).
@@ -784,25 +982,13 @@ class EntityGuard:
 
     name = "entities"
 
+    def __init__(self, *, rewordings: bool = True) -> None:
+        self.rewordings = rewordings
+
     @staticmethod
     def prepare(text: str) -> Analysis:
         """The analysis of ``text`` that :meth:`allows` reads (reuse it across checks)."""
         return Analysis(text)
-
-    @staticmethod
-    def terms(text: str) -> frozenset[Hashable]:
-        """The content words (stemmed, synonyms as one word, without rewording words and the
-        words of an opposite), the numbers and the operators of ``text``.
-
-        :meth:`allows` keeps these of the stored question inside the query's: its content words
-        must all be in the query, its numbers equal the query's (or, for a query that corrects
-        itself, appear in it).
-        """
-        read = _read(text)
-        out: set[Hashable] = {("c", c) for c in read[3]}
-        out.update(("n", n) for n in read[4])
-        out.update(("s", sym) for sym in symbols(text))
-        return frozenset(out)
 
     @staticmethod
     def fingerprint(text: str) -> Hashable | None:
@@ -822,6 +1008,9 @@ class EntityGuard:
         if q.computes:  # a stored computation may answer what does not read as one ("No
             return COMPUTATION_REFUSAL  # sorry, what is 2+2"), under every rule below
         corrected = q.corrected
+        frame = Frame(q, s)
+        # what always decides: numbers, operators, names, capitals, ranks, opposite poles, the
+        # sides of a transfer, who does what to whom
         if corrected:
             if not _subsequence(s.numbers, q.numbers):
                 return f"numbers: {' '.join(s.numbers) or 'none'} are not among the query's"
@@ -831,20 +1020,15 @@ class EntityGuard:
             return (
                 f"numbers differ: {' '.join(q.numbers) or 'none'} / {' '.join(s.numbers) or 'none'}"
             )
-        elif q.wh_set and s.wh_set and q.wh_set != s.wh_set:
-            return f"they ask different things: {' '.join(q.wh)} / {' '.join(s.wh)}"
         same_symbols = _subsequence(s.symbols, q.symbols) if corrected else q.symbols == s.symbols
         if not same_symbols:
             return (
                 f"operators or symbols differ: {' '.join(q.symbols) or 'none'} / "
                 f"{' '.join(s.symbols) or 'none'}"
             )
-        if q.tenses and s.tenses and q.tenses != s.tenses and not corrected:
-            return f"asked in another tense: {' '.join(sorted(q.tenses))} / {' '.join(sorted(s.tenses))}"
-        q_words, s_words = q.words, s.words
-        for parts in s.entity_parts if corrected else (*q.entity_parts, *s.entity_parts):
-            if not all(p in q_words for p in parts) or not all(p in s_words for p in parts):
-                return f"the name {' '.join(parts)!r} is not in both"
+        names = self._names(q, s, frame)
+        if names:
+            return names
         for low, written in q.cased.items():
             theirs = s.cased.get(low)
             if theirs is not None and theirs != written and (written.isupper() or theirs.isupper()):
@@ -855,8 +1039,6 @@ class EntityGuard:
         turned = q.possessive or s.possessive or ("of" in q.words) != ("of" in s.words)
         if not turned and not _subsequence(shared, q_ent):
             return "the names come in another order"
-        if not corrected and bool(q.negated) != bool(s.negated):
-            return f"negated in one only ({q.negated or s.negated!r})"
         # a query that took words back may drop a stored negation with them, not add one last
         if corrected and ((q.negated_last and not s.negated) or (s.negated and not q.negated)):
             return f"negated in one only ({q.negated_last or s.negated!r})"
@@ -865,6 +1047,8 @@ class EntityGuard:
         for axis, (held, said) in q.poles.items():
             other = s.poles.get(axis)
             if other is not None and held != other[0]:  # "a lower ... lower" / "a higher ... lower"
+                if axis == "with":  # "without" denies what "with" says
+                    return f"negated in one only ({said if 1 in held else other[1]!r})"
                 return f"opposites ({axis}): {said!r} / {other[1]!r}"
         if q.sides is not None and s.sides is not None:
             for i, name in enumerate(("from", "to")):
@@ -873,20 +1057,75 @@ class EntityGuard:
                         f"the {name} side differs: {' '.join(sorted(q.sides[i]))} / "
                         f"{' '.join(sorted(s.sides[i]))}"
                     )
-        if q.axes and s.axes and not q.axes & s.axes:
-            return (
-                f"different actions: {' / '.join(sorted(q.axes))} and {' / '.join(sorted(s.axes))}"
-            )
-        if bool(q.axes) != bool(s.axes):
-            said = next(iter((q.poles or s.poles).values()))[1]
-            return f"only one of them says {said!r}"
         if s.swapped & q.directions:
             return "the sides of a to/from are swapped"
+        if q.when != s.when and not (corrected and s.when <= q.when):
+            times = " ".join(sorted(q.when)) or "no time", " ".join(sorted(s.when)) or "no time"
+            return f"they ask about another time: {times[0]} / {times[1]}"
         if not corrected:
             roles = self._roles(q, s, turned)
             if roles:
                 return roles
-        return self._wording(q, s)
+        one_sided = _one_sided(q, s)
+        # "when", "where", "who", "why" fix the kind of answer: a question that asks one is not
+        # answered by one that asks another or none ("What time is check-out?" / "Can I get a
+        # late check-out?")
+        asks = q.wh_set & _KIND_OF_ANSWER, s.wh_set & _KIND_OF_ANSWER
+        if asks[0] != asks[1] and not corrected and (_asks_nothing(q) or _asks_nothing(s)):
+            kinds = " ".join(sorted(asks[0])) or "none", " ".join(sorted(asks[1])) or "none"
+            return f"they ask different things: {kinds[0]} / {kinds[1]}"
+        if not frame.close and not self.rewordings:
+            return frame.wording(q, s) or (
+                "another wording: this guard serves only a few words changed"
+                if frame.missing or frame.extra
+                else ""
+            )
+        if not frame.close:
+            # a rewording in other words: what it changes is wording, and similarity decides,
+            # unless the query holds all the stored question says and more, they share no
+            # content word, or one names an action the other does not
+            if not frame.covers(q, s):
+                return "too few content words in common: similarity alone is not enough"
+            if one_sided and not _light_verb(q if one_sided - q.axes else s):
+                axis = min(one_sided)
+                said = (q.poles.get(axis) or s.poles[axis])[1]
+                return f"only one of them says {said!r}"
+            return frame.wording(q, s)
+        # the same question frame with a few words changed: each change is the point
+        if not corrected and q.wh_set and s.wh_set and q.wh_set != s.wh_set:
+            return f"they ask different things: {' '.join(q.wh)} / {' '.join(s.wh)}"
+        if q.tenses and s.tenses and q.tenses != s.tenses and not corrected:
+            return f"asked in another tense: {' '.join(sorted(q.tenses))} / {' '.join(sorted(s.tenses))}"
+        if not corrected and bool(q.negated) != bool(s.negated):
+            return f"negated in one only ({q.negated or s.negated!r})"
+        if q.axes and s.axes and not q.axes & s.axes:
+            return (
+                f"different actions: {' / '.join(sorted(q.axes))} and {' / '.join(sorted(s.axes))}"
+            )
+        # an action one side names is the point when the other puts another word in its place
+        # ("lock my card" / "replace my card"), not when it leaves the place to a light verb
+        # ("get a monthly pass" / "buy a monthly pass")
+        if one_sided and (
+            (frame.extra if one_sided - q.axes else frame.missing)
+            or not _light_verb(q if one_sided - q.axes else s)
+        ):
+            axis = min(one_sided)
+            said = (q.poles.get(axis) or s.poles[axis])[1]
+            return f"only one of them says {said!r}"
+        return frame.wording(q, s)
+
+    @staticmethod
+    def _names(q: Analysis, s: Analysis, frame: Frame) -> str:
+        """Why the names keep the stored question from answering: a name of one side that the
+        other lacks ("the Unlimited plan" / "the Essentials plan", "the ISO code of Chad" / "the
+        region of Chad"). A name written another way ("NYC" / "New York", "Sundays" /
+        "Sunday", "Sat" / "Saturday") is the same name."""
+        lacking: list[str] = []
+        for a, b in ((q, s), (s, q)) if not q.corrected else ((s, q),):
+            for parts in a.entity_parts:
+                if not all(frame.has(b, p) for p in parts):
+                    lacking.append(" ".join(parts))
+        return f"the name {lacking[0]!r} is not in both" if lacking else ""
 
     @staticmethod
     def _roles(q: Analysis, s: Analysis, turned: bool) -> str:
@@ -910,20 +1149,6 @@ class EntityGuard:
         if traded:
             a, m = (" ".join(q.spelled.get(w, w) for w in part) for part in traded)
             return f"{a} trade places around {m}: who does what to whom differs"
-        return ""
-
-    @staticmethod
-    def _wording(q: Analysis, s: Analysis) -> str:
-        """Why the content words keep the stored question from answering (``""`` when the
-        words of one are all in the other's)."""
-        missing = s.content - q.content
-        if missing:
-            said = ", ".join(sorted(s.spelled.get(w, w) for w in missing))
-            return f"the query lacks {said} of the stored question"
-        extra = q.asked - s.content  # what a leading statement adds is context, not scope
-        if extra and not q.corrected:  # a query that corrects itself holds words it took back
-            said = ", ".join(sorted(q.spelled.get(w, w) for w in extra))
-            return f"the query adds {said}: it may ask something narrower"
         return ""
 
 

@@ -20,10 +20,11 @@ scores a capped number of candidates (:mod:`eoc.stages.index`), a candidate whos
 fingerprint differs from the query's (another number) is dropped by a set lookup, and
 at most :data:`MAX_GUARD_CHECKS` candidates reach the guard itself.
 
-Most misses cost no embedding at all: with a guard that names its ``terms`` (both built-in
-guards do), each stored prompt is indexed by its rarest term, and a query none of whose stored
-prompts has all its terms in the query is a miss before it is embedded — the guard would refuse
-every candidate. The check reads at most :data:`MAX_TERM_CHECKS` stored prompts; past that, or
+With a guard that names its ``terms`` (the strict :class:`~eoc.stages.guard.ExactWordsGuard`
+does; the default :class:`~eoc.stages.guard.EntityGuard` does not, as it serves a rewording in
+other words, "how do i trak my oder", whose stored words are not in the query), each stored
+prompt is indexed by its rarest term, and a query none of whose stored prompts has all its terms
+in the query is a miss before it is embedded — the guard would refuse every candidate. The check reads at most :data:`MAX_TERM_CHECKS` stored prompts; past that, or
 when a stored prompt has no terms, the query is embedded as before. When the cascade then asks
 the model, it tells the kv stage (:meth:`KVStage.will_remember`), so an embedder that can
 (``eoc_native.semantic.CachedEmbedder``) embeds the question while the model works, for the answer
@@ -153,7 +154,11 @@ class KVStage:
                 "(eoc_native.semantic.AutoIndex), not the core's sparse one"
             )
         self.index: VectorIndex = index if index is not None else SparseIndex()
-        self._guard: HitGuard = guard or EntityGuard()
+        # an embedder whose cosine reads meaning may judge a rewording in other words; one that
+        # reads spelling (the core's n-grams) serves only a few words changed
+        self._guard: HitGuard = guard or EntityGuard(
+            rewordings=bool(getattr(self.embedder, "rewordings", False))
+        )
         # the guard's optional cheap parts (see eoc.stages.guard), looked up once
         self._fingerprint: Callable[[str], Hashable | None] | None = getattr(
             self._guard, "fingerprint", None

@@ -95,6 +95,10 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
         ],
     ),
     ("eoc/stages/questions.py", ["tests/test_questions.py"]),
+    (
+        "eoc/stages/spelling.py",
+        ["tests/test_guard_rewordings.py", "tests/test_guard_rules.py", "tests/test_lookalikes.py"],
+    ),
     ("eoc/compute/", ["tests/test_compute.py"]),
     ("native/eoc_native/graph/", ["tests/native/test_oxigraph.py"]),
     (
@@ -103,6 +107,8 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
             "tests/test_stages.py",
             "tests/test_kv_bounds.py",
             "tests/test_guard_rules.py",
+            "tests/test_guard_rewordings.py",
+            "tests/test_lookalikes.py",
             "tests/test_cascade.py",
             "tests/test_persist.py",
         ],

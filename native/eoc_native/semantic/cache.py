@@ -80,6 +80,7 @@ class CachedEmbedder:
         self.inner = inner
         self.name, self.dim = inner.name, inner.dim
         self.threshold = getattr(inner, "threshold", None)
+        self.rewordings = bool(getattr(inner, "rewordings", False))
         self.path = Path(path) if path is not None else cache_dir() / f"embeddings-{inner.name}.npz"
         self._mem: dict[str, Any] = {}
         self._dirty = False

@@ -96,6 +96,9 @@ class MiniLMEmbedder:
     name = "all-MiniLM-L6-v2"
     dim = 384
     dense = True
+    rewordings = True
+    """Its cosine reads meaning, not spelling: the kv's guard lets it judge a rewording in
+    other words (see :class:`eoc.stages.guard.EntityGuard`)."""
 
     def __init__(self, model_dir: str | Path | None = None, *, max_len: int = 256) -> None:
         """Check the model files and read their headers; the weights (91 MB) load on the first

@@ -1,0 +1,92 @@
+"""Which words of two texts are one word written two ways: a misspelling ("recieve", "netwroks"),
+a clipped form ("min" for minimum, "uni" for university), an acronym of the other side's words
+("AC" for air conditioning). Standard library only (the browser runs it); the native extra adds a
+dictionary-backed corrector on top (``eoc_native.spell``).
+
+The hit guard (:mod:`eoc.stages.guard`) pairs the content words one text has and the other lacks
+with :func:`same_word` before it weighs what is left, so a typo is not read as a different word.
+The rules are kept narrow, as a wrong pairing can serve a wrong answer: short words are never
+repaired (``cat`` is not ``car``), and the distance allowed grows with the length of the word.
+"""
+
+from __future__ import annotations
+
+import functools
+
+
+@functools.lru_cache(maxsize=16384)
+def distance(a: str, b: str, limit: int = 2) -> int:
+    """The optimal string alignment distance between ``a`` and ``b`` (insertions, deletions,
+    substitutions and swaps of neighbours each cost 1), or ``limit + 1`` when it is larger
+    than ``limit``: only small distances matter, and those are found without filling the
+    whole table."""
+    if a == b:
+        return 0
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        if min(cur) > limit:
+            return limit + 1
+        prev2, prev = prev, cur
+    return prev[-1] if prev[-1] <= limit else limit + 1
+
+
+def allowed_distance(a: str, b: str) -> int:
+    """How far apart two spellings of one word may be: none under 4 letters, else 1 (the
+    shorter word decides). Two slips are not allowed at any length: "southern" and
+    "northern" are two apart."""
+    return 0 if min(len(a), len(b)) < 4 else 1
+
+
+def misspelled(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` read as one word with a slip of the keys ("adress" / "address",
+    "netwroks" / "networks"); never for a word under 4 letters, nor where they differ only by
+    an ending that makes another word of a longer one ("import" / "imports" are one stem
+    anyway)."""
+    if a == b:
+        return True
+    k = allowed_distance(a, b)
+    if not k or not a.isalpha() or not b.isalpha():
+        return False
+    return distance(a, b, k) <= k
+
+
+def clipped(short: str, long: str) -> bool:
+    """Whether ``short`` is a clipped form of ``long``: "min" of minimum, "uni" of university,
+    "undergrad" of undergraduate, "sat" of saturday; at least 3 letters and at most half the
+    word missing... or a common clipping of at least 3 letters that keeps the first syllable."""
+    return 3 <= len(short) < len(long) and long.startswith(short) and len(short) * 3 >= len(long)
+
+
+def acronym(short: str, words: list[str]) -> bool:
+    """Whether ``short`` (2 to 5 letters) is made of the first letters of consecutive
+    ``words`` ("ac" of air conditioning, "nyc" of new york city, "gp" of general practitioner)."""
+    n = len(short)
+    if not 2 <= n <= 5 or not short.isalpha():
+        return False
+    initials = "".join(w[:1] for w in words)
+    return short in initials and any(
+        initials[i : i + n] == short and all(w.isalpha() for w in words[i : i + n])
+        for i in range(len(words) - n + 1)
+    )
+
+
+def same_word(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` are one word written two ways: with or without a hyphen
+    ("checkout" / "check-out"), a misspelling, or a clipping."""
+    if "-" in a or "-" in b:
+        a, b = a.replace("-", ""), b.replace("-", "")
+        if a == b:
+            return True
+    return misspelled(a, b) or clipped(a, b) or clipped(b, a)
+
+
+__all__ = ["acronym", "allowed_distance", "clipped", "distance", "misspelled", "same_word"]
