@@ -15,6 +15,13 @@ def add_store(p: argparse.ArgumentParser) -> None:
         help="where cache, kv and graph live: a SQLite file, or postgresql://... with the native "
         "extra (default $EOC_STORE; none: in memory, gone when the process ends)",
     )
+    p.add_argument(
+        "--ttl",
+        default=None,
+        metavar="DURATION",
+        help="the store's TTL: a model's answer older than this (30d, 12h, 90m, 45s, or "
+        "seconds), or of unknown age, is never served from cache or kv (default: none)",
+    )
 
 
 def add_sign_key(p: argparse.ArgumentParser) -> None:

@@ -213,7 +213,7 @@ def test_a_version_1_database_is_migrated_and_its_answers_are_kept_but_never_ser
         assert cascade.resolve(q).stage == "neural"  # never served
         with psycopg.connect(url, autocommit=True) as conn:
             version = conn.execute("SELECT value FROM eoc_meta WHERE key = 'schema_version'")
-            assert version.fetchone()[0] == "2"
+            assert version.fetchone()[0] == "3"
     finally:
         store.close()
 

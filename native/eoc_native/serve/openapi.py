@@ -77,12 +77,29 @@ def document(model: str) -> dict[str, Any]:
             },
             "receipt": {"type": "object"},
             "tokens": {"type": "object"},
+            "generation": {
+                "type": "object",
+                "description": "How a model generated the answer (absent when no model made "
+                "it): finish_reason, tokens {in, out}, seconds; replayed when a store served it "
+                "again. A remembered answer kept before eoc recorded this has finish_reason, "
+                "tokens and seconds null and a note.",
+                "required": ["finish_reason", "tokens", "seconds", "replayed"],
+                "properties": {
+                    "finish_reason": {"type": ["string", "null"]},
+                    "tokens": {"type": ["object", "null"]},
+                    "seconds": {"type": ["number", "null"]},
+                    "replayed": {"type": "boolean"},
+                    "note": {"type": "string"},
+                },
+            },
             "stored": {"type": "string", "enum": ["yes", "pending", "no"]},
             "public_key": {"type": "string"},
         },
     }
     usage = {
-        "type": "object",
+        "type": ["object", "null"],
+        "description": "Tokens the model read and wrote; for a remembered answer, when it made "
+        "it; null when a remembered answer was kept before eoc recorded them (unknown).",
         "required": ["prompt_tokens", "completion_tokens", "total_tokens"],
         "properties": {
             k: {"type": "integer", "minimum": 0}
@@ -128,7 +145,9 @@ def document(model: str) -> dict[str, Any]:
                         "text": {"type": "string"},
                         "finish_reason": {
                             "type": ["string", "null"],
-                            "enum": ["stop", "length", None],
+                            "description": "stop, length, or the model's own reason; a "
+                            "remembered answer replays the one it was made with, null when it "
+                            "was kept before eoc recorded it (unknown)",
                         },
                     },
                 },
