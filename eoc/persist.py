@@ -205,6 +205,19 @@ class SqliteCache(CacheStage):
             self.db.write("DELETE FROM cache")
             super().clear()
 
+    def forget_where(self, match: Callable[..., bool]) -> int:
+        """Forget the entries ``match`` picks: deleted from the file, then from memory."""
+        with self.db.lock:
+            with self._lock:
+                gone = self._matching(match)
+            if gone:
+                with self.db.transaction("forgetting cached answers") as c:
+                    c.executemany("DELETE FROM cache WHERE qid = ?", [(q,) for q in gone])
+            with self._lock:
+                for qid in gone:
+                    self._drop(qid)
+        return len(gone)
+
     def close(self) -> None:
         self.db.close()
 
@@ -295,6 +308,18 @@ class SqliteKV(KVStage):
         text = meta.to_text()
         fields = (key, prompt, payload, self.embedder.name, self._encode(vec), origin)
         return (*fields, text, row_sum("kv", summed(fields, text)))
+
+    def forget_where(self, match: Callable[..., bool]) -> int:
+        """Forget the entries ``match`` picks: deleted from the file, then from memory."""
+        with self.db.lock:
+            gone = self._matching(match)
+            if gone:
+                with self.db.transaction("forgetting kv pairs") as c:
+                    c.executemany("DELETE FROM kv WHERE key = ?", [(k,) for k in gone])
+            for key in gone:
+                self._drop(key)
+                self._stored.pop(key, None)
+        return len(gone)
 
     def defer_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
         """As :meth:`load_pairs`: a persistent store writes its rows, with their vectors, at once."""

@@ -22,6 +22,8 @@ from typing import Any, TextIO
 from urllib.parse import quote
 
 from eoc.cli.common import Add, emit
+from eoc.cli.forget import add_forget
+from eoc.cli.options import add_store
 from eoc.errors import StoreUnusable
 from eoc.persist_db import StoreDb, check_path, translate
 from eoc.persist_schema import (
@@ -231,7 +233,10 @@ def cmd_store_recover(args: argparse.Namespace, out: TextIO) -> int:
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Add ``eoc store check|recover`` to the ``eoc`` command's subparsers."""
-    help_ = "check a SQLite store (--store), or recover what is readable from a damaged one"
+    help_ = (
+        "check a SQLite store, recover what is readable from a damaged one, or forget "
+        "remembered answers"
+    )
     store = sub.add_parser("store", help=help_, description=help_)
     store_sub = store.add_subparsers(dest="store_command", required=True, metavar="STORE")
     check = store_sub.add_parser(
@@ -249,6 +254,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
     recover.add_argument("dst", metavar="NEW", help="the new store (must not exist)")
     recover.add_argument("--json", action="store_true", help="print JSON instead of text")
     recover.set_defaults(fn=cmd_store_recover)
+    add_forget(store_sub, add_store)
     return store
 
 

@@ -243,6 +243,19 @@ class CacheStage:
         with self._lock:
             return self._drop(qid)
 
+    def forget_where(self, match: Callable[..., bool]) -> int:
+        """Forget every entry ``match(qid, None, origin, meta)`` picks (:mod:`eoc.forget`);
+        how many."""
+        with self._lock:
+            gone = self._matching(match)
+            for qid in gone:
+                self._drop(qid)
+        return len(gone)
+
+    def _matching(self, match: Callable[..., bool]) -> list[str]:
+        """The ids of the entries ``match`` picks; the caller holds ``_lock``."""
+        return [q for q, a in self._entries.items() if match(q, None, a.origin, a.meta)]
+
     def _drop(self, qid: str) -> bool:
         """Drop one entry from memory; the caller holds ``_lock``."""
         size = self._sizes.pop(qid, None)

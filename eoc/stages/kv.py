@@ -344,6 +344,19 @@ class KVStage:
     def _stale(self, entry: _Entry) -> bool:
         return self._aging and stale(entry.origin, entry.meta, self.now(), self.ttl)
 
+    def forget_where(self, match: Callable[..., bool]) -> int:
+        """Forget every entry ``match(key, prompt, origin, meta)`` picks (:mod:`eoc.forget`);
+        how many."""
+        gone = self._matching(match)
+        for key in gone:
+            self._drop(key)
+        return len(gone)
+
+    def _matching(self, match: Callable[..., bool]) -> list[str]:
+        with self._lock:
+            entries = list(self._entries.values())
+        return [e.key for e in entries if match(e.key, e.prompt, e.origin, e.meta)]
+
     def _drop(self, key: str) -> bool:
         """Forget one entry: its vector, fingerprint and terms too. True if it was there."""
         with self._lock:
@@ -478,8 +491,10 @@ class KVStage:
             candidate = entries.get(str(k))
             if candidate is None or (matches is not None and not matches(k)):
                 return False  # the fingerprints rule it out: the guard would refuse it
-            if guarded >= MAX_GUARD_CHECKS or self._stale(candidate):
+            if guarded >= MAX_GUARD_CHECKS:
                 return False
+            if self._stale(candidate):
+                return False  # expired: never served
             guarded += 1
             if prepare is None:
                 return allows(text, candidate.prompt)
@@ -548,12 +563,11 @@ class KVStage:
         return out
 
     def _answer(self, entry: _Entry, query: Query, candidates: int) -> Answer:
-        cost = (
-            None
-            if self._flat
-            else work_estimate(Stage.KV, nbytes=query.size, candidates=candidates)
-        )
-        answer = Answer(entry.payload, cost, entry.origin)
+        if self._flat:
+            answer = Answer(entry.payload, None, entry.origin)
+        else:
+            cost = work_estimate(Stage.KV, nbytes=query.size, candidates=candidates)
+            answer = Answer(entry.payload, cost, entry.origin)
         answer.meta = entry.meta
         answer.generation = replayed(entry.origin, entry.meta)
         return answer

@@ -256,7 +256,7 @@ def test_an_answer_whose_write_meets_a_stopped_database_is_held_and_written_when
         stopped.clear()
         wait_for(lambda: store.pending_writes == 0, 20)
         other = PgStore(url)
-        assert [p for _q, p, _o in other.rows("cache", [])] == [answer.payload]
+        assert [p for _q, p, *_ in other.rows("cache", [])] == [answer.payload]
         assert [r[2] for r in other.rows("kv", [])] == [answer.payload]
     finally:
         if stopped.is_set():  # the test failed between the stop and the restart

@@ -488,6 +488,26 @@ class PgCache(CacheStage):
                 self.trim()
         return held
 
+    def forget_where(self, match: Callable[..., bool]) -> int:
+        """Forget the cached answers ``match`` picks, in the table (all of them, not only those
+        this replica holds) and then in memory. Other replicas drop theirs when they restart."""
+        rows = self.store.rows("cache", [])
+        gone = []
+        for qid, _, origin, text in rows:
+            try:
+                meta = meta_from_text(text)
+            except InputError:
+                continue  # a damaged row is never served; eoc store check lists it
+            if match(qid, None, origin, meta):
+                gone.append(qid)
+        if gone:
+            with self.store.connection("forgetting cached answers") as conn:
+                conn.execute("DELETE FROM eoc_cache WHERE qid = ANY(%s)", (gone,))
+        with self._lock:
+            for qid in gone:
+                self._drop(qid)
+        return len(gone)
+
     def trim(self) -> None:
         """Delete the rows older than the newest ``max_entries`` (every replica trims to the
         same bound; a row gone from the table may still be served from a replica's memory)."""
@@ -583,6 +603,26 @@ class PgKV(KVStage):
             KVStage.put(self, prompt, payload, embedding=vec, origin=origin, meta=meta)
             self._stored[key] = (payload, origin)
             return held
+
+    def forget_where(self, match: Callable[..., bool]) -> int:
+        """Forget the kv pairs ``match`` picks, in the table and then in memory. Other replicas
+        drop theirs when they restart."""
+        gone = []
+        for key, prompt, _, origin, text, _, _ in self.store.rows("kv", []):
+            try:
+                meta = meta_from_text(text)
+            except InputError:
+                continue
+            if match(key, prompt, origin, meta):
+                gone.append(key)
+        with self._write_lock:
+            if gone:
+                with self.store.connection("forgetting kv pairs") as conn:
+                    conn.execute("DELETE FROM eoc_kv WHERE key = ANY(%s)", (gone,))
+            for key in gone:
+                self._drop(key)
+                self._stored.pop(key, None)
+        return len(gone)
 
     def defer_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
         """As :meth:`load_pairs`: a persistent store writes its rows, with their vectors, at once."""
