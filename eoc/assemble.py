@@ -22,6 +22,7 @@ from typing import Any
 
 from eoc import plugins
 from eoc._compat import IN_PYODIDE
+from eoc.entry import checked_ttl
 from eoc.errors import ConfigError, EocError, MissingExtra, StoreUnusable
 from eoc.knowledge import PackStore, kv_pairs, triples, vocabulary
 from eoc.stages.base import StageLike
@@ -257,7 +258,9 @@ class Assembly:
         return 0 if self.store is None or self.store.pending is None else self.store.pending()
 
 
-def assemble(backend: Backend | None = None, *, store: str | None = None) -> Assembly:
+def assemble(
+    backend: Backend | None = None, *, store: str | None = None, ttl: float | str | None = None
+) -> Assembly:
     """Cache, seeded kv, the graph over the pack (in the pack's vocabulary) and neural
     (:func:`default_backend` unless ``backend``), in memory or in ``store``.
 
@@ -265,7 +268,11 @@ def assemble(backend: Backend | None = None, *, store: str | None = None) -> Ass
     ``eoc graph load`` made when there is one (:func:`graph_source`), else the pack. In a store,
     the pack is written once, on first use, and the graph reads the store's triples.
 
+    ``ttl`` is the store-wide TTL (seconds, or "7d"): a model's answer older than it, or of
+    unknown age, is never served by cache or kv (:meth:`eoc.stages.cache.CacheStage.set_ttl`).
+
     Raises:
+        ConfigError: a bad ``ttl`` (checked before anything is opened).
         StoreUnusable: the store cannot be opened (a file path's folder does not exist, a
             server is unreachable, an unknown scheme).
         StoreVersionError: it is not eoc's store, or of a schema version this eoc does not read.
@@ -273,16 +280,19 @@ def assemble(backend: Backend | None = None, *, store: str | None = None) -> Ass
             readable).
         MissingExtra: the embedder, model or store asked for is not installed.
     """
+    seconds = checked_ttl(ttl, "the store's TTL (--ttl)")
     if backend is None:
         backend = default_backend()
     options = kv_options()  # may refuse (a missing extra) before any store is opened
     if store is None:
-        kv = KVStage(**options)
+        kv = KVStage(ttl=seconds, **options)
         kv.defer_pairs(kv_pairs())  # embedded on the first lookup that needs a vector
         graph = GraphStage(graph_source(), vocabulary=vocabulary())
-        return Assembly([CacheStage(), kv, graph, NeuralStage(backend)])
+        return Assembly([CacheStage(ttl=seconds), kv, graph, NeuralStage(backend)])
     parts = open_store(store, options)
     try:
+        for part in (parts.cache, parts.kv):
+            part.set_ttl(seconds)
         parts.kv.defer_pairs(kv_pairs())  # a store writes them at once, the missing ones only
         if len(parts.triples) == 0:
             parts.triples.add_all(triples())
@@ -295,9 +305,11 @@ def assemble(backend: Backend | None = None, *, store: str | None = None) -> Ass
     return Assembly([parts.cache, parts.kv, graph, NeuralStage(backend)], parts)
 
 
-def default_stages(backend: Backend | None = None, *, store: str | None = None) -> list[StageLike]:
+def default_stages(
+    backend: Backend | None = None, *, store: str | None = None, ttl: float | str | None = None
+) -> list[StageLike]:
     """The stages of :func:`assemble` (for ``Cascade(default_stages(...))``)."""
-    return assemble(backend, store=store).stages
+    return assemble(backend, store=store, ttl=ttl).stages
 
 
 __all__ = [

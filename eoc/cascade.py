@@ -39,6 +39,7 @@ from eoc.calibration import (
     calibrate_hits,
 )
 from eoc.cost import JouleCost, Provenance
+from eoc.entry import Generation
 from eoc.errors import (
     BackendError,
     ConfigError,
@@ -152,6 +153,7 @@ class Cascade:
         self._cache = self._memo(Stage.CACHE)
         self._kv = self._memo(Stage.KV)
         self._with_origin = [m for m in (self._cache, self._kv) if _takes_origin(m)]
+        self._with_generation = [m for m in self._with_origin if _takes(m, "generation")]
         # told before the model is asked, so it can embed the question meanwhile (optional)
         self._will_remember: Callable[[Query], None] | None = getattr(
             self._kv, "will_remember", None
@@ -293,7 +295,7 @@ class Cascade:
                 cost = self._cheap_cost(stage, q, answer, plain)
                 if kind is _CACHE:
                     return self._respond(kind, q, answer, cost)
-                stored = self._memoize(kind, q, answer.payload, answer.origin)
+                stored = self._memoize(kind, q, answer.payload, answer.origin, answer.generation)
                 return self._respond(kind, q, answer, cost, stored)
         if before_model is not None:
             before_model(q)
@@ -416,7 +418,17 @@ class Cascade:
         receipt = Receipt.issue(q.id, kind, cost, answer.payload)
         if self.signer is not None:
             receipt = receipt.signed(self.signer)
-        response = Response(kind, answer.payload, cost, receipt, q.id, answer.tokens, stored)
+        response = Response(
+            kind,
+            answer.payload,
+            cost,
+            receipt,
+            q.id,
+            answer.tokens,
+            stored,
+            answer.generation,
+            kind is not Stage.NEURAL,
+        )
         answer.memo_cost, answer.memo_qid, answer.memo_response = cost, q.id, response
         return response
 
@@ -431,22 +443,25 @@ class Cascade:
         stage = type(self._neural)  # a neural stage that says nothing: known by its class
         return origin_of(f"stage:{stage.__module__}.{stage.__qualname__}")
 
-    def _memoize(self, kind: Stage, q: Query, payload: str, origin: str) -> str:
-        """Remember an answer; returns what became of it (:attr:`Response.stored`)."""
+    def _memoize(
+        self, kind: Stage, q: Query, payload: str, origin: str, generation: Generation | None
+    ) -> str:
+        """Remember an answer and how a model generated it; returns what became of it
+        (:attr:`Response.stored`)."""
         if not q.cacheable:
             return ""
         done: list[str] = []
         try:
             if self._cache is not None:
                 key = self._made_by(q, origin) if origin else q
-                done.append(self._remember(self._cache, key, payload, origin))
+                done.append(self._remember(self._cache, key, payload, origin, generation))
             if (
                 kind is Stage.NEURAL
                 and self._kv is not None
                 and q.context is None
                 and payload.strip()
             ):
-                done.append(self._remember(self._kv, q, payload, origin))
+                done.append(self._remember(self._kv, q, payload, origin, generation))
         except InputError:
             pass  # an answer kv cannot key (a prompt with no words) is still served
         except StoreError as exc:
@@ -457,12 +472,16 @@ class Cascade:
             return "no"
         return PENDING if PENDING in done else "yes" if "yes" in done else ""
 
-    def _remember(self, memo: Memo, q: Query, payload: str, origin: str) -> str:
+    def _remember(
+        self, memo: Memo, q: Query, payload: str, origin: str, generation: Generation | None
+    ) -> str:
         """Hand an answer to a memo stage with what made it: "yes", :data:`PENDING` (a shared
         store is down: written when it is back) or "" (not handed on). A stage whose
         ``remember`` takes no ``origin`` (written before eoc recorded it) gets only answers no
         model made: it could not say later which model made one."""
-        if memo in self._with_origin:
+        if memo in self._with_generation:
+            said = memo.remember(q, payload, origin, generation=generation)  # type: ignore[call-arg]
+        elif memo in self._with_origin:
             said = memo.remember(q, payload, origin)
         elif not origin:
             said = memo.remember(q, payload)
@@ -598,7 +617,9 @@ class Cascade:
                         cost = self._combine(answer.cost, span, t1 - t0)
         stored = ""
         if answer.memo:  # never the echo (no model ran) nor a sampled answer without a seed
-            stored = self._memoize(Stage.NEURAL, q, answer.payload, self.origin())
+            stored = self._memoize(
+                Stage.NEURAL, q, answer.payload, self.origin(), answer.generation
+            )
         elif answer.unkept:  # a broken answer: served once, never again, and it says why
             cost = cost.with_basis(f"{cost.basis}; not remembered: {answer.unkept}")
         return self._respond(Stage.NEURAL, q, answer, cost, stored)
@@ -688,6 +709,15 @@ class Cascade:
                 f"{self.meter.name} can see in that time"
             )
         return ""
+
+
+def _takes(memo: object, name: str) -> bool:
+    """Whether ``memo.remember`` takes the keyword ``name`` (or any keyword)."""
+    try:
+        params = inspect.signature(memo.remember).parameters  # type: ignore[attr-defined]
+    except (TypeError, ValueError, AttributeError):
+        return False
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def _takes_origin(memo: object) -> bool:

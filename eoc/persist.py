@@ -31,11 +31,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from eoc.entry import EntryMeta, Generation, meta_from_text
 from eoc.errors import EocError, InputError
 from eoc.persist_db import Damage, StoreDb, opened
-from eoc.persist_schema import row_sum
+from eoc.persist_schema import row_sum, summed
 from eoc.query import Query
-from eoc.stages.cache import CacheStage, checked_answer, checked_origin, qid_of
+from eoc.stages.cache import CacheStage, checked_answer, checked_origin, new_meta, qid_of, stale
 from eoc.stages.facts import read_fact_file, read_ntriples, read_tsv_triples
 from eoc.stages.graph import TripleStore
 from eoc.stages.kv import KVStage
@@ -99,9 +100,10 @@ def put_pairs(kv: Any, pairs: Iterable[tuple[str, str]], write: Callable[[list[A
     batch = getattr(kv.embedder, "embed_batch", None)
     prompts = [p for _, p, _ in fresh]
     vecs = list(batch(prompts)) if batch else [kv.embedder.embed(p) for p in prompts]
-    write([kv._row(k, p, a, v, "") for (k, p, a), v in zip(fresh, vecs, strict=True)])
+    meta = new_meta(kv.now(), None, None)
+    write([kv._row(k, p, a, v, "", meta) for (k, p, a), v in zip(fresh, vecs, strict=True)])
     for (k, p, a), v in zip(fresh, vecs, strict=True):
-        KVStage.put(kv, p, a, embedding=v)
+        KVStage.put(kv, p, a, embedding=v, meta=meta)
         kv._stored[k] = (a, "")
     flush = getattr(kv.embedder, "flush", None)
     if callable(flush):
@@ -130,11 +132,15 @@ class SqliteCache(CacheStage):
             # new rows must sort after every stored one, damaged ones included
             top = db.conn.execute("SELECT max(seq) FROM cache").fetchone()[0]
         self._seq = top if isinstance(top, int) else 0
+        now = self.now()
         with self._lock:
-            for _, qid, payload, _, origin in rows:
+            for _, qid, payload, _, origin, meta_text in rows:
+                meta = meta_from_text(meta_text)  # checked by db.rows
+                if stale(origin, meta, now, self.ttl):
+                    continue  # expired: never served, and removed from the file below
                 plan = self._plan(qid, payload)
                 if plan is not None:
-                    self._apply(qid, payload, *plan, origin=origin)
+                    self._apply(qid, payload, *plan, origin=origin, meta=meta)
         # the bounds may be smaller than when the file was written; if trimming the file
         # fails, the constructor raises and this memory is never used
         evicted = [(qid,) for _, qid, *_ in rows if qid not in self._entries]
@@ -142,14 +148,25 @@ class SqliteCache(CacheStage):
             with db.transaction("trimming cache") as c:
                 c.executemany("DELETE FROM cache WHERE qid = ?", evicted)
 
-    def remember(self, query: Query, payload: str, origin: str = "") -> None:
-        """Cache an answer and what made it, written through before memory changes.
+    def remember(
+        self,
+        query: Query,
+        payload: str,
+        origin: str = "",
+        *,
+        generation: Generation | None = None,
+        ttl: float | str | None = None,
+    ) -> None:
+        """Cache an answer, what made it and how, written through before memory changes.
 
         Raises:
-            InvalidText: ``payload`` or ``origin`` is not valid text (nothing is written).
+            InvalidText: ``payload``, ``origin`` or ``generation`` is not valid (nothing is
+                written); ConfigError: a bad ``ttl``.
             StoreError: the write failed; memory and file are as they were.
         """
         qid, payload, origin = qid_of(query), checked_answer(payload), checked_origin(origin)
+        meta = new_meta(self.now(), generation, ttl)
+        text = meta.to_text()
         with self.db.lock:
             with self._lock:
                 plan = self._plan(qid, payload)
@@ -159,16 +176,23 @@ class SqliteCache(CacheStage):
             seq = self._seq + 1
             with self.db.transaction("caching an answer") as c:
                 c.execute(
-                    "INSERT INTO cache (qid, payload, seq, origin, checksum) "
-                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT(qid) DO UPDATE SET "
+                    "INSERT INTO cache (qid, payload, seq, origin, meta, checksum) "
+                    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(qid) DO UPDATE SET "
                     "payload = excluded.payload, seq = excluded.seq, origin = excluded.origin, "
-                    "checksum = excluded.checksum",
-                    (qid, payload, seq, origin, row_sum("cache", (qid, payload, origin))),
+                    "meta = excluded.meta, checksum = excluded.checksum",
+                    (
+                        qid,
+                        payload,
+                        seq,
+                        origin,
+                        text,
+                        row_sum("cache", summed((qid, payload, origin), text)),
+                    ),
                 )
                 c.executemany("DELETE FROM cache WHERE qid = ?", [(q,) for q in evicted])
             self._seq = seq
             with self._lock:  # lookups may have reordered entries, never added or removed one
-                self._apply(qid, payload, size, evicted, origin=origin)
+                self._apply(qid, payload, size, evicted, origin=origin, meta=meta)
 
     def forget(self, query: Query) -> bool:
         qid = qid_of(query)
@@ -181,15 +205,28 @@ class SqliteCache(CacheStage):
             self.db.write("DELETE FROM cache")
             super().clear()
 
+    def forget_where(self, match: Callable[..., bool]) -> int:
+        """Forget the entries ``match`` picks: deleted from the file, then from memory."""
+        with self.db.lock:
+            with self._lock:
+                gone = self._matching(match)
+            if gone:
+                with self.db.transaction("forgetting cached answers") as c:
+                    c.executemany("DELETE FROM cache WHERE qid = ?", [(q,) for q in gone])
+            with self._lock:
+                for qid in gone:
+                    self._drop(qid)
+        return len(gone)
+
     def close(self) -> None:
         self.db.close()
 
 
 _KV_UPSERT = (
-    "INSERT INTO kv (key, prompt, payload, embedder, vector, origin, checksum) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET prompt = excluded.prompt, "
+    "INSERT INTO kv (key, prompt, payload, embedder, vector, origin, meta, checksum) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET prompt = excluded.prompt, "
     "payload = excluded.payload, embedder = excluded.embedder, vector = excluded.vector, "
-    "origin = excluded.origin, checksum = excluded.checksum"
+    "origin = excluded.origin, meta = excluded.meta, checksum = excluded.checksum"
 )
 
 
@@ -207,18 +244,28 @@ class SqliteKV(KVStage):
         self.db = opened(path, self._load)
 
     def _load(self, db: StoreDb) -> None:
-        for rowid, _, prompt, payload, embedder, vector, origin in db.rows("kv", self.damaged):
+        now, expired = self.now(), []
+        for rowid, key, prompt, payload, embedder, vector, origin, text in db.rows(
+            "kv", self.damaged
+        ):
+            meta = meta_from_text(text)  # checked by db.rows
+            if stale(origin, meta, now, self.ttl):
+                expired.append((key,))  # never served: removed from the file below
+                continue
             vec = None
             if embedder == self.embedder.name and vector is not None:
                 vec = self._decode(vector)
             if vec is None:
                 vec = self.embedder.embed(prompt)
             try:
-                KVStage.put(self, prompt, payload, embedding=vec, origin=origin)
+                KVStage.put(self, prompt, payload, embedding=vec, origin=origin, meta=meta)
             except EocError as exc:  # e.g. a vector the index refuses: the row is not served
                 self.damaged.append(("kv", rowid, exc.reason))
                 continue
             self._stored[self.checked_key(prompt, payload)] = (payload, origin)
+        if expired:
+            with db.transaction("removing expired kv pairs") as c:
+                c.executemany("DELETE FROM kv WHERE key = ?", expired)
 
     def _encode(self, vec: Any) -> str:
         return encode_vector(vec)
@@ -227,29 +274,52 @@ class SqliteKV(KVStage):
         return decode_vector(text, self.embedder, self.dense)
 
     def put(
-        self, prompt: str, payload: str, *, embedding: object | None = None, origin: str = ""
+        self,
+        prompt: str,
+        payload: str,
+        *,
+        embedding: object | None = None,
+        origin: str = "",
+        generation: Generation | None = None,
+        ttl: float | str | None = None,
+        meta: EntryMeta | None = None,
     ) -> None:
-        """Store a pair and what made it, written through before memory changes.
+        """Store a pair, what made it and how, written through before memory changes.
 
         Raises:
-            InputError: the prompt, answer or origin is not valid (nothing is written).
+            InputError: the prompt, answer, origin, generation or ttl is not valid (nothing is
+                written).
             StoreError: the write failed; memory and file are as they were.
         """
-        with self.db.lock:  # one writer at a time, so memory changes in the order the file does
-            self._put(prompt, payload, embedding, origin)
-
-    def _put(self, prompt: str, payload: str, embedding: object | None, origin: str) -> None:
         key = self.checked_key(prompt, payload)  # nothing reaches the file unless it is valid
         origin = checked_origin(origin)
-        vec = embedding if embedding is not None else self.embedder.embed(prompt)
-        row = self._row(key, prompt, payload, vec, origin)
-        self.db.write(_KV_UPSERT, row, "storing a kv pair")
-        KVStage.put(self, prompt, payload, embedding=vec, origin=origin)
-        self._stored[key] = (payload, origin)
+        if meta is None:
+            meta = new_meta(self.now(), generation, ttl)
+        with self.db.lock:  # one writer at a time, so memory changes in the order the file does
+            vec = embedding if embedding is not None else self.embedder.embed(prompt)
+            row = self._row(key, prompt, payload, vec, origin, meta)
+            self.db.write(_KV_UPSERT, row, "storing a kv pair")
+            KVStage.put(self, prompt, payload, embedding=vec, origin=origin, meta=meta)
+            self._stored[key] = (payload, origin)
 
-    def _row(self, key: str, prompt: str, payload: str, vec: Any, origin: str) -> tuple[str, ...]:
+    def _row(
+        self, key: str, prompt: str, payload: str, vec: Any, origin: str, meta: EntryMeta
+    ) -> tuple[str, ...]:
+        text = meta.to_text()
         fields = (key, prompt, payload, self.embedder.name, self._encode(vec), origin)
-        return (*fields, row_sum("kv", fields))
+        return (*fields, text, row_sum("kv", summed(fields, text)))
+
+    def forget_where(self, match: Callable[..., bool]) -> int:
+        """Forget the entries ``match`` picks: deleted from the file, then from memory."""
+        with self.db.lock:
+            gone = self._matching(match)
+            if gone:
+                with self.db.transaction("forgetting kv pairs") as c:
+                    c.executemany("DELETE FROM kv WHERE key = ?", [(k,) for k in gone])
+            for key in gone:
+                self._drop(key)
+                self._stored.pop(key, None)
+        return len(gone)
 
     def defer_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
         """As :meth:`load_pairs`: a persistent store writes its rows, with their vectors, at once."""

@@ -8,13 +8,18 @@ Schema versions (``PRAGMA user_version``):
   trusted as they are), then it goes on to version 2.
 * **1** — the same tables, each with ``checksum``: the first 32 hex digits of the SHA-256 of the
   table name and the row's text fields, each length-prefixed (so no two rows encode alike).
-* **2** — the current layout: ``cache`` and ``kv`` also record each answer's ``origin``, what made
+* **2** — the layout before ``meta``: ``cache`` and ``kv`` also record each answer's ``origin``, what made
   it ("" when no model did: the pack, the graph, a computation; else the model and the
   parameters that change its answers), covered by the checksum. A cascade serves an answer only
   where its own model and parameters are the ones recorded. Opening a version-1 file migrates it:
   its rows did not say what made them, so each gets the origin :data:`UNRECORDED`, which no
   cascade serves (kept in the file, counted by ``eoc store check``); a row whose version-1
   checksum failed keeps failing.
+* **3** — the current layout: ``cache`` and ``kv`` also keep each entry's ``meta``
+  (:class:`eoc.entry.EntryMeta` as JSON: when it was stored, when it expires, and how the
+  model generated it: finish reason, token counts, seconds). The checksum covers it when it is
+  not empty. Opening a version-2 file adds the column, "" for every row: their age and
+  generation are unknown (a replay says so), and their checksums hold as they were.
 
 This module is shared by :mod:`eoc.persist` (opening stores) and ``eoc store check|recover``.
 """
@@ -28,6 +33,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from eoc.entry import meta_from_text
 from eoc.errors import (
     EocError,
     StoreCorrupt,
@@ -37,10 +43,10 @@ from eoc.query import check_text
 from eoc.stages.cache import MAX_ANSWER_BYTES, checked_origin
 from eoc.stages.kv import KVStage
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The layout this eoc writes."""
-READABLE_VERSIONS = (0, 1, 2)
-"""The layouts this eoc opens (0 and 1 are migrated to 2 on open)."""
+READABLE_VERSIONS = (0, 1, 2, 3)
+"""The layouts this eoc opens (0 to 2 are migrated to 3 on open)."""
 MAX_FIELD_BYTES = 1 << 20
 """Largest triple term or embedder name accepted from the file, in UTF-8 bytes."""
 UNRECORDED = "unrecorded: stored before eoc recorded what made each answer"
@@ -59,20 +65,29 @@ _V1: dict[str, Columns] = {
     "triples": (("s", "text"), ("p", "text"), ("o", "text")),
 }
 _ORIGIN: Columns = (("origin", "origin"),)
+_META: Columns = (("meta", "meta"),)
+_V2 = {"cache": _V1["cache"] + _ORIGIN, "kv": _V1["kv"] + _ORIGIN, "triples": _V1["triples"]}
 COLUMNS: dict[int, dict[str, Columns]] = {
     0: _V1,
     1: _V1,
-    2: {"cache": _V1["cache"] + _ORIGIN, "kv": _V1["kv"] + _ORIGIN, "triples": _V1["triples"]},
+    2: _V2,
+    3: {"cache": _V2["cache"] + _META, "kv": _V2["kv"] + _META, "triples": _V1["triples"]},
 }
-"""Column name -> kind per schema version: "text", "text?" (text or NULL), "integer", or
-"origin" (text, "" allowed). The checksum covers the text and origin columns in this order;
-``seq`` (cache order) is not covered: a damaged one reorders only."""
+"""Column name -> kind per schema version: "text", "text?" (text or NULL), "integer",
+"origin" (text, "" allowed) or "meta" (text, "" allowed and then not summed). The checksum
+covers the text, origin and non-empty meta columns in this order; ``seq`` (cache order) is not
+covered: a damaged one reorders only."""
 TABLES = COLUMNS[SCHEMA_VERSION]
+ORIGIN_AT = {"cache": 3, "kv": 5}
+"""Where a current row's ``origin`` is (``meta`` follows it)."""
+META_AT = {"cache": 4, "kv": 6}
 _CREATE = {
     "cache": "CREATE TABLE cache (qid TEXT PRIMARY KEY, payload TEXT NOT NULL, "
-    "seq INTEGER NOT NULL, checksum TEXT, origin TEXT NOT NULL DEFAULT '')",
+    "seq INTEGER NOT NULL, checksum TEXT, origin TEXT NOT NULL DEFAULT '', "
+    "meta TEXT NOT NULL DEFAULT '')",
     "kv": "CREATE TABLE kv (key TEXT PRIMARY KEY, prompt TEXT NOT NULL, payload TEXT NOT NULL, "
-    "embedder TEXT NOT NULL, vector TEXT, checksum TEXT, origin TEXT NOT NULL DEFAULT '')",
+    "embedder TEXT NOT NULL, vector TEXT, checksum TEXT, origin TEXT NOT NULL DEFAULT '', "
+    "meta TEXT NOT NULL DEFAULT '')",
     "triples": "CREATE TABLE triples (s TEXT NOT NULL, p TEXT NOT NULL, o TEXT NOT NULL, "
     "checksum TEXT, PRIMARY KEY (s, p, o))",
 }
@@ -86,6 +101,8 @@ def physical(version: int, table: str) -> tuple[str, ...]:
         cols += ("checksum",)
     if version >= 2 and table != "triples":
         cols += ("origin",)
+    if version >= 3 and table != "triples":
+        cols += ("meta",)
     return cols
 
 
@@ -108,9 +125,19 @@ def _digest(table: str, fields: Sequence[bytes | None]) -> str:
 
 
 def text_fields(table: str, values: Sequence[object], version: int = SCHEMA_VERSION) -> list[Any]:
-    """The checksummed fields of a row: its text columns, in order (``seq`` is not one)."""
+    """The checksummed fields of a row: its text columns, in order (``seq`` is not one, nor
+    an empty ``meta``)."""
     cols = COLUMNS[version][table]
-    return [v for (_, kind), v in zip(cols, values, strict=True) if kind != "integer"]
+    return [
+        v
+        for (_, kind), v in zip(cols, values, strict=True)
+        if kind != "integer" and not (kind == "meta" and v in ("", b""))
+    ]
+
+
+def summed(fields: Sequence[str], meta: str) -> tuple[str, ...]:
+    """A cache or kv row's checksummed fields: ``fields`` then ``meta`` unless it is empty."""
+    return (*fields, meta) if meta else tuple(fields)
 
 
 def row_sum(table: str, values: Sequence[str | None]) -> str:
@@ -215,7 +242,11 @@ def type_problem(table: str, row: RawRow, version: int = SCHEMA_VERSION) -> str 
     """Why a row's columns have the wrong SQLite types, or ``None``."""
     for (col, kind), found in zip(COLUMNS[version][table], row.types, strict=True):
         allowed = (
-            ("text", "null") if kind == "text?" else ("text",) if kind == "origin" else (kind,)
+            ("text", "null")
+            if kind == "text?"
+            else ("text",)
+            if kind in ("origin", "meta")
+            else (kind,)
         )
         if found not in allowed:
             return f"{col} is {found}, not {allowed[0]}"
@@ -259,7 +290,9 @@ def invalid(table: str, values: tuple[object, ...], version: int = SCHEMA_VERSIO
             for value, what in zip(values, ("subject", "predicate", "object"), strict=True):
                 check_text(value, f"the triple's {what}", max_bytes=MAX_FIELD_BYTES)
         if version >= 2 and table != "triples":
-            checked_origin(values[-1])
+            checked_origin(values[ORIGIN_AT[table]])
+        if version >= 3 and table != "triples":
+            meta_from_text(values[META_AT[table]])  # type: ignore[arg-type]
     except EocError as exc:
         return exc.reason
     return None
@@ -267,9 +300,11 @@ def invalid(table: str, values: tuple[object, ...], version: int = SCHEMA_VERSIO
 
 def upgraded(table: str, values: tuple[object, ...], version: int) -> tuple[object, ...]:
     """A row read from a file of ``version`` as the current layout holds it (a row from before
-    version 2 gets the origin :data:`UNRECORDED`)."""
+    version 2 gets the origin :data:`UNRECORDED`, one from before version 3 the meta "")."""
     if version < 2 and table != "triples":
-        return (*values, UNRECORDED)
+        values = (*values, UNRECORDED)
+    if version < 3 and table != "triples":
+        values = (*values, "")
     return values
 
 
@@ -342,7 +377,8 @@ def upgrade(conn: sqlite3.Connection, layout: Layout, path: str | Path) -> None:
     A fresh file gets all three tables; a version-0 file gets a ``checksum`` column and a
     checksum for every row (wrong-typed rows refuse the migration, leaving the file as it was);
     a version-1 file (or a version-0 one after that) gets an ``origin`` column in cache and kv,
-    :data:`UNRECORDED` for every row, and a fresh checksum for each row whose old one held.
+    :data:`UNRECORDED` for every row, and a fresh checksum for each row whose old one held;
+    then a ``meta`` column, "" for every row (unknown age and generation).
     """
     version = layout.version
     if layout.legacy:
@@ -372,6 +408,10 @@ def upgrade(conn: sqlite3.Connection, layout: Layout, path: str | Path) -> None:
                 f"'{UNRECORDED}'"  # a constant of eoc's own, without quotes
             )
             conn.executemany(f"UPDATE {table} SET checksum = ? WHERE rowid = ?", sums)
+    if layout.version < 3:
+        # an empty meta is not summed: every row's checksum holds as it was
+        for table in sorted(layout.tables - {"triples"}):
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN meta TEXT NOT NULL DEFAULT ''")
     for table in TABLES:
         if table not in layout.tables:
             conn.execute(_CREATE[table])
@@ -389,6 +429,8 @@ def wrong_type(path: str | Path, table: str, rowid: int, problem: str) -> StoreC
 
 __all__ = [
     "COLUMNS",
+    "META_AT",
+    "ORIGIN_AT",
     "READABLE_VERSIONS",
     "SCHEMA_VERSION",
     "TABLES",
@@ -405,6 +447,7 @@ __all__ = [
     "row_sum",
     "scan",
     "scan_tolerant",
+    "summed",
     "text_fields",
     "type_problem",
     "upgrade",

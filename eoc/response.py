@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eoc.cost import JouleCost
+from eoc.entry import Generation
 from eoc.query import Stage
 from eoc.receipt import Receipt
 
@@ -19,6 +20,11 @@ class Response:
 
     ``tokens`` is (tokens in, tokens out) when a model produced this answer and counted them;
     :attr:`uj_per_token` is then the figure per generated token, of the cost's provenance.
+
+    ``generation`` is how a model generated the answer (:class:`eoc.entry.Generation`: finish
+    reason, token counts, seconds): a fresh model answer's, or, for a remembered one served again
+    (``replayed``), the one kept with it, :data:`eoc.entry.UNKNOWN` when it was kept before eoc
+    recorded it; ``None`` when no model made the answer.
 
     ``stored`` says whether the answer was remembered for next time (not part of the receipt):
     ``"yes"``; ``"pending"`` (kept in memory, and written to a shared store that is down when it
@@ -34,6 +40,8 @@ class Response:
     query_id: str
     tokens: tuple[int, int] | None
     stored: str
+    generation: Generation | None
+    replayed: bool
 
     def __init__(
         self,
@@ -44,6 +52,8 @@ class Response:
         query_id: str,
         tokens: tuple[int, int] | None = None,
         stored: str = "",
+        generation: Generation | None = None,
+        replayed: bool = False,
     ) -> None:
         _set = object.__setattr__
         _set(self, "stage", stage)
@@ -53,6 +63,8 @@ class Response:
         _set(self, "query_id", query_id)
         _set(self, "tokens", tokens)
         _set(self, "stored", stored)
+        _set(self, "generation", generation)
+        _set(self, "replayed", replayed)
 
     @property
     def uj_per_token(self) -> int | None:
@@ -67,8 +79,9 @@ class Response:
         reads it back (:func:`check_answer_document`).
 
         ``query_id``, ``stage``, ``payload`` and ``cost`` repeat fields of ``receipt``, which
-        binds them; ``tokens`` (when a model counted them) and ``stored`` (when there was
-        something to remember) are not part of the receipt.
+        binds them; ``tokens`` (when a model counted them), ``generation`` (when a model made
+        the answer, now or when it was remembered) and ``stored`` (when there was something to
+        remember) are not part of the receipt.
         """
         out: dict[str, Any] = {
             "query_id": self.query_id,
@@ -84,6 +97,8 @@ class Response:
                 "uj_per_token": self.uj_per_token,
                 "provenance": self.cost.provenance.value,
             }
+        if self.generation is not None:
+            out["generation"] = self.generation.to_dict(self.replayed)
         if self.stored:
             out["stored"] = self.stored
         return out

@@ -13,7 +13,7 @@ import pytest
 from eoc import Cascade, Query
 from eoc.cli.main import main
 from eoc.persist import SqliteCache, SqliteKV, SqliteTripleStore
-from eoc.persist_schema import UNRECORDED
+from eoc.persist_schema import SCHEMA_VERSION, UNRECORDED
 from eoc.stages import CacheStage, KVStage
 from eoc.stages.graph import GraphStage, TripleStore
 from eoc.stages.neural import NO_MODEL_NOTICE, NeuralStage, NoModelBackend, Reply, origin_of
@@ -131,7 +131,7 @@ def test_a_version_1_store_is_migrated_and_its_unrecorded_answers_are_kept_but_n
         assert answer.stage == "neural" and "8 tokens" in answer.payload
         assert [r for _, r, _ in cascade.stages[0].damaged] == [2]  # type: ignore[attr-defined]
     with sqlite3.connect(db) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
         kept = conn.execute("SELECT payload, origin FROM cache WHERE qid = ?", (q.id,)).fetchone()
     assert kept == ("another model's story", UNRECORDED)
     out = io.StringIO()

@@ -16,7 +16,9 @@ def cmd_bench(args: argparse.Namespace, out: TextIO) -> int:
 
     cases = load_suite(args.suite)
     backend = model_backend(args.model, args.max_tokens)
-    with Cascade(assemble(backend, store=args.store).stages) as cascade:
+    with Cascade(
+        assemble(backend, store=args.store, ttl=getattr(args, "ttl", None)).stages
+    ) as cascade:
         report = run_suite(cases, cascade)
     doc = {
         "suite": args.suite,

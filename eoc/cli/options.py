@@ -8,12 +8,21 @@ import os
 from eoc.stages.neural import DEFAULT_MAX_TOKENS
 
 
-def add_store(p: argparse.ArgumentParser) -> None:
+def add_store(p: argparse.ArgumentParser, *, ttl: bool = True) -> None:
     p.add_argument(
         "--store",
         default=os.environ.get("EOC_STORE"),
         help="where cache, kv and graph live: a SQLite file, or postgresql://... with the native "
         "extra (default $EOC_STORE; none: in memory, gone when the process ends)",
+    )
+    if not ttl:
+        return
+    p.add_argument(
+        "--ttl",
+        default=None,
+        metavar="DURATION",
+        help="the store's TTL: a model's answer older than this (30d, 12h, 90m, 45s, or "
+        "seconds), or of unknown age, is never served from cache or kv (default: none)",
     )
 
 

@@ -39,6 +39,20 @@ def format_response(r: Response) -> list[str]:
     if r.tokens is not None:
         per = "" if r.uj_per_token is None else f", {r.uj_per_token:,} µJ per token generated"
         lines.insert(3, f"tokens : {r.tokens[0]} in, {r.tokens[1]} out{per} ({c.provenance.value})")
+    gen = r.generation
+    if gen is not None and r.replayed:
+        if gen.known:
+            counts = (
+                "" if gen.tokens is None else f", {gen.tokens[0]} tokens in, {gen.tokens[1]} out"
+            )
+            took = "" if gen.seconds is None else f", {gen.seconds:.2f} s"
+            lines.append(
+                f"replay : finish {gen.finish_reason}{counts}{took} (when the model made it)"
+            )
+        else:
+            lines.append(
+                "replay : finish reason and usage unknown (remembered before eoc kept them)"
+            )
     if r.receipt.signature is not None:
         lines.append(f"signed : ed25519 key {r.receipt.signature['public_key']}")
     return lines
@@ -86,7 +100,7 @@ def cmd_query(args: argparse.Namespace, out: TextIO) -> int:
     backend = model_backend(args.model, args.max_tokens)
     if show is not None and isinstance(backend, LoadsWithProgress):
         backend.progress = show.progress
-    built = assemble(backend, store=args.store)
+    built = assemble(backend, store=args.store, ttl=getattr(args, "ttl", None))
     meter = fake_meter() if args.meter == "fake" else None
     with Cascade(built.stages, meter, signer=sign) as cascade:
         try:

@@ -22,9 +22,12 @@ from typing import Any, TextIO
 from urllib.parse import quote
 
 from eoc.cli.common import Add, emit
+from eoc.cli.forget import add_forget
+from eoc.cli.options import add_store
 from eoc.errors import StoreUnusable
 from eoc.persist_db import StoreDb, check_path, translate
 from eoc.persist_schema import (
+    ORIGIN_AT,
     SCHEMA_VERSION,
     TABLES,
     UNRECORDED,
@@ -45,10 +48,10 @@ from eoc.persist_schema import (
 MAX_LISTED = 1000  # damaged rows listed in a report (all are counted)
 
 _INSERT = {
-    "cache": "INSERT OR IGNORE INTO cache (qid, payload, seq, origin, checksum) "
-    "VALUES (?, ?, ?, ?, ?)",
-    "kv": "INSERT OR IGNORE INTO kv (key, prompt, payload, embedder, vector, origin, checksum) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+    "cache": "INSERT OR IGNORE INTO cache (qid, payload, seq, origin, meta, checksum) "
+    "VALUES (?, ?, ?, ?, ?, ?)",
+    "kv": "INSERT OR IGNORE INTO kv (key, prompt, payload, embedder, vector, origin, meta, "
+    "checksum) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     "triples": "INSERT OR IGNORE INTO triples (s, p, o, checksum) VALUES (?, ?, ?, ?)",
 }
 
@@ -104,6 +107,11 @@ def _describe(layout: Layout) -> str:
             "version 1 (answers do not say what made them: migrated when a store opens it, "
             "and never served)"
         )
+    if layout.version == 2:
+        return (
+            "version 2 (entries do not say their age nor how a model made them: migrated "
+            "when a store opens it; replays say finish reason and usage are unknown)"
+        )
     return f"version {layout.version} (current)"
 
 
@@ -125,7 +133,7 @@ def cmd_store_check(args: argparse.Namespace, out: TextIO) -> int:
             if table in layout.tables:
                 for values in _good_rows(conn, table, layout.version, counts, bad):
                     counts["rows"] += 1
-                    if table != "triples" and values[-1] == UNRECORDED:
+                    if table != "triples" and values[ORIGIN_AT[table]] == UNRECORDED:
                         counts["unrecorded"] = counts.get("unrecorded", 0) + 1
             tables[table] = counts
     finally:
@@ -225,7 +233,10 @@ def cmd_store_recover(args: argparse.Namespace, out: TextIO) -> int:
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Add ``eoc store check|recover`` to the ``eoc`` command's subparsers."""
-    help_ = "check a SQLite store (--store), or recover what is readable from a damaged one"
+    help_ = (
+        "check a SQLite store, recover what is readable from a damaged one, or forget "
+        "remembered answers"
+    )
     store = sub.add_parser("store", help=help_, description=help_)
     store_sub = store.add_subparsers(dest="store_command", required=True, metavar="STORE")
     check = store_sub.add_parser(
@@ -243,6 +254,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
     recover.add_argument("dst", metavar="NEW", help="the new store (must not exist)")
     recover.add_argument("--json", action="store_true", help="print JSON instead of text")
     recover.set_defaults(fn=cmd_store_recover)
+    add_forget(store_sub, add_store)
     return store
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from eoc.cost import JouleCost
+from eoc.entry import EntryMeta, Generation
 from eoc.errors import ConfigError
 from eoc.query import Query, Stage
 from eoc.response import Response
@@ -23,10 +24,12 @@ class Answer:
 
     __slots__ = (
         "cost",
+        "generation",
         "memo",
         "memo_cost",
         "memo_qid",
         "memo_response",
+        "meta",
         "origin",
         "own_estimate",
         "payload",
@@ -43,6 +46,10 @@ class Answer:
         self.memo = True  # False: the cascade must not remember it (see eoc.stages.neural)
         self.unkept = ""  # why a model's answer is not remembered, when it is broken
         self.tokens: tuple[int, int] | None = None  # a model's (tokens in, tokens out)
+        # how a model generated it (eoc.entry): a fresh model answer's, or a remembered
+        # one's as kept (UNKNOWN when kept before eoc recorded it); None when no model made it
+        self.generation: Generation | None = None
+        self.meta: EntryMeta | None = None  # a remembered entry's record (age, expiry)
         self.own_estimate: JouleCost | None = None  # a local backend's fallback (Reply.estimate)
         self.memo_cost: JouleCost | None = None
         self.memo_qid: str | None = None

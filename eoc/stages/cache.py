@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
+from collections.abc import Callable
 
+from eoc.entry import UNKNOWN, EntryMeta, Generation, checked_generation, checked_ttl
 from eoc.errors import ConfigError, InvalidText
 from eoc.query import Query, Stage, check_text
 from eoc.stages.base import Answer, stage_figure, work_estimate
@@ -39,6 +42,38 @@ def checked_origin(origin: object) -> str:
     return check_text(origin, "an answer's origin", max_bytes=MAX_ORIGIN_BYTES)
 
 
+def new_meta(
+    now: float, generation: Generation | None, ttl: object, *, what: str = "an entry's TTL"
+) -> EntryMeta:
+    """The record of an entry remembered at ``now``: made by a model (``generation``) or not
+    (``None``), expiring ``ttl`` seconds later (``None``: by the store's TTL only).
+
+    Raises:
+        ConfigError: a bad ``ttl`` (see :func:`eoc.entry.checked_ttl`).
+        InvalidText: a bad ``generation``.
+    """
+    seconds = checked_ttl(ttl, what)
+    gen = None if generation is None else checked_generation(generation)
+    return EntryMeta(round(now, 3), None if seconds is None else round(now + seconds, 3), gen)
+
+
+def replayed(origin: str, meta: EntryMeta | None) -> Generation | None:
+    """What a remembered answer replays of its generation: the one kept, :data:`UNKNOWN` for a
+    model's answer kept without one, ``None`` for an answer no model made."""
+    if meta is not None and meta.generation is not None:
+        return meta.generation
+    return UNKNOWN if origin else None
+
+
+def stale(answer_origin: str, meta: EntryMeta | None, now: float, ttl: float | None) -> bool:
+    """Whether an entry may no longer be served: past its own expiry, or, under a store-wide
+    ``ttl``, a model's answer older than it (or of unknown age). Answers no model made (the pack,
+    the graph, a computation) are aged by their own TTL only."""
+    if meta is None:
+        return ttl is not None and bool(answer_origin)
+    return meta.expired(now, ttl if answer_origin else None)
+
+
 def qid_of(query: object) -> str:
     """The id of a :class:`Query`; anything else is :class:`InvalidText`, not AttributeError."""
     try:
@@ -56,24 +91,45 @@ class CacheStage:
         figure_uj: a flat per-hit figure (ESTIMATED). By default a hit is charged
             :func:`~eoc.stages.base.work_estimate`, which grows with the bytes of the prompt
             hashed to find it.
+        ttl: the store-wide TTL in seconds (or a duration text, "7d"): a model's answer older
+            than it is never served (nor one of unknown age); ``None``: none. An entry's own
+            TTL (``remember(..., ttl=)``) applies either way.
     """
 
     stage = Stage.CACHE
 
     def __init__(
-        self, max_entries: int = 100_000, max_bytes: int = 64 << 20, *, figure_uj: int | None = None
+        self,
+        max_entries: int = 100_000,
+        max_bytes: int = 64 << 20,
+        *,
+        figure_uj: int | None = None,
+        ttl: float | str | None = None,
     ) -> None:
         for name, value in (("max_entries", max_entries), ("max_bytes", max_bytes)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{name} must be a whole number of at least 1, got {value!r}")
         self.max_entries = max_entries
         self.max_bytes = max_bytes
+        self.ttl = checked_ttl(ttl, "the store's TTL")
+        self.now: Callable[[], float] = time.time  # Unix seconds (tests set a fake clock)
+        self._aging = self.ttl is not None  # True once any entry may expire
         self.figure = stage_figure(Stage.CACHE, figure_uj)
         self._flat = figure_uj is not None
         self._entries: OrderedDict[str, Answer] = OrderedDict()
         self._sizes: dict[str, int] = {}
         self._bytes = 0
         self._lock = threading.Lock()
+
+    def set_ttl(self, ttl: float | str | None) -> None:
+        """Set the store-wide TTL (seconds, "7d", or ``None`` for none): from now on a model's
+        answer older than it, or of unknown age, is never served.
+
+        Raises:
+            ConfigError: negative, zero, absurd (over a hundred years) or not a number.
+        """
+        self.ttl = checked_ttl(ttl, "the store's TTL")
+        self._aging = self._aging or self.ttl is not None
 
     def lookup(self, query: Query) -> Answer | None:
         try:
@@ -82,6 +138,13 @@ class CacheStage:
             qid = qid_of(query)
         with self._lock:
             answer = self._entries.get(qid)
+            if (
+                answer is not None
+                and self._aging
+                and stale(answer.origin, answer.meta, self.now(), self.ttl)
+            ):
+                self._drop(qid)  # expired: never served, removed from memory now
+                return None
             if answer is not None:
                 self._entries.move_to_end(qid)
                 if answer.cost is None and not self._flat:
@@ -89,23 +152,37 @@ class CacheStage:
                     answer.cost = work_estimate(Stage.CACHE, nbytes=query.size)
             return answer
 
-    def remember(self, query: Query, payload: str, origin: str = "") -> str | None:
+    def remember(
+        self,
+        query: Query,
+        payload: str,
+        origin: str = "",
+        *,
+        generation: Generation | None = None,
+        ttl: float | str | None = None,
+    ) -> str | None:
         """Cache ``payload`` as the answer to ``query``, made by ``origin`` ("" when no model
-        made it), evicting the least recently used.
+        made it) as ``generation`` says, evicting the least recently used. ``ttl``: seconds
+        (or "12h") after which it is never served.
 
         Raises:
-            InvalidText: ``payload`` or ``origin`` is not valid text (nothing is cached).
+            InvalidText: ``payload``, ``origin`` or ``generation`` is not valid (nothing is
+                cached).
+            ConfigError: a bad ``ttl``.
         """
-        self._insert(qid_of(query), checked_answer(payload), checked_origin(origin))
+        meta = new_meta(self.now(), generation, ttl)
+        self._insert(qid_of(query), checked_answer(payload), checked_origin(origin), meta)
         return None
 
-    def _insert(self, qid: str, payload: str, origin: str = "") -> list[str] | None:
+    def _insert(
+        self, qid: str, payload: str, origin: str = "", meta: EntryMeta | None = None
+    ) -> list[str] | None:
         """Store an answer; returns the ids evicted for it, or ``None`` if it was not stored."""
         with self._lock:
             plan = self._plan(qid, payload)
             if plan is None:
                 return None
-            self._apply(qid, payload, *plan, origin=origin)
+            self._apply(qid, payload, *plan, origin=origin, meta=meta)
             return plan[1]
 
     def _plan(self, qid: str, payload: str) -> tuple[int, list[str]] | None:
@@ -132,7 +209,14 @@ class CacheStage:
         return size, evicted
 
     def _apply(
-        self, qid: str, payload: str, size: int, evicted: list[str], *, origin: str = ""
+        self,
+        qid: str,
+        payload: str,
+        size: int,
+        evicted: list[str],
+        *,
+        origin: str = "",
+        meta: EntryMeta | None = None,
     ) -> None:
         """Carry out a plan from :meth:`_plan`; the caller holds ``_lock``."""
         for gone in evicted:
@@ -144,7 +228,12 @@ class CacheStage:
         if old is not None:
             self._bytes -= old
             del self._entries[qid]
-        self._entries[qid] = Answer(payload, None, origin)
+        answer = Answer(payload, None, origin)
+        answer.meta = meta
+        answer.generation = replayed(origin, meta)
+        if meta is not None and meta.expires_at is not None:
+            self._aging = True
+        self._entries[qid] = answer
         self._sizes[qid] = size
         self._bytes += size
 
@@ -152,12 +241,29 @@ class CacheStage:
         """Drop one entry; True if it was there."""
         qid = qid_of(query)
         with self._lock:
-            size = self._sizes.pop(qid, None)
-            if size is None:
-                return False
-            self._bytes -= size
-            del self._entries[qid]
-            return True
+            return self._drop(qid)
+
+    def forget_where(self, match: Callable[..., bool]) -> int:
+        """Forget every entry ``match(qid, None, origin, meta)`` picks (:mod:`eoc.forget`);
+        how many."""
+        with self._lock:
+            gone = self._matching(match)
+            for qid in gone:
+                self._drop(qid)
+        return len(gone)
+
+    def _matching(self, match: Callable[..., bool]) -> list[str]:
+        """The ids of the entries ``match`` picks; the caller holds ``_lock``."""
+        return [q for q, a in self._entries.items() if match(q, None, a.origin, a.meta)]
+
+    def _drop(self, qid: str) -> bool:
+        """Drop one entry from memory; the caller holds ``_lock``."""
+        size = self._sizes.pop(qid, None)
+        if size is None:
+            return False
+        self._bytes -= size
+        del self._entries[qid]
+        return True
 
     def clear(self) -> None:
         with self._lock:
@@ -182,5 +288,8 @@ __all__ = [
     "CacheStage",
     "checked_answer",
     "checked_origin",
+    "new_meta",
     "qid_of",
+    "replayed",
+    "stale",
 ]

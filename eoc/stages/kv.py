@@ -34,14 +34,16 @@ to be remembered.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
 from typing import Any
 
+from eoc.entry import EntryMeta, Generation, checked_ttl
 from eoc.errors import ConfigError, FactFileError, InputError
 from eoc.query import Query, Stage, check_prompt, check_text
 from eoc.stages.base import Answer, stage_figure, work_estimate
-from eoc.stages.cache import checked_origin
+from eoc.stages.cache import checked_origin, new_meta, replayed, stale
 from eoc.stages.embed import Embedder, HashedNgramEmbedder, from_dense
 from eoc.stages.facts import read_fact_file, read_pairs
 from eoc.stages.guard import EntityGuard, HitGuard
@@ -65,13 +67,16 @@ _NOTHING: frozenset[str] = frozenset()
 
 
 class _Entry:
-    __slots__ = ("analysis", "key", "origin", "payload", "prompt")
+    __slots__ = ("analysis", "key", "meta", "origin", "payload", "prompt")
 
-    def __init__(self, key: str, prompt: str, payload: str, origin: str = "") -> None:
+    def __init__(
+        self, key: str, prompt: str, payload: str, origin: str = "", meta: EntryMeta | None = None
+    ) -> None:
         self.key = key
         self.prompt = prompt
         self.payload = payload
         self.origin = origin  # what made the answer: "" for none (the pack), else a model
+        self.meta = meta  # when it was stored, when it expires, how a model generated it
         self.analysis: object = None  # the guard's prepare(prompt), made at its first check
 
 
@@ -99,6 +104,15 @@ class _Fingerprints:
         else:
             self.groups.setdefault(fp, set()).add(key)
 
+    def remove(self, key: str) -> None:
+        old = self.by_key.pop(key, _UNKNOWN)
+        if old is _UNKNOWN:
+            return
+        group = self.open if old is None else self.groups.get(old, set())
+        group.discard(key)
+        if old is not None and not group:
+            self.groups.pop(old, None)
+
     def matcher(self, fp: Hashable | None) -> Callable[[Hashable], bool] | None:
         """Says whether a stored key's fingerprint allows a query with ``fp``; None: all do."""
         if fp is None:
@@ -122,6 +136,9 @@ class KVStage:
         guard: checks a similarity hit before it is served; defaults to :class:`EntityGuard`
             (:class:`ExactWordsGuard` is stricter, :class:`NoGuard` is a plain cosine cache).
         figure_uj: this stage's own per-hit figure (ESTIMATED); defaults to the documented one.
+        ttl: the store-wide TTL (seconds, or "7d"): a model's answer older than it, or of
+            unknown age, is never served. An entry's own TTL (``put(..., ttl=)``) applies either
+            way; the pack's answers are aged by their own TTL only.
     """
 
     stage = Stage.KV
@@ -134,7 +151,11 @@ class KVStage:
         threshold: float | None = None,
         guard: HitGuard | None = None,
         figure_uj: int | None = None,
+        ttl: float | str | None = None,
     ) -> None:
+        self.ttl = checked_ttl(ttl, "the store's TTL")
+        self.now: Callable[[], float] = time.time  # Unix seconds (tests set a fake clock)
+        self._aging = self.ttl is not None  # True once any entry may expire
         self.embedder: Embedder = embedder or HashedNgramEmbedder()
         self.dense = bool(getattr(self.embedder, "dense", False))
         if threshold is None:
@@ -179,6 +200,11 @@ class KVStage:
         self._deferred: dict[str, str] = {}  # key -> prompt stored by defer_pairs, not embedded
         self._defer_lock = threading.Lock()
 
+    def set_ttl(self, ttl: float | str | None) -> None:
+        """Set the store-wide TTL (as :meth:`eoc.stages.cache.CacheStage.set_ttl`)."""
+        self.ttl = checked_ttl(ttl, "the store's TTL")
+        self._aging = self._aging or self.ttl is not None
+
     @property
     def guard(self) -> HitGuard:
         """The hit guard; fixed at construction, as stored fingerprints are the guard's."""
@@ -195,18 +221,36 @@ class KVStage:
         return key
 
     def put(
-        self, prompt: str, payload: str, *, embedding: object | None = None, origin: str = ""
+        self,
+        prompt: str,
+        payload: str,
+        *,
+        embedding: object | None = None,
+        origin: str = "",
+        generation: Generation | None = None,
+        ttl: float | str | None = None,
+        meta: EntryMeta | None = None,
     ) -> str | None:
         """Store ``payload`` as the answer to ``prompt`` (replacing an earlier answer), made by
-        ``origin`` ("" when no model made it)."""
+        ``origin`` ("" when no model made it) as ``generation`` says; never served ``ttl``
+        seconds (or "12h") from now. ``meta``: the record as a store read it (it replaces
+        ``generation`` and ``ttl``).
+
+        Raises:
+            InputError: a bad prompt, answer, origin or generation; ConfigError: a bad ``ttl``.
+        """
         key = self.checked_key(prompt, payload)
         origin = checked_origin(origin)
+        if meta is None:
+            meta = new_meta(self.now(), generation, ttl)
         vec = embedding if embedding is not None else self.embedder.embed(prompt)
         fingerprint = self._fingerprint
         fp = None if fingerprint is None else fingerprint(prompt)
         needs = None if self._terms is None else self._terms(prompt)
-        entry = _Entry(key, prompt, payload, origin)
+        entry = _Entry(key, prompt, payload, origin, meta)
         with self._lock:
+            if meta.expires_at is not None:
+                self._aging = True
             if needs is not None and key not in self._needs:
                 self._index_terms(key, needs)  # before the vector: never a vector without terms
             self._deferred.pop(key, None)  # this vector, not a deferred one, is the key's
@@ -282,10 +326,58 @@ class KVStage:
             return query.embedding
         return from_dense(query.embedding, self.embedder.dim)
 
-    def remember(self, query: Query, payload: str, origin: str = "") -> str | None:
+    def remember(
+        self,
+        query: Query,
+        payload: str,
+        origin: str = "",
+        *,
+        generation: Generation | None = None,
+        ttl: float | str | None = None,
+    ) -> str | None:
         """Store ``payload`` as the answer to ``query``'s prompt (what a store's ``put`` says:
         ``None`` once written, :data:`~eoc.stages.base.PENDING` when a write waits)."""
-        return self.put(query.prompt, payload, embedding=self._query_vector(query), origin=origin)
+        return self.put(
+            query.prompt,
+            payload,
+            embedding=self._query_vector(query),
+            origin=origin,
+            generation=generation,
+            ttl=ttl,
+        )
+
+    def _stale(self, entry: _Entry) -> bool:
+        return self._aging and stale(entry.origin, entry.meta, self.now(), self.ttl)
+
+    def forget_where(self, match: Callable[..., bool]) -> int:
+        """Forget every entry ``match(key, prompt, origin, meta)`` picks (:mod:`eoc.forget`);
+        how many."""
+        gone = self._matching(match)
+        for key in gone:
+            self._drop(key)
+        return len(gone)
+
+    def _matching(self, match: Callable[..., bool]) -> list[str]:
+        with self._lock:
+            entries = list(self._entries.values())
+        return [e.key for e in entries if match(e.key, e.prompt, e.origin, e.meta)]
+
+    def _drop(self, key: str) -> bool:
+        """Forget one entry: its vector, fingerprint and terms too. True if it was there."""
+        with self._lock:
+            entry = self._entries.pop(key, None)
+            if entry is None:
+                return False
+            self.index.remove(key)
+            self._deferred.pop(key, None)
+            self._fps.remove(key)
+            needs = self._needs.pop(key, None)
+            self._bare.discard(key)
+            for term in needs or ():
+                keys = self._by_term.get(term)
+                if keys is not None and key in keys:
+                    self._by_term[term] = [k for k in keys if k != key]
+            return True
 
     def load_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
         """Store many ``(prompt, answer)`` pairs (embedded in batches when the embedder can)."""
@@ -381,7 +473,7 @@ class KVStage:
         vec: Any = self._query_vector(query)
         key = normalize(query.prompt)
         entry = self._entries.get(key)
-        if entry is not None:
+        if entry is not None and not self._stale(entry):
             return self._answer(entry, query, 0)
         if vec is None:
             if self._terms is not None and not self._may_pass(query.prompt):
@@ -406,6 +498,8 @@ class KVStage:
                 return False  # the fingerprints rule it out: the guard would refuse it
             if guarded >= MAX_GUARD_CHECKS:
                 return False
+            if self._stale(candidate):
+                return False  # expired: never served
             guarded += 1
             if prepare is None:
                 return allows(text, candidate.prompt)
@@ -475,9 +569,13 @@ class KVStage:
 
     def _answer(self, entry: _Entry, query: Query, candidates: int) -> Answer:
         if self._flat:
-            return Answer(entry.payload, None, entry.origin)
-        cost = work_estimate(Stage.KV, nbytes=query.size, candidates=candidates)
-        return Answer(entry.payload, cost, entry.origin)
+            answer = Answer(entry.payload, None, entry.origin)
+        else:
+            cost = work_estimate(Stage.KV, nbytes=query.size, candidates=candidates)
+            answer = Answer(entry.payload, cost, entry.origin)
+        answer.meta = entry.meta
+        answer.generation = replayed(entry.origin, entry.meta)
+        return answer
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from eoc.cost import JouleCost
+from eoc.entry import Generation, checked_generation
 from eoc.errors import BackendError, EocError, InputError
 from eoc.query import Query, Stage, check_text
 from eoc.stages.base import Answer, approx_tokens, stage_figure, work_estimate
@@ -30,6 +32,9 @@ class Reply(NamedTuple):
     bracketed span. ``estimate`` is a local backend's own ESTIMATED figure for work the meter
     does see (a model run in this process): it is charged only when no live counter brackets
     the answer, and a measured span replaces it.
+
+    ``finish_reason`` is why the model stopped, when the backend knows ("stop", "length", ...);
+    without it the stage says "length" when the answer used all of ``max_tokens``, else "stop".
     """
 
     text: str
@@ -38,6 +43,7 @@ class Reply(NamedTuple):
     tokens_in: int | None = None
     tokens_out: int | None = None
     estimate: JouleCost | None = None
+    finish_reason: str | None = None
 
 
 @runtime_checkable
@@ -193,6 +199,7 @@ class NeuralStage:
         chat = query.conversation
         if chat is not None and query.context is None and not hasattr(self.backend, "chat"):
             chat = None  # a plain question at the defaults: a backend without chat() answers it
+        started = time.perf_counter()
         try:
             if chat is not None:
                 reply = self._chat(chat, query.on_piece)
@@ -240,6 +247,8 @@ class NeuralStage:
         answer = Answer(reply.text, reply.cost)
         answer.tokens = _token_counts(self.backend.name, reply)
         answer.own_estimate = reply.estimate
+        if getattr(self.backend, "runs_model", True):  # no model: nothing was generated
+            answer.generation = self._generation(query, reply, answer.tokens, started)
         # memo policy (docs/design.md §4): never remember what no model said, nor a sampled
         # answer, nor a broken one (a repetition loop: eoc.stages.degenerate), which says why
         answer.memo = bool(getattr(self.backend, "runs_model", True)) and reply.memoize is not False
@@ -247,6 +256,27 @@ class NeuralStage:
             answer.unkept = repetition_loop(reply.text) or ""
             answer.memo = not answer.unkept
         return answer
+
+    def _generation(
+        self, query: Query, reply: Reply, tokens: tuple[int, int] | None, started: float
+    ) -> Generation:
+        """How the model generated this answer: the backend's finish reason, else "length" when
+        it used all of its ``max_tokens`` (the request's, else the backend's), else "stop"."""
+        reason = reply.finish_reason
+        if reason is None:
+            chat = query.conversation
+            limit = (
+                chat.max_tokens if chat is not None else getattr(self.backend, "max_tokens", None)
+            )
+            full = isinstance(limit, int) and tokens is not None and tokens[1] >= limit
+            reason = "length" if full else "stop"
+        seconds = round(min(86_400.0, max(0.0, time.perf_counter() - started)), 6)
+        try:
+            return checked_generation(Generation(reason, tokens, seconds))
+        except InputError as exc:
+            raise BackendError(
+                f"neural backend {self.backend.name!r} reported {exc.reason}"
+            ) from None
 
     def _chat(self, chat: object, on_piece: Callable[[str], None] | None) -> Reply:
         """A whole conversation (:class:`eoc.chat.ChatRequest`) for a backend that takes one."""

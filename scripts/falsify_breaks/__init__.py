@@ -10,6 +10,7 @@ from falsify_breaks import (
     counters,
     figures,
     guard,
+    memo,
     model,
     native_data,
     serve,
@@ -19,6 +20,10 @@ from falsify_breaks import (
 )
 
 TESTS_FOR: list[tuple[str, list[str]]] = [
+    ("eoc/entry.py", ["tests/test_replay.py", "tests/test_ttl.py"]),
+    ("eoc/forget.py", ["tests/test_forget.py"]),
+    ("eoc/cli/forget.py", ["tests/test_forget.py"]),
+    ("native/eoc_native/serve/forgetroute.py", ["tests/native/test_serve_memo.py"]),
     (
         "eoc/meter/",
         [
@@ -179,6 +184,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     *model.BREAKS,
     *native_data.BREAKS,
     *serve.BREAKS,
+    *memo.BREAKS,
     *tools.BREAKS,
 ]
 
@@ -507,4 +513,5 @@ FOCUS: dict[str, list[str]] = {
     "telemetry handed to the cascade": [
         "tests/native/test_ioreport_nvml.py::test_a_live_gpu_counter_is_telemetry_only_and_never_the_cascade_meter"
     ],
+    **memo.FOCUS,
 }

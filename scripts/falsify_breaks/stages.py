@@ -197,14 +197,14 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "kv answers carry no work estimate",
         "eoc/stages/kv.py",
-        "        cost = work_estimate(Stage.KV, nbytes=query.size, candidates=candidates)\n        return Answer(entry.payload, cost, entry.origin)",
-        "        return Answer(entry.payload, None, entry.origin)",
+        "            cost = work_estimate(Stage.KV, nbytes=query.size, candidates=candidates)\n            answer = Answer(entry.payload, cost, entry.origin)",
+        "            answer = Answer(entry.payload, None, entry.origin)",
     ),
     (
         "kv flat figure ignored",
         "eoc/stages/kv.py",
-        "        if self._flat:\n            return Answer(entry.payload, None, entry.origin)",
-        "        if False:\n            return Answer(entry.payload, None, entry.origin)",
+        "        if self._flat:\n            answer = Answer(entry.payload, None, entry.origin)",
+        "        if False:\n            answer = Answer(entry.payload, None, entry.origin)",
     ),
     (
         "kv explain hides the guard's reason",

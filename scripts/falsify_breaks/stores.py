@@ -83,8 +83,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "eoc store reads an old row as no model's",
         "eoc/persist_schema.py",
-        "        return (*values, UNRECORDED)",
-        '        return (*values, "")',
+        "        values = (*values, UNRECORDED)",
+        '        values = (*values, "")',
     ),
     (
         "a migrated SQLite row gets no origin",

@@ -213,7 +213,7 @@ def test_a_version_1_database_is_migrated_and_its_answers_are_kept_but_never_ser
         assert cascade.resolve(q).stage == "neural"  # never served
         with psycopg.connect(url, autocommit=True) as conn:
             version = conn.execute("SELECT value FROM eoc_meta WHERE key = 'schema_version'")
-            assert version.fetchone()[0] == "2"
+            assert version.fetchone()[0] == "3"
     finally:
         store.close()
 
@@ -256,7 +256,7 @@ def test_an_answer_whose_write_meets_a_stopped_database_is_held_and_written_when
         stopped.clear()
         wait_for(lambda: store.pending_writes == 0, 20)
         other = PgStore(url)
-        assert [p for _q, p, _o in other.rows("cache", [])] == [answer.payload]
+        assert [p for _q, p, *_ in other.rows("cache", [])] == [answer.payload]
         assert [r[2] for r in other.rows("kv", [])] == [answer.payload]
     finally:
         if stopped.is_set():  # the test failed between the stop and the restart
@@ -264,3 +264,50 @@ def test_an_answer_whose_write_meets_a_stopped_database_is_held_and_written_when
         store.close()
         if other is not None:
             other.close()
+
+
+def test_a_version_2_database_is_migrated_replays_say_unknown_and_forget_deletes(
+    url: str,
+) -> None:
+    """Schema 3 adds meta, empty for old rows (their checksums hold); a new answer keeps how
+    the model generated it; forget removes rows from the table, not only from memory."""
+    from eoc.entry import UNKNOWN, Generation
+    from eoc.forget import forget_in, forget_of
+
+    q = Query("tell me about herons")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE eoc_meta (key text PRIMARY KEY, value text NOT NULL)")
+        conn.execute("INSERT INTO eoc_meta VALUES ('schema_version', '2')")
+        conn.execute("CREATE SEQUENCE eoc_seq")
+        conn.execute(
+            "CREATE TABLE eoc_cache (qid text PRIMARY KEY, payload text NOT NULL, seq bigint NOT "
+            "NULL DEFAULT nextval('eoc_seq'), checksum text NOT NULL, origin text NOT NULL "
+            "DEFAULT '')"
+        )
+        conn.execute(
+            "CREATE TABLE eoc_kv (key text PRIMARY KEY, prompt text NOT NULL, payload text NOT "
+            "NULL, embedder text NOT NULL, vector text, seq bigint NOT NULL DEFAULT "
+            "nextval('eoc_seq'), checksum text NOT NULL, origin text NOT NULL DEFAULT '')"
+        )
+        conn.execute(
+            "INSERT INTO eoc_cache (qid, payload, origin, checksum) VALUES (%s, %s, %s, %s)",
+            (q.id, "herons wade", "m", row_sum("cache", (q.id, "herons wade", "m"))),
+        )
+    store = PgStore(url)
+    try:
+        cache = PgCache(store)
+        old = cache.lookup(q)
+        assert old is not None and cache.damaged == [] and old.generation is UNKNOWN
+        cache.remember(Query("a new one"), "yes", "m", generation=Generation("length", (1, 2)))
+        again = PgCache(PgStore(url))
+        got = again.lookup(Query("a new one"))
+        assert got is not None and got.generation == Generation("length", (1, 2))
+        again.close()
+        assert forget_in(cache, None, forget_of(q.prompt, "cache")) == {"cache": 1}
+        with psycopg.connect(url, autocommit=True) as conn:
+            left = conn.execute("SELECT payload FROM eoc_cache").fetchall()
+            assert left == [("yes",)]
+            version = conn.execute("SELECT value FROM eoc_meta WHERE key = 'schema_version'")
+            assert version.fetchone()[0] == "3"
+    finally:
+        store.close()

@@ -4,7 +4,8 @@
 from the cache on the event loop (:meth:`eoc.cascade.Cascade.cached`) with no framework in the
 way; anything else is resolved by the cascade in a worker thread, streamed as server-sent
 events when asked. The other routes (``/v1/models``, ``/healthz``, ``/metrics``,
-``/openapi.json``, ``/v1/eoc/budget``, ``/v1/eoc/public-key``) are Starlette routes.
+``/openapi.json``, ``/v1/eoc/budget``, ``/v1/eoc/public-key``, and ``POST /v1/eoc/forget`` for
+admin keys: :mod:`eoc_native.serve.forgetroute`) are Starlette routes.
 
 Every answer carries eoc's verdict (:mod:`eoc_native.serve.wire`); every error is a JSON body in
 the OpenAI error shape with eoc's error class as its ``type``.
@@ -40,6 +41,7 @@ from eoc.errors import (
 from eoc.query import Query
 from eoc.response import Response
 from eoc_native import require
+from eoc_native.serve import forgetroute
 from eoc_native.serve.breaker import CircuitBreaker, Unavailable
 from eoc_native.serve.budget import Budgets, Hold, OverBudget
 from eoc_native.serve.keys import ApiKeys
@@ -242,6 +244,46 @@ class EocServer:
             doc = self.budgets.describe(key) if self.budgets is not None else {}
             return json(orjson.dumps({"budgets": doc}))
 
+        async def forget(request: Any) -> Any:
+            try:
+                name = self._key_of(request.scope)  # 401 without a valid key
+                if self.keys is None or not self.keys.is_admin(name):
+                    why = (
+                        "this server takes no API keys, so no one may forget: start it with "
+                        "--api-keys FILE holding a key marked admin (eoc serve-key NAME --admin)"
+                        if self.keys is None
+                        else f"the key {name!r} may not forget: only a key marked admin in the "
+                        "keys file may (eoc serve-key NAME --admin)"
+                    )
+                    raise HttpError(403, "Forbidden", why, "not_admin")
+                chunks, size = [], 0
+                async for chunk in request.stream():
+                    size += len(chunk)
+                    if size > forgetroute.MAX_BODY_BYTES:
+                        raise HttpError(
+                            413,
+                            "InputTooLarge",
+                            f"a forget request is at most {forgetroute.MAX_BODY_BYTES} bytes",
+                            "too_large",
+                        )
+                    chunks.append(chunk)
+                what = forgetroute.parse(b"".join(chunks))
+                loop = asyncio.get_running_loop()
+                counts = await loop.run_in_executor(
+                    self.executor, forgetroute.forget, self.cascade, what
+                )
+            except EocError as exc:
+                err = HttpError.of(exc)
+            except HttpError as exc:
+                err = exc
+            else:
+                for stage, n in counts.items():
+                    self.metrics.forgotten[stage] += n
+                log.info("eoc serve: key %r forgot %s: %s", name, what.describe(), counts)
+                return json(orjson.dumps({"forgot": counts, "what": what.describe()}))
+            self.metrics.error(err.status, err.code)
+            return json(err.body(), err.status, dict(_str_headers(err.headers())))
+
         async def healthz(_request: Any) -> Any:
             down = self.config.store_health() if self.config.store_health else ""
             doc = {
@@ -288,6 +330,7 @@ class EocServer:
                 Route("/v1/eoc/budget", guarded(budget)),
                 Route("/v1/eoc/public-key", guarded(public_key)),
                 Route("/metrics", guarded(metrics)),
+                Route("/v1/eoc/forget", forget, methods=["POST"]),
                 # POSTs never reach these (the hot path takes them); other methods get a 405
                 *(Route(path, healthz, methods=["POST"]) for path in _POSTS),
                 Route("/healthz", healthz),

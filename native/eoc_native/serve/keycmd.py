@@ -10,7 +10,7 @@ from eoc_native.serve.keys import new_key
 
 
 def cmd_serve_key(args: argparse.Namespace, out: TextIO) -> int:
-    key, line = new_key(args.name)
+    key, line = new_key(args.name, admin=args.admin)
     print(f"secret key (shown once; give it to the client): {key}", file=sys.stderr)
     print(line, file=out)
     return 0
@@ -24,6 +24,11 @@ def register(sub: object, add: Any) -> None:
         cmd_serve_key,
     )
     k.add_argument("name", help="the key's name (1-64 letters, digits, _ . @ -)")
+    k.add_argument(
+        "--admin",
+        action="store_true",
+        help="an admin key: it may also forget remembered answers (POST /v1/eoc/forget)",
+    )
 
 
 __all__ = ["cmd_serve_key", "register"]

@@ -9,7 +9,8 @@ Metrics: ``eoc_answers_total{stage}``, ``eoc_joules_total{stage,provenance}``,
 ``eoc_hit_ratio`` (answers given before the neural stage / all answers),
 ``eoc_request_seconds{stage}`` (a histogram), ``eoc_upstream_errors_total``,
 ``eoc_breaker_refusals_total``, ``eoc_budget_refusals_total{scope}``,
-``eoc_request_errors_total{status}``.
+``eoc_request_errors_total{status}``, ``eoc_forgotten_entries_total{stage}`` (entries removed
+by ``POST /v1/eoc/forget``).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ class Metrics:
         self.breaker_refusals = 0
         self.budget_refusals: dict[str, int] = {}
         self.errors: dict[str, int] = {}
+        self.forgotten = {"cache": 0, "kv": 0}
         self.registry.register(_Collector(self))
 
     def answered(self, response: Response, seconds: float) -> None:
@@ -141,6 +143,14 @@ class _Collector:
         for status, n in m.errors.items():
             errors.add_metric([status], n)
         yield errors
+        forgotten = core.CounterMetricFamily(
+            "eoc_forgotten_entries",
+            "Remembered answers removed by POST /v1/eoc/forget, by stage",
+            labels=["stage"],
+        )
+        for stage, n in m.forgotten.items():
+            forgotten.add_metric([stage], n)
+        yield forgotten
 
 
 __all__ = ["LATENCY_BUCKETS", "Metrics"]

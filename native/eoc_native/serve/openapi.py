@@ -20,6 +20,7 @@ def _errors(*codes: int) -> dict[str, Any]:
     why = {
         400: "The request is malformed or asks for what this server does not do.",
         401: "An API key is required and none (or an unknown one) was sent.",
+        403: "The key may not do this (forgetting needs a key marked admin).",
         404: "No such model (or route).",
         405: "Method not allowed.",
         408: "The request body did not arrive in time.",
@@ -77,12 +78,29 @@ def document(model: str) -> dict[str, Any]:
             },
             "receipt": {"type": "object"},
             "tokens": {"type": "object"},
+            "generation": {
+                "type": "object",
+                "description": "How a model generated the answer (absent when no model made "
+                "it): finish_reason, tokens {in, out}, seconds; replayed when a store served it "
+                "again. A remembered answer kept before eoc recorded this has finish_reason, "
+                "tokens and seconds null and a note.",
+                "required": ["finish_reason", "tokens", "seconds", "replayed"],
+                "properties": {
+                    "finish_reason": {"type": ["string", "null"]},
+                    "tokens": {"type": ["object", "null"]},
+                    "seconds": {"type": ["number", "null"]},
+                    "replayed": {"type": "boolean"},
+                    "note": {"type": "string"},
+                },
+            },
             "stored": {"type": "string", "enum": ["yes", "pending", "no"]},
             "public_key": {"type": "string"},
         },
     }
     usage = {
-        "type": "object",
+        "type": ["object", "null"],
+        "description": "Tokens the model read and wrote; for a remembered answer, when it made "
+        "it; null when a remembered answer was kept before eoc recorded them (unknown).",
         "required": ["prompt_tokens", "completion_tokens", "total_tokens"],
         "properties": {
             k: {"type": "integer", "minimum": 0}
@@ -128,7 +146,9 @@ def document(model: str) -> dict[str, Any]:
                         "text": {"type": "string"},
                         "finish_reason": {
                             "type": ["string", "null"],
-                            "enum": ["stop", "length", None],
+                            "description": "stop, length, or the model's own reason; a "
+                            "remembered answer replays the one it was made with, null when it "
+                            "was kept before eoc recorded it (unknown)",
                         },
                     },
                 },
@@ -220,6 +240,34 @@ def document(model: str) -> dict[str, Any]:
             "/metrics": get(
                 "Prometheus metrics", {"text/plain": {"schema": {"type": "string"}}}, 401
             ),
+            "/v1/eoc/forget": {
+                "post": {
+                    "summary": "Forget remembered answers (admin keys only)",
+                    "description": "Removes cache and kv entries by exact question, stage and "
+                    "age; every criterion given must hold. 401 without a valid key, 403 with a "
+                    "key not marked admin in the keys file or on a server that takes no keys.",
+                    "security": [{"bearer": []}],
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            "application/json": {
+                                "schema": {"$ref": "#/components/schemas/ForgetRequest"}
+                            }
+                        },
+                    },
+                    "responses": {
+                        "200": {
+                            "description": "How many entries each stage removed.",
+                            "content": {
+                                "application/json": {
+                                    "schema": {"$ref": "#/components/schemas/Forgot"}
+                                }
+                            },
+                        },
+                        **_errors(400, 401, 403, 413, 503),
+                    },
+                }
+            },
         },
         "components": {
             "schemas": {
@@ -229,6 +277,30 @@ def document(model: str) -> dict[str, Any]:
                 "CompletionChunk": chunk,
                 "StreamEvent": stream_event,
                 "Verdict": eoc_verdict,
+                "ForgetRequest": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "minProperties": 1,
+                    "properties": {
+                        "question": {"type": "string", "description": "its exact text"},
+                        "stage": {"type": "string", "enum": ["cache", "kv"]},
+                        "older_than": {
+                            "type": ["string", "number"],
+                            "description": 'a duration ("30d", "12h", "90m") or seconds',
+                        },
+                    },
+                },
+                "Forgot": {
+                    "type": "object",
+                    "required": ["forgot", "what"],
+                    "properties": {
+                        "forgot": {
+                            "type": "object",
+                            "additionalProperties": {"type": "integer", "minimum": 0},
+                        },
+                        "what": {"type": "string"},
+                    },
+                },
                 "Error": {
                     "type": "object",
                     "required": ["error"],

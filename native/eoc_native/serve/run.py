@@ -73,7 +73,7 @@ def build(args: argparse.Namespace, err: TextIO) -> EocServer:
     if callable(load):
         print(f"eoc serve: loading {backend.name} ...", file=err, flush=True)
         load()
-    built = assemble(guarded, store=args.store)
+    built = assemble(guarded, store=args.store, ttl=getattr(args, "ttl", None))
     cascade = Cascade(built.stages, signer=sign)
     defaults = ChatDefaults(
         model_id,

@@ -45,13 +45,27 @@ def verdict_headers(response: Response) -> list[tuple[bytes, bytes]]:
     return [(k.encode(), v.encode("ascii", "replace")) for k, v in response.headers()]
 
 
-def usage(response: Response) -> dict[str, int]:
-    """Tokens a model read and wrote for this answer: 0 and 0 when no model ran (a hit)."""
-    n_in, n_out = response.tokens if response.tokens is not None else (0, 0)
+def usage(response: Response) -> dict[str, int] | None:
+    """Tokens a model read and wrote for this answer; for a remembered model answer, those it
+    read and wrote when it made it; ``None`` (the body's ``usage`` is null) when a remembered
+    answer was kept before eoc recorded them; 0 and 0 when no model made the answer."""
+    counts = response.tokens
+    gen = response.generation
+    if counts is None and gen is not None:
+        if not gen.known:
+            return None
+        counts = gen.tokens
+    n_in, n_out = counts if counts is not None else (0, 0)
     return {"prompt_tokens": n_in, "completion_tokens": n_out, "total_tokens": n_in + n_out}
 
 
-def finish_reason(request: ChatRequest, response: Response) -> str:
+def finish_reason(request: ChatRequest, response: Response) -> str | None:
+    """Why the answer ended: the model's reason (kept with a remembered answer and replayed);
+    ``None`` for a remembered answer kept before eoc recorded it (unknown, never made up);
+    "stop" for an answer no model made."""
+    gen = response.generation
+    if gen is not None:
+        return gen.finish_reason
     if response.tokens is not None and response.tokens[1] >= request.max_tokens:
         return "length"
     return "stop"
@@ -80,7 +94,7 @@ class AnswerBodies:
     ) -> tuple[bytes, list[tuple[bytes, bytes]]]:
         """The body of the completion object and its headers (content type, length, verdict)."""
         reason = finish_reason(request, response)
-        key = (id(response), request.kind, reason)
+        key = (id(response), request.kind, str(reason))
         known = self._tails.get(key)
         if known is None or known[0] is not response:
             tail = _tail(request, response, reason, self.public_key)
@@ -105,7 +119,9 @@ class AnswerBodies:
         return body, [*headers, (b"content-length", str(len(body)).encode())]
 
 
-def _tail(request: ChatRequest, response: Response, reason: str, public_key: str | None) -> bytes:
+def _tail(
+    request: ChatRequest, response: Response, reason: str | None, public_key: str | None
+) -> bytes:
     """``"choices":...,"usage":...,"eoc":...}``: the part of a body shared by repeats."""
     if request.kind == "chat":
         choice: dict[str, Any] = {

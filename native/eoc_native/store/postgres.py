@@ -32,19 +32,27 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
+from eoc.entry import EntryMeta, Generation, meta_from_text
 from eoc.errors import EocError, InputError, StoreError, StoreUnusable, StoreVersionError
 from eoc.persist import decode_vector, encode_vector, put_pairs
-from eoc.persist_schema import UNRECORDED, row_sum
+from eoc.persist_schema import UNRECORDED, row_sum, summed
 from eoc.query import Query
 from eoc.stages.base import PENDING
-from eoc.stages.cache import CacheStage, checked_answer, checked_origin, qid_of
+from eoc.stages.cache import (
+    CacheStage,
+    checked_answer,
+    checked_origin,
+    new_meta,
+    qid_of,
+    stale,
+)
 from eoc.stages.graph import TripleStore
 from eoc.stages.kv import KVStage
 from eoc.stages.text import normalize
 from eoc.storeparts import StoreParts
 from eoc_native import require
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 CHANNEL = "eoc_changes"
 Damage = tuple[str, int, str]
 
@@ -53,11 +61,11 @@ _SCHEMA = (
     "CREATE SEQUENCE IF NOT EXISTS eoc_seq",
     "CREATE TABLE IF NOT EXISTS eoc_cache (qid text PRIMARY KEY, payload text NOT NULL, "
     "seq bigint NOT NULL DEFAULT nextval('eoc_seq'), checksum text NOT NULL, "
-    "origin text NOT NULL DEFAULT '')",
+    "origin text NOT NULL DEFAULT '', meta text NOT NULL DEFAULT '')",
     "CREATE TABLE IF NOT EXISTS eoc_kv (key text PRIMARY KEY, prompt text NOT NULL, "
     "payload text NOT NULL, embedder text NOT NULL, vector text, "
     "seq bigint NOT NULL DEFAULT nextval('eoc_seq'), checksum text NOT NULL, "
-    "origin text NOT NULL DEFAULT '')",
+    "origin text NOT NULL DEFAULT '', meta text NOT NULL DEFAULT '')",
     "CREATE TABLE IF NOT EXISTS eoc_triples (s text NOT NULL, p text NOT NULL, o text NOT NULL, "
     "seq bigint NOT NULL DEFAULT nextval('eoc_seq'), checksum text NOT NULL, PRIMARY KEY (s, p, o))",
     "CREATE INDEX IF NOT EXISTS eoc_cache_seq ON eoc_cache (seq)",
@@ -65,11 +73,12 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS eoc_triples_seq ON eoc_triples (seq)",
 )
 _COLUMNS = {
-    "cache": "qid, payload, origin",
-    "kv": "key, prompt, payload, origin, embedder, vector",
+    "cache": "qid, payload, origin, meta",
+    "kv": "key, prompt, payload, origin, meta, embedder, vector",
     "triples": "s, p, o",
 }
-_CHECKED = {"cache": 3, "kv": 4, "triples": 3}  # leading columns the checksum covers
+_CHECKED = {"cache": 3, "kv": 4, "triples": 3}  # leading columns the checksum covers (and a
+# non-empty meta, which follows them: eoc.persist_schema.summed)
 _V1_CHECKED = {"cache": "qid, payload", "kv": "key, prompt, payload"}  # before origins
 
 
@@ -173,6 +182,9 @@ class PgStore:
             row = self._version(conn)
             if row is not None and row[0] == "1":
                 self._from_v1(conn)
+                row = ("2",)
+            if row is not None and row[0] == "2":
+                self._from_v2(conn)
             for sql in _SCHEMA:
                 conn.execute(sql)
             conn.execute(
@@ -209,6 +221,15 @@ class PgStore:
                 if row_sum(table, tuple(fields[:n])) == checksum:
                     new = row_sum(table, (*fields[:n], UNRECORDED))
                     conn.execute(f"UPDATE eoc_{table} SET checksum = %s WHERE seq = %s", (new, seq))
+        conn.execute("UPDATE eoc_meta SET value = '2' WHERE key = 'schema_version'")
+
+    @staticmethod
+    def _from_v2(conn: Any) -> None:
+        """Version 2 to 3, under the schema lock: cache and kv get a ``meta`` column, "" for
+        every row (age and generation unknown); an empty meta is not summed, so every checksum
+        holds as it was."""
+        for table in ("cache", "kv"):
+            conn.execute(f"ALTER TABLE eoc_{table} ADD COLUMN meta text NOT NULL DEFAULT ''")
         conn.execute(
             "UPDATE eoc_meta SET value = %s WHERE key = 'schema_version'", (SCHEMA_VERSION,)
         )
@@ -300,6 +321,8 @@ class PgStore:
         n = _CHECKED[table]
         for seq, *values, checksum in got:
             fields = tuple(values[:n])
+            if table != "triples":
+                fields = summed(fields, values[n])
             try:
                 ok = row_sum(table, fields) == checksum
             except (TypeError, ValueError, UnicodeError):
@@ -408,50 +431,82 @@ class PgCache(CacheStage):
         self._write_lock = threading.Lock()
         self._writes = 0
         # the newest max_entries answers: what memory would hold (the table is trimmed to them)
-        for qid, payload, origin in store.rows("cache", self.damaged, newest=max_entries):
-            self._take(qid, payload, origin)
+        for qid, payload, origin, meta in store.rows("cache", self.damaged, newest=max_entries):
+            self._take(qid, payload, origin, meta)
         store.subscribe("cache", lambda row: self._take(*row), self._resync)
 
-    def _take(self, qid: str, payload: str, origin: str) -> None:
+    def _take(self, qid: str, payload: str, origin: str, meta_text: str) -> None:
         try:
             payload, origin = checked_answer(payload), checked_origin(origin)
+            meta = meta_from_text(meta_text)
         except InputError as exc:
             self.damaged.append(("cache", 0, exc.reason))
             return
+        if stale(origin, meta, self.now(), self.ttl):
+            return  # expired: never served
         with self._lock:
             plan = self._plan(qid, payload)
             if plan is not None:
-                self._apply(qid, payload, *plan, origin=origin)
+                self._apply(qid, payload, *plan, origin=origin, meta=meta)
 
     def _resync(self) -> None:
         for row in self.store.rows("cache", self.damaged, newest=self.max_entries):
             if row[0] not in self._entries:
                 self._take(*row)
 
-    def remember(self, query: Query, payload: str, origin: str = "") -> str | None:
-        """Cache an answer and what made it: committed to PostgreSQL (and announced) before
+    def remember(
+        self,
+        query: Query,
+        payload: str,
+        origin: str = "",
+        *,
+        generation: Generation | None = None,
+        ttl: float | str | None = None,
+    ) -> str | None:
+        """Cache an answer, what made it and how: committed to PostgreSQL (and announced) before
         memory changes; while PostgreSQL is down, held and written once it is back (returns
         :data:`~eoc.stages.base.PENDING`)."""
         qid, payload, origin = qid_of(query), checked_answer(payload), checked_origin(origin)
+        meta = new_meta(self.now(), generation, ttl).to_text()
         with self._write_lock:  # memory changes in the order the database did
-            return self._remember(qid, payload, origin)
+            return self._remember(qid, payload, origin, meta)
 
-    def _remember(self, qid: str, payload: str, origin: str) -> str | None:
+    def _remember(self, qid: str, payload: str, origin: str, meta: str) -> str | None:
         held = self.store.write_or_hold(
             "cache",
-            "INSERT INTO eoc_cache (qid, payload, origin, checksum) VALUES (%s, %s, %s, %s) "
-            "ON CONFLICT (qid) DO UPDATE SET payload = excluded.payload, "
-            "origin = excluded.origin, checksum = excluded.checksum, seq = nextval('eoc_seq') "
-            "RETURNING seq",
-            [(qid, payload, origin, row_sum("cache", (qid, payload, origin)))],
+            "INSERT INTO eoc_cache (qid, payload, origin, meta, checksum) "
+            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (qid) DO UPDATE SET "
+            "payload = excluded.payload, origin = excluded.origin, meta = excluded.meta, "
+            "checksum = excluded.checksum, seq = nextval('eoc_seq') RETURNING seq",
+            [(qid, payload, origin, meta, row_sum("cache", summed((qid, payload, origin), meta)))],
             "caching an answer",
         )
-        self._take(qid, payload, origin)
+        self._take(qid, payload, origin, meta)
         self._writes += 1
         if held is None and self._writes % TRIM_EVERY == 0:
             with contextlib.suppress(StoreError):  # the answer is stored; a later trim catches up
                 self.trim()
         return held
+
+    def forget_where(self, match: Callable[..., bool]) -> int:
+        """Forget the cached answers ``match`` picks, in the table (all of them, not only those
+        this replica holds) and then in memory. Other replicas drop theirs when they restart."""
+        rows = self.store.rows("cache", [])
+        gone = []
+        for qid, _, origin, text in rows:
+            try:
+                meta = meta_from_text(text)
+            except InputError:
+                continue  # a damaged row is never served; eoc store check lists it
+            if match(qid, None, origin, meta):
+                gone.append(qid)
+        if gone:
+            with self.store.connection("forgetting cached answers") as conn:
+                conn.execute("DELETE FROM eoc_cache WHERE qid = ANY(%s)", (gone,))
+        with self._lock:
+            for qid in gone:
+                self._drop(qid)
+        return len(gone)
 
     def trim(self) -> None:
         """Delete the rows older than the newest ``max_entries`` (every replica trims to the
@@ -468,11 +523,11 @@ class PgCache(CacheStage):
 
 
 _KV_UPSERT = (
-    "INSERT INTO eoc_kv (key, prompt, payload, origin, embedder, vector, checksum) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO UPDATE SET "
+    "INSERT INTO eoc_kv (key, prompt, payload, origin, meta, embedder, vector, checksum) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO UPDATE SET "
     "prompt = excluded.prompt, payload = excluded.payload, origin = excluded.origin, "
-    "embedder = excluded.embedder, vector = excluded.vector, checksum = excluded.checksum, "
-    "seq = nextval('eoc_seq') RETURNING seq"
+    "meta = excluded.meta, embedder = excluded.embedder, vector = excluded.vector, "
+    "checksum = excluded.checksum, seq = nextval('eoc_seq') RETURNING seq"
 )
 
 
@@ -489,16 +544,24 @@ class PgKV(KVStage):
         store.subscribe("kv", lambda row: self._take_rows([row]), self._resync)
 
     def _take_rows(self, rows: Iterable[tuple[Any, ...]]) -> None:
-        for key, prompt, payload, origin, embedder, vector in rows:
+        now = self.now()
+        for key, prompt, payload, origin, text, embedder, vector in rows:
             if self._stored.get(key) == (payload, origin):
                 continue
+            try:
+                meta = meta_from_text(text)
+            except InputError as exc:
+                self.damaged.append(("kv", 0, exc.reason))
+                continue
+            if stale(origin, meta, now, self.ttl):
+                continue  # expired: never served
             vec = None
             if embedder == self.embedder.name and isinstance(vector, str):
                 vec = decode_vector(vector, self.embedder, self.dense)
             try:
                 if vec is None:
                     vec = self.embedder.embed(prompt)
-                KVStage.put(self, prompt, payload, embedding=vec, origin=origin)
+                KVStage.put(self, prompt, payload, embedding=vec, origin=origin, meta=meta)
             except EocError as exc:
                 self.damaged.append(("kv", 0, exc.reason))
                 continue
@@ -507,25 +570,59 @@ class PgKV(KVStage):
     def _resync(self) -> None:
         self._take_rows(self.store.rows("kv", self.damaged))
 
-    def _row(self, key: str, prompt: str, payload: str, vec: Any, origin: str) -> tuple[str, ...]:
+    def _row(
+        self, key: str, prompt: str, payload: str, vec: Any, origin: str, meta: EntryMeta
+    ) -> tuple[str, ...]:
+        text = meta.to_text()
         fields = (key, prompt, payload, origin)
-        return (*fields, self.embedder.name, encode_vector(vec), row_sum("kv", fields))
+        summed_ = row_sum("kv", summed(fields, text))
+        return (*fields, text, self.embedder.name, encode_vector(vec), summed_)
 
     def put(
-        self, prompt: str, payload: str, *, embedding: object | None = None, origin: str = ""
+        self,
+        prompt: str,
+        payload: str,
+        *,
+        embedding: object | None = None,
+        origin: str = "",
+        generation: Generation | None = None,
+        ttl: float | str | None = None,
+        meta: EntryMeta | None = None,
     ) -> str | None:
-        """Store a pair and what made it: committed to PostgreSQL (and announced) before memory
-        changes; while PostgreSQL is down, held and written once it is back (returns
+        """Store a pair, what made it and how: committed to PostgreSQL (and announced) before
+        memory changes; while PostgreSQL is down, held and written once it is back (returns
         :data:`~eoc.stages.base.PENDING`)."""
         key = self.checked_key(prompt, payload)
         origin = checked_origin(origin)
+        if meta is None:
+            meta = new_meta(self.now(), generation, ttl)
         vec = embedding if embedding is not None else self.embedder.embed(prompt)
         with self._write_lock:  # memory changes in the order the database did
-            row = self._row(key, prompt, payload, vec, origin)
+            row = self._row(key, prompt, payload, vec, origin, meta)
             held = self.store.write_or_hold("kv", _KV_UPSERT, [row], "storing a kv pair")
-            KVStage.put(self, prompt, payload, embedding=vec, origin=origin)
+            KVStage.put(self, prompt, payload, embedding=vec, origin=origin, meta=meta)
             self._stored[key] = (payload, origin)
             return held
+
+    def forget_where(self, match: Callable[..., bool]) -> int:
+        """Forget the kv pairs ``match`` picks, in the table and then in memory. Other replicas
+        drop theirs when they restart."""
+        gone = []
+        for key, prompt, _, origin, text, _, _ in self.store.rows("kv", []):
+            try:
+                meta = meta_from_text(text)
+            except InputError:
+                continue
+            if match(key, prompt, origin, meta):
+                gone.append(key)
+        with self._write_lock:
+            if gone:
+                with self.store.connection("forgetting kv pairs") as conn:
+                    conn.execute("DELETE FROM eoc_kv WHERE key = ANY(%s)", (gone,))
+            for key in gone:
+                self._drop(key)
+                self._stored.pop(key, None)
+        return len(gone)
 
     def defer_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
         """As :meth:`load_pairs`: a persistent store writes its rows, with their vectors, at once."""

@@ -1,0 +1,56 @@
+"""``eoc store forget``: forget remembered answers by question, stage and age (:mod:`eoc.forget`).
+
+It opens the store as ``eoc query`` does (``--store``: a SQLite file or ``postgresql://...``),
+deletes the entries every criterion picks, and says how many it removed from each stage.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, TextIO
+
+from eoc.cli.common import emit
+from eoc.errors import ConfigError
+from eoc.forget import STAGES, forget_in, forget_of
+
+
+def cmd_store_forget(args: argparse.Namespace, out: TextIO) -> int:
+    from eoc.assemble import kv_options, open_store
+
+    what = forget_of(args.question, args.stage, args.older_than)  # refused before opening
+    if not args.store:
+        raise ConfigError("name the store to forget from: --store FILE or postgresql://...")
+    parts = open_store(args.store, kv_options())
+    try:
+        counts = forget_in(parts.cache, parts.kv, what)
+    finally:
+        parts.close()
+    said = ", ".join(
+        f"{n} {stage} {'entry' if n == 1 else 'entries'}" for stage, n in counts.items()
+    )
+    doc = {"store": args.store, "forgot": counts, "what": what.describe()}
+    emit(out, args.json, doc, [f"forgot : {said} ({what.describe()})", f"store : {args.store}"])
+    return 0
+
+
+def add_forget(store_sub: Any, add_store: Any) -> None:
+    """Add ``forget`` to ``eoc store``'s subcommands."""
+    forget = store_sub.add_parser(
+        "forget",
+        help="forget remembered answers by question, stage and age (criteria combine: all must "
+        "hold); prints how many it removed from each stage",
+    )
+    forget.add_argument("--question", help="the exact text of a question whose answers to forget")
+    forget.add_argument("--stage", choices=STAGES, help="forget from this stage only")
+    forget.add_argument(
+        "--older-than",
+        metavar="DURATION",
+        help="forget entries stored at least this long ago (30d, 12h, 90m, 45s); entries "
+        "stored before eoc recorded their age are never matched by age",
+    )
+    add_store(forget, ttl=False)
+    forget.add_argument("--json", action="store_true", help="print JSON instead of text")
+    forget.set_defaults(fn=cmd_store_forget)
+
+
+__all__ = ["add_forget", "cmd_store_forget"]

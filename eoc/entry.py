@@ -1,0 +1,219 @@
+"""What a remembered entry keeps besides its answer: how a model generated it, and its age.
+
+:class:`Generation` is what the model said of one answer: why it stopped (``finish_reason``),
+its token counts and how long it took. A remembered answer replays it, so a client told
+``length`` the first time is told ``length`` again. An answer a model made but that was stored
+before eoc kept this (a store of schema version 2 or older) replays :data:`UNKNOWN`: its
+``finish_reason`` and usage are ``None``, never made up.
+
+:class:`EntryMeta` is what a store keeps per cache and kv entry (schema version 3, one JSON text
+column covered by the row's checksum): when it was stored, when it expires (a TTL), and the
+generation. :func:`parse_duration` reads the durations ``--ttl`` and ``eoc store forget
+--older-than`` take ("30d", "12h", "90m", "45s", or seconds).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from eoc.errors import ConfigError, InvalidText
+
+MAX_TTL_S = 100 * 365 * 86_400
+"""The longest TTL or age accepted: a hundred years, in seconds."""
+MAX_META_BYTES = 1024
+"""The largest entry record read from a store, in UTF-8 bytes."""
+_REASON = re.compile(r"[a-z_]{1,32}")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 7 * 86_400}
+_DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*")
+UNKNOWN_NOTE = "stored before eoc kept how answers were generated: finish reason and usage unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class Generation:
+    """How a model generated one answer: why it stopped, its (tokens in, tokens out) and the
+    seconds it took. ``finish_reason`` ``None`` means unknown (:data:`UNKNOWN`)."""
+
+    finish_reason: str | None
+    tokens: tuple[int, int] | None = None
+    seconds: float | None = None
+
+    @property
+    def known(self) -> bool:
+        return self.finish_reason is not None
+
+    def to_dict(self, replayed: bool) -> dict[str, Any]:
+        """As ``Response.to_dict()`` shows it: ``replayed`` when a store served it again."""
+        out: dict[str, Any] = {
+            "finish_reason": self.finish_reason,
+            "tokens": None
+            if self.tokens is None
+            else {"in": self.tokens[0], "out": self.tokens[1]},
+            "seconds": self.seconds,
+            "replayed": replayed,
+        }
+        if not self.known:
+            out["note"] = UNKNOWN_NOTE
+        return out
+
+
+UNKNOWN = Generation(None)
+"""A remembered model answer whose generation was not kept (stored before schema version 3)."""
+
+
+def checked_generation(value: object) -> Generation:
+    """``value`` if it is a sound :class:`Generation`.
+
+    Raises:
+        InvalidText: a finish reason that is not a short lower-case word, token counts that are
+            not two whole numbers from 0 to 2**24, seconds not finite and from 0 to a day.
+    """
+    if not isinstance(value, Generation):
+        raise InvalidText(f"a generation record is a Generation, not {type(value).__name__}")
+    reason, tokens, seconds = value.finish_reason, value.tokens, value.seconds
+    if reason is not None and (not isinstance(reason, str) or not _REASON.fullmatch(reason)):
+        raise InvalidText(f"a finish reason is a short lower-case word, not {reason!r:.40}")
+    if tokens is not None and (
+        not isinstance(tokens, tuple)
+        or len(tokens) != 2
+        or any(type(n) is not int or not 0 <= n <= 1 << 24 for n in tokens)
+    ):
+        raise InvalidText(f"token counts are two whole numbers from 0 to 2**24, not {tokens!r:.60}")
+    if seconds is not None and (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, (int, float))
+        or not (math.isfinite(seconds) and 0 <= seconds <= 86_400)
+    ):
+        raise InvalidText(f"generation seconds are from 0 to 86400, not {seconds!r:.40}")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class EntryMeta:
+    """What a store keeps with one entry: ``stored_at`` and ``expires_at`` (Unix seconds;
+    ``None``: unknown, or never) and how a model generated it (``None`` when no model did)."""
+
+    stored_at: float | None
+    expires_at: float | None = None
+    generation: Generation | None = None
+
+    def expired(self, now: float, max_age: float | None = None) -> bool:
+        """Whether the entry may no longer be served at ``now``: past its own expiry, or older
+        than ``max_age`` seconds (a store-wide TTL; an entry of unknown age counts as older)."""
+        if self.expires_at is not None and now >= self.expires_at:
+            return True
+        if max_age is None:
+            return False
+        return self.stored_at is None or now - self.stored_at >= max_age
+
+    def to_text(self) -> str:
+        """The canonical JSON a store writes (and checksums)."""
+        gen = self.generation
+        doc: dict[str, Any] = {"at": self.stored_at, "exp": self.expires_at}
+        if gen is not None:
+            doc["finish"] = gen.finish_reason
+            doc["tokens"] = None if gen.tokens is None else list(gen.tokens)
+            doc["seconds"] = gen.seconds
+        return json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+NO_META = EntryMeta(None)
+"""An entry stored before schema version 3: its age and generation are unknown."""
+
+
+def _time(value: object, what: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidText(f"{what} is a number of Unix seconds, not {value!r:.40}")
+    if not 0 <= value <= 1e11:
+        raise InvalidText(f"{what} {value!r:.40} is not a time eoc writes")
+    return float(value)
+
+
+def meta_from_text(text: str) -> EntryMeta:
+    """An entry record read from a store; "" is :data:`NO_META` (a row from before version 3).
+
+    Raises:
+        InvalidText: anything eoc would not have written (the store lists the row as damaged).
+    """
+    if text == "":
+        return NO_META
+    if not isinstance(text, str) or len(text.encode("utf-8", "replace")) > MAX_META_BYTES:
+        raise InvalidText("an entry record is JSON text of at most 1 KiB")
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        raise InvalidText("an entry record is not JSON") from None
+    if not isinstance(doc, dict) or not {"at", "exp"} <= doc.keys() <= {
+        "at",
+        "exp",
+        "finish",
+        "tokens",
+        "seconds",
+    }:
+        raise InvalidText("an entry record has other fields than eoc writes")
+    gen = None
+    if "finish" in doc:
+        tokens = doc.get("tokens")
+        gen = checked_generation(
+            Generation(
+                doc["finish"],
+                tuple(tokens) if isinstance(tokens, list) else tokens,
+                doc.get("seconds"),
+            )
+        )
+    return EntryMeta(_time(doc["at"], "stored_at"), _time(doc["exp"], "expires_at"), gen)
+
+
+def checked_ttl(value: object, what: str = "a TTL") -> float | None:
+    """A TTL in seconds (a number, or a duration text as :func:`parse_duration` reads), or
+    ``None`` for none.
+
+    Raises:
+        ConfigError: negative, zero, not finite, longer than a hundred years, or not a number.
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return parse_duration(value, what)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ConfigError(
+            f"{what} is a number of seconds or a duration like 12h, not {value!r:.40}"
+        )
+    if not 0 < value <= MAX_TTL_S:
+        raise ConfigError(f"{what} must be more than 0 and at most 100 years, got {value!r}")
+    return float(value)
+
+
+def parse_duration(text: str, what: str = "a duration") -> float:
+    """Seconds in "30d", "12h", "90m", "45s", "2w" or a bare number of seconds.
+
+    Raises:
+        ConfigError: anything else, zero, or more than a hundred years.
+    """
+    m = _DURATION.fullmatch(text) if isinstance(text, str) and len(text) <= 40 else None
+    if m is None:
+        raise ConfigError(
+            f"{what} is a number with a unit s, m, h, d or w (e.g. 30d, 12h), not {text!r:.40}"
+        )
+    seconds = float(m.group(1)) * _UNITS[m.group(2) or "s"]
+    if not 0 < seconds <= MAX_TTL_S:
+        raise ConfigError(f"{what} must be more than 0 and at most 100 years, got {text!r}")
+    return seconds
+
+
+__all__ = [
+    "MAX_TTL_S",
+    "NO_META",
+    "UNKNOWN",
+    "EntryMeta",
+    "Generation",
+    "checked_generation",
+    "checked_ttl",
+    "meta_from_text",
+    "parse_duration",
+]

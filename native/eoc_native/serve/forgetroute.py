@@ -1,0 +1,42 @@
+"""``POST /v1/eoc/forget``: forget remembered answers (:mod:`eoc.forget`), for admin keys only.
+
+The body is ``{"question": str, "stage": "cache"|"kv", "older_than": "30d"|seconds}`` (at least
+one; all given must hold). A server that takes no API keys has no admin, so it forgets nothing
+(403); without a valid key the answer is 401, with a key not marked ``admin`` in the keys file 403;
+a malformed body is 400 with eoc's error class as its ``type``. The answer says how many entries
+each stage removed (``{"forgot": {"cache": n, "kv": m}}``), and ``/metrics`` counts them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eoc.boundedio import loads_strict
+from eoc.errors import EocError, InputError
+from eoc.forget import Forget, forget_from_json, forget_in
+
+MAX_BODY_BYTES = 16 << 10
+"""The largest body read: a question and two short fields."""
+
+
+def parse(body: bytes) -> Forget:
+    """The request's :class:`~eoc.forget.Forget`.
+
+    Raises:
+        InputError: not JSON, too large, or as :func:`eoc.forget.forget_from_json` refuses.
+    """
+    if len(body) > MAX_BODY_BYTES:
+        raise InputError(f"a forget request is at most {MAX_BODY_BYTES} bytes of JSON")
+    try:
+        doc = loads_strict(body, what="the forget request")
+    except EocError as exc:
+        raise InputError(exc.reason) from None
+    return forget_from_json(doc)
+
+
+def forget(cascade: Any, what: Forget) -> dict[str, int]:
+    """Forget from the cascade's cache and kv (memory and store); counts per stage."""
+    return forget_in(getattr(cascade, "_cache", None), getattr(cascade, "_kv", None), what)
+
+
+__all__ = ["MAX_BODY_BYTES", "forget", "parse"]
