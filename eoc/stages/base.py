@@ -24,6 +24,7 @@ class Answer:
     __slots__ = (
         "cost",
         "memo",
+        "memo_avoided",
         "memo_cost",
         "memo_qid",
         "memo_response",
@@ -45,6 +46,9 @@ class Answer:
         self.tokens: tuple[int, int] | None = None  # a model's (tokens in, tokens out)
         self.own_estimate: JouleCost | None = None  # a local backend's fallback (Reply.estimate)
         self.memo_cost: JouleCost | None = None
+        # what the savings ledger last found for this answer (eoc.ledger): by query id, what
+        # making it cost (when recorded) and what the model would have spent on it
+        self.memo_avoided: tuple[str, JouleCost | None, JouleCost | None] | None = None
         self.memo_qid: str | None = None
         self.memo_response: Response | None = None
 
