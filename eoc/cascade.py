@@ -423,17 +423,18 @@ class Cascade:
         receipt = Receipt.issue(q.id, kind, cost, answer.payload)
         if self.signer is not None:
             receipt = receipt.signed(self.signer)
-        saved = None if kind is Stage.NEURAL else self._avoided(kind, q, answer, cost)
-        response = Response(
-            kind, answer.payload, cost, receipt, q.id, answer.tokens, stored, saved
-        )
+        saved = self._avoided(kind, q, answer, cost)
+        response = Response(kind, answer.payload, cost, receipt, q.id, answer.tokens, stored, saved)
         answer.memo_cost, answer.memo_qid, answer.memo_response = cost, q.id, response
         return response
 
     def _avoided(self, kind: Stage, q: Query, answer: Answer, cost: JouleCost) -> Avoided | None:
         """What an answer given without the model avoided (:func:`eoc.ledger.avoided`): a
         replayed model answer what making it cost, as this cascade recorded then; else what the
-        model would have spent on it, estimated (``None``: no model to compare with)."""
+        model would have spent on it, estimated (``None``: no model to compare with, or a
+        neural answer, which avoided nothing)."""
+        if kind is Stage.NEURAL:
+            return None
         memo = answer.memo_avoided
         if memo is not None and memo[0] == q.id:
             made, would = memo[1], memo[2]

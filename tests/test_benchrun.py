@@ -182,6 +182,4 @@ def test_with_no_model_the_avoided_total_is_no_figure_not_zero() -> None:
     report = run_suite(cases, Cascade(small_stages(NoModelBackend())))
     a = report.summary()["avoided"]
     assert a == {"answers": 0, "without_figure": 1, "j": None, "by_provenance": {}}
-    assert "avoided      : no figure: no language model is configured" in "\n".join(
-        report.table()
-    )
+    assert "avoided      : no figure: no language model is configured" in "\n".join(report.table())

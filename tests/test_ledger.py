@@ -14,8 +14,8 @@ from eoc.cost import CounterKind
 from eoc.errors import BadReceipt, ConfigError
 from eoc.ledger import Avoided, AvoidedProvenance, MadeLedger, avoided
 from eoc.stages import CacheStage, EchoBackend, NeuralStage
-from eoc.stages.neural import NoModelBackend
 from eoc.stages.base import approx_tokens, work_estimate
+from eoc.stages.neural import NoModelBackend
 from eoc.testing import FakeClock, FakeCounter, ScriptedBackend
 from tests.helpers import native_only, small_stages
 
@@ -75,7 +75,10 @@ def test_a_replayed_model_answer_avoided_what_it_cost_when_made_estimated_then()
     with Cascade(small_stages(ScriptedBackend(cost=MODEL_ESTIMATE))) as c:
         made = c.resolve("why is the sky blue")
         assert made.stage is Stage.NEURAL and made.cost.uj == 2_500_000
-        for prompt, stage in (("why is the sky blue", Stage.CACHE), ("Why is the sky blue?", Stage.KV)):
+        for prompt, stage in (
+            ("why is the sky blue", Stage.CACHE),
+            ("Why is the sky blue?", Stage.KV),
+        ):
             r = c.resolve(prompt)
             assert r.stage is stage
             a = r.avoided
@@ -103,6 +106,22 @@ def test_a_replay_of_a_measured_answer_is_measured_when_made_never_measured() ->
     assert doc["provenance"] == "measured-when-made" != "measured"
     assert dict(r.headers())["x-eoc-avoided-provenance"] == "measured-when-made"
     assert check_answer_document(r.to_dict()) == r.receipt
+
+
+@native_only
+def test_a_replay_of_a_figure_estimated_on_a_live_counter_stays_estimated() -> None:
+    """A backend that estimated its own work, bracketed on a live counter: the figure names the
+    counter but was estimated then, so its replay avoided an estimate, not a measurement."""
+    clock = FakeClock(step_ns=5_000_000)
+    meter = FakeCounter(step_uj=10, name="fake-rapl")
+    stages = small_stages(ScriptedBackend(cost=MODEL_ESTIMATE))
+    with Cascade(stages, meter=meter, clock=clock, sleep=clock.sleep) as c:
+        made = c.resolve("why is the sky blue")
+        assert not made.cost.measured and made.cost.counter == "fake-rapl"
+        r = c.resolve("why is the sky blue")
+    a = r.avoided
+    assert a is not None and a.uj == made.cost.uj
+    assert a.provenance is AvoidedProvenance.ESTIMATED and a.counter is None
 
 
 def test_a_replay_whose_cost_when_made_was_not_recorded_is_estimated_and_says_so() -> None:

@@ -387,10 +387,30 @@ def test_what_an_answer_without_the_model_avoided_is_a_header_and_a_counter(tiny
     assert _metric(text, 'eoc_joules_avoided_total{provenance="estimated",stage="cache"}') == (
         pytest.approx(made.json()["eoc"]["cost"]["uj"] / 1e6)
     )
-    assert _metric(text, 'eoc_joules_avoided_total{provenance="measured-when-made",stage="kv"}') == 0
+    assert (
+        _metric(text, 'eoc_joules_avoided_total{provenance="measured-when-made",stage="kv"}') == 0
+    )
     assert 'stage="neural"' not in "".join(
         line for line in text.splitlines() if line.startswith("eoc_joules_avoided")
     )
+
+
+def test_the_avoided_counter_keeps_each_figures_provenance() -> None:
+    from eoc.testing import FakeClock, FakeCounter
+    from eoc_native.serve.metrics import Metrics
+
+    clock = FakeClock(step_ns=5_000_000)
+    meter = FakeCounter(step_uj=10, name="fake-rapl")
+    metrics = Metrics()
+    with Cascade(small_stages(), meter=meter, clock=clock, sleep=clock.sleep) as c:
+        made = c.resolve("why is the sky blue")
+        replay = c.resolve("why is the sky blue")
+    metrics.answered(made, 0.1)
+    metrics.answered(replay, 0.001)
+    assert replay.avoided is not None and made.cost.measured
+    assert metrics.avoided_uj[("cache", "measured-when-made")] == made.cost.uj
+    assert metrics.avoided_uj[("cache", "estimated")] == 0
+    assert sum(metrics.without_avoided.values()) == 0
 
 
 def test_with_no_model_there_is_no_avoided_header_and_no_joules_counted(tiny: Path) -> None:
