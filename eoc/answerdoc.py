@@ -12,7 +12,9 @@ One answer has one JSON shape (:meth:`eoc.response.Response.to_dict`). It reache
 Each is checked the same way: the receipt's digest must match its fields, every field the
 answer repeats (query id, stage, payload, cost) must equal the receipt's, and the text a
 client was shown (a choice's content, a stream's pieces joined and stripped) must be the
-receipt's payload.
+receipt's payload. An ``avoided`` part (:mod:`eoc.ledger`; not bound by the receipt) must have
+its shape and may not say what the rules make impossible: that avoided work was measured (it
+never ran), or that a model's own answer avoided the model.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 from eoc.boundedio import loads_strict
 from eoc.errors import BadJson, BadReceipt, ReceiptMismatch
+from eoc.ledger import AVOIDED_PROVENANCES
 from eoc.receipt import Receipt
 
 MAX_EVENTS = 100_000
@@ -103,7 +106,35 @@ def _check_answer(doc: Any) -> Receipt:
         mine = getattr(receipt, name)
         if type(value) is not type(mine) or value != mine:
             raise ReceiptMismatch(f"the answer's {name} does not match its receipt: it was altered")
+    if "avoided" in doc:
+        _check_avoided(doc["avoided"], receipt.stage)
     return receipt
+
+
+def _check_avoided(avoided: Any, stage: str) -> None:
+    """The ``avoided`` part of an answer (:meth:`eoc.ledger.Avoided.to_dict`): its shape, and
+    nothing the rules make impossible."""
+    if not isinstance(avoided, dict) or set(avoided) != {
+        "uj",
+        "net_uj",
+        "provenance",
+        "basis",
+        "counter",
+        "counter_kind",
+    }:
+        raise BadReceipt("the answer's avoided part is not the object eoc writes")
+    uj, net = avoided["uj"], avoided["net_uj"]
+    if type(uj) is not int or uj < 1 or type(net) is not int:
+        raise BadReceipt("the answer's avoided figure is not whole µJ of at least 1")
+    if avoided["provenance"] not in AVOIDED_PROVENANCES:
+        raise BadReceipt(
+            f"the answer's avoided figure says {avoided['provenance']!r}: avoided work never "
+            f"ran, so it is one of {', '.join(AVOIDED_PROVENANCES)}, never measured"
+        )
+    if not isinstance(avoided["basis"], str):
+        raise BadReceipt("the answer's avoided figure has no basis line")
+    if stage == "neural":
+        raise BadReceipt("a neural answer avoided nothing: the model did the work")
 
 
 def _choice_text(choices: Any) -> str | None:

@@ -7,7 +7,8 @@ answer, ignoring case.
 
 Reported: total joules, joules per correct answer, accuracy over the cases that have an
 expected answer, latency p50/p95/p99 (nearest rank), the share of cases answered at each stage,
-and the provenance of the figures (how many measured, how many estimated, and the worst of them).
+the provenance of the figures (how many measured, how many estimated, and the worst of them),
+and what the answers given without the model avoided (:mod:`eoc.ledger`), by provenance.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from eoc.boundedio import loads_strict, read_bounded
 from eoc.cascade import Cascade
 from eoc.cost import Provenance, worst_of
 from eoc.errors import BadJson, EocError, InputError
+from eoc.ledger import AVOIDED_PROVENANCES
 from eoc.query import Stage
 
 MAX_CASES = 100_000
@@ -51,6 +53,8 @@ class CaseResult:
     correct: bool | None  # None: no expected answer
     error: str = ""
     tokens_out: int | None = None  # a model's generated tokens, when it counted them
+    avoided_uj: int | None = None  # the model's work an answer without it avoided (eoc.ledger)
+    avoided_provenance: str | None = None
 
 
 def load_suite(path: str | Path) -> list[Case]:
@@ -127,6 +131,22 @@ class SuiteReport:
             if counted
             else None,
         }
+        cheap = [r for r in done if r.stage != Stage.NEURAL.value]
+        figured = [r for r in cheap if r.avoided_uj is not None]
+        avoided = {
+            "answers": len(figured),
+            "without_figure": len(cheap) - len(figured),
+            # no answer with a figure is no figure: None, never a total of 0 J
+            "j": sum(r.avoided_uj or 0 for r in figured) / 1e6 if figured else None,
+            "by_provenance": {
+                p: {
+                    "answers": len(mine),
+                    "j": sum(r.avoided_uj or 0 for r in mine) / 1e6,
+                }
+                for p in AVOIDED_PROVENANCES
+                if (mine := [r for r in figured if r.avoided_provenance == p])
+            },
+        }
         return {
             "cases": n,
             "answered": len(done),
@@ -139,6 +159,7 @@ class SuiteReport:
             "latency_us": {f"p{p}": nearest_rank(lat_us, p) for p in (50, 95, 99)},
             "stage_share": {k: v / n for k, v in stages.items()},
             "model": model,
+            "avoided": avoided,
             "provenance": {
                 "measured": sum(1 for p in provs if p is Provenance.MEASURED),
                 "estimated": sum(1 for p in provs if p is Provenance.ESTIMATED),
@@ -168,6 +189,7 @@ class SuiteReport:
             f"latency      : p50 {lat['p50']}  p95 {lat['p95']}  p99 {lat['p99']}",
             "stages       : " + "  ".join(f"{k} {v:.0%}" for k, v in s["stage_share"].items()),
         ]
+        lines.append(f"avoided      : {_avoided_line(s['avoided'])}")
         m = s["model"]
         if m["answers"]:
             per = "n/a" if m["uj_per_token"] is None else f"{m['uj_per_token']:,} µJ per token"
@@ -176,6 +198,25 @@ class SuiteReport:
                 f"{m['j']:.3f} J, {per} ({m['worst']})"
             )
         return lines
+
+
+def _avoided_line(a: dict[str, Any]) -> str:
+    """What the answers given without the model avoided, by provenance (see the summary)."""
+    cheap = a["answers"] + a["without_figure"]
+    if not cheap:
+        return "nothing: every answer came from the model"
+    if a["j"] is None:
+        return (
+            f"no figure: no language model is configured to compare with ({cheap} answers "
+            "given without one)"
+        )
+    parts = ", ".join(
+        f"{v['j']:.6f} J {p} over {v['answers']}" for p, v in a["by_provenance"].items()
+    )
+    line = f"{a['j']:.6f} J of model work by {a['answers']} answers given without it ({parts})"
+    if a["without_figure"]:
+        line += f"; {a['without_figure']} without a figure (no model configured then)"
+    return line
 
 
 def _duration(us: float | None) -> str:
@@ -225,6 +266,8 @@ def run_suite(cases: Sequence[Case], cascade: Cascade | None = None) -> SuiteRep
                 ns,
                 correct,
                 tokens_out=None if r.tokens is None else r.tokens[1],
+                avoided_uj=None if r.avoided is None else r.avoided.uj,
+                avoided_provenance=None if r.avoided is None else r.avoided.provenance.value,
             )
         )
     return report

@@ -49,6 +49,7 @@ from eoc.errors import (
     StoreError,
 )
 from eoc.followup import fits
+from eoc.ledger import Avoided, MadeLedger, avoided
 from eoc.meter.counter import Counter, CounterStatus, StubCounter, max_power_uw
 from eoc.meter.detection import detect_all
 from eoc.meter.liveness import ProbeResult, probe
@@ -157,6 +158,12 @@ class Cascade:
         # told before the model is asked, so it can embed the question meanwhile (optional)
         self._will_remember: Callable[[Query], None] | None = getattr(
             self._kv, "will_remember", None
+        )
+        # the savings ledger (eoc.ledger): what the model's answers cost when made, here, and
+        # what it would have spent on an answer it never made (None: no model to compare with)
+        self.made = MadeLedger()
+        self._would_cost: Callable[[Query, str], JouleCost | None] | None = getattr(
+            self._neural, "would_cost", None
         )
         self._bracket_lock = threading.Lock()
         self._cal_lock = threading.Lock()
@@ -418,6 +425,7 @@ class Cascade:
         receipt = Receipt.issue(q.id, kind, cost, answer.payload)
         if self.signer is not None:
             receipt = receipt.signed(self.signer)
+        saved = self._avoided(kind, q, answer, cost)
         response = Response(
             kind,
             answer.payload,
@@ -428,9 +436,30 @@ class Cascade:
             stored,
             answer.generation,
             kind is not Stage.NEURAL,
+            avoided=saved,
         )
         answer.memo_cost, answer.memo_qid, answer.memo_response = cost, q.id, response
         return response
+
+    def _avoided(self, kind: Stage, q: Query, answer: Answer, cost: JouleCost) -> Avoided | None:
+        """What an answer given without the model avoided (:func:`eoc.ledger.avoided`): a
+        replayed model answer what making it cost, as this cascade recorded then; else what the
+        model would have spent on it, estimated (``None``: no model to compare with, or a
+        neural answer, which avoided nothing)."""
+        if kind is Stage.NEURAL:
+            return None
+        memo = answer.memo_avoided
+        if memo is not None and memo[0] == q.id:
+            made, would = memo[1], memo[2]
+        else:
+            made = self.made.cost_of(answer.origin, answer.payload) if answer.origin else None
+            would = None
+            if made is None and self._would_cost is not None:
+                found = self._would_cost(q, answer.payload)
+                if isinstance(found, JouleCost) and found.provenance is _ESTIMATED:
+                    would = found
+            answer.memo_avoided = (q.id, made, would)
+        return avoided(kind, cost, made=made, would_cost=would)
 
     def origin(self) -> str:
         """What makes this cascade's model answers now (the neural stage's
@@ -617,9 +646,10 @@ class Cascade:
                         cost = self._combine(answer.cost, span, t1 - t0)
         stored = ""
         if answer.memo:  # never the echo (no model ran) nor a sampled answer without a seed
-            stored = self._memoize(
-                Stage.NEURAL, q, answer.payload, self.origin(), answer.generation
-            )
+            origin = self.origin()
+            stored = self._memoize(Stage.NEURAL, q, answer.payload, origin, answer.generation)
+            if stored in ("yes", PENDING):  # what a replay of it will have avoided
+                self.made.record(origin, answer.payload, cost)
         elif answer.unkept:  # a broken answer: served once, never again, and it says why
             cost = cost.with_basis(f"{cost.basis}; not remembered: {answer.unkept}")
         return self._respond(Stage.NEURAL, q, answer, cost, stored)

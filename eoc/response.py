@@ -7,6 +7,7 @@ from typing import Any
 
 from eoc.cost import JouleCost
 from eoc.entry import Generation
+from eoc.ledger import Avoided
 from eoc.query import Stage
 from eoc.receipt import Receipt
 
@@ -31,6 +32,11 @@ class Response:
     is back; lost if this process stops first); ``"no"`` (a store refused the write: it is
     served but not remembered); ``""`` when there was nothing to remember (a cache hit, an
     answer never remembered).
+
+    ``avoided`` is what an answer given without the model avoided (:mod:`eoc.ledger`): the
+    model's work it did not need, gross, with its own provenance (``measured-when-made`` or
+    ``estimated``, never ``measured``); ``None`` for a neural answer, or when no model is
+    configured to compare with (no figure, never 0). Not part of the receipt.
     """
 
     stage: Stage
@@ -42,6 +48,7 @@ class Response:
     stored: str
     generation: Generation | None
     replayed: bool
+    avoided: Avoided | None
 
     def __init__(
         self,
@@ -54,6 +61,7 @@ class Response:
         stored: str = "",
         generation: Generation | None = None,
         replayed: bool = False,
+        avoided: Avoided | None = None,
     ) -> None:
         _set = object.__setattr__
         _set(self, "stage", stage)
@@ -65,6 +73,7 @@ class Response:
         _set(self, "stored", stored)
         _set(self, "generation", generation)
         _set(self, "replayed", replayed)
+        _set(self, "avoided", avoided)
 
     @property
     def uj_per_token(self) -> int | None:
@@ -80,8 +89,9 @@ class Response:
 
         ``query_id``, ``stage``, ``payload`` and ``cost`` repeat fields of ``receipt``, which
         binds them; ``tokens`` (when a model counted them), ``generation`` (when a model made
-        the answer, now or when it was remembered) and ``stored`` (when there was something to
-        remember) are not part of the receipt.
+        the answer, now or when it was remembered), ``stored`` (when there was something to
+        remember) and ``avoided`` (when an answer given without the model has a figure for the
+        model's work it avoided) are not part of the receipt.
         """
         out: dict[str, Any] = {
             "query_id": self.query_id,
@@ -101,12 +111,16 @@ class Response:
             out["generation"] = self.generation.to_dict(self.replayed)
         if self.stored:
             out["stored"] = self.stored
+        if self.avoided is not None:
+            out["avoided"] = self.avoided.to_dict()
         return out
 
     def headers(self) -> list[tuple[str, str]]:
         """The answer in short, as HTTP headers (``eoc serve``): stage, µJ, provenance, the
-        receipt's digest, the counter (when there is one) and whether the answer was
-        remembered (``x-eoc-stored``, when there was something to remember)."""
+        receipt's digest, the counter (when there is one), whether the answer was
+        remembered (``x-eoc-stored``, when there was something to remember) and the model's
+        work it avoided (``x-eoc-avoided-microjoules`` and ``x-eoc-avoided-provenance``, only
+        when there is a figure: absent, never 0, when there is none)."""
         cost = self.cost
         out = [
             ("x-eoc-stage", self.stage.value),
@@ -118,6 +132,9 @@ class Response:
             out.append(("x-eoc-counter", cost.counter))
         if self.stored:
             out.append(("x-eoc-stored", self.stored))
+        if self.avoided is not None:
+            out.append(("x-eoc-avoided-microjoules", str(self.avoided.uj)))
+            out.append(("x-eoc-avoided-provenance", self.avoided.provenance.value))
         return out
 
     def __repr__(self) -> str:

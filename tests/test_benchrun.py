@@ -147,3 +147,39 @@ def test_a_models_tokens_and_figure_per_token_are_reported() -> None:
     assert model["worst"] == "estimated"
     assert any(line.startswith("model        : 2 answers, 10 tokens") for line in report.table())
     assert report.summary()["accuracy"] == 2 / 3
+
+
+def test_what_the_answers_without_the_model_avoided_is_summed_by_provenance() -> None:
+    from eoc.testing import ScriptedBackend
+
+    cases = parse_suite(
+        [
+            {"id": 1, "prompt": "what is 2+2", "expected": "4"},
+            {"id": 2, "prompt": "what is 2+2", "expected": "4"},
+            {"id": 3, "prompt": "why is the sky blue", "expected": None},
+            {"id": 4, "prompt": "why is the sky blue", "expected": None},
+        ]
+    )
+    report = run_suite(cases, Cascade(small_stages(ScriptedBackend())))
+    a = report.summary()["avoided"]
+    figured = [r for r in report.results if r.avoided_uj is not None]
+    assert [r.stage for r in figured] == ["kv", "cache", "cache"]
+    assert {r.avoided_provenance for r in figured} == {"estimated"}
+    assert a["answers"] == 3 and a["without_figure"] == 0
+    assert a["j"] == pytest.approx(sum(r.avoided_uj or 0 for r in figured) / 1e6)
+    assert a["by_provenance"] == {"estimated": {"answers": 3, "j": a["j"]}}
+    line = next(x for x in report.table() if x.startswith("avoided"))
+    assert line == (
+        f"avoided      : {a['j']:.6f} J of model work by 3 answers given without it "
+        f"({a['j']:.6f} J estimated over 3)"
+    )
+
+
+def test_with_no_model_the_avoided_total_is_no_figure_not_zero() -> None:
+    from eoc.stages.neural import NoModelBackend
+
+    cases = parse_suite([{"id": 1, "prompt": "what is 2+2", "expected": "4"}])
+    report = run_suite(cases, Cascade(small_stages(NoModelBackend())))
+    a = report.summary()["avoided"]
+    assert a == {"answers": 0, "without_figure": 1, "j": None, "by_provenance": {}}
+    assert "avoided      : no figure: no language model is configured" in "\n".join(report.table())

@@ -29,8 +29,31 @@ def test_query_prints_stage_payload_cost_basis_and_receipt() -> None:
     assert lines[1] == "payload : 4"
     assert lines[2].startswith("cost : ") and lines[2].endswith(" µJ estimated")
     assert lines[3].startswith("hit : kv estimate")
-    assert lines[4].startswith("receipt : ") and lines[4].endswith("(v2)")
-    assert len(lines[4].split()[2]) == 64
+    # the tests' default neural stage says no model is connected: nothing to compare with
+    assert lines[4] == "avoided : no figure: no language model is configured, so nothing says " + (
+        "what one would have spent"
+    )
+    assert lines[5].startswith("receipt : ") and lines[5].endswith("(v2)")
+    assert len(lines[5].split()[2]) == 64
+
+
+def test_query_prints_what_an_answer_without_the_model_avoided() -> None:
+    from eoc import Cascade
+    from eoc.cli.query import format_response
+    from eoc.testing import ScriptedBackend
+    from tests.helpers import small_stages
+
+    with Cascade(small_stages(ScriptedBackend())) as cascade:
+        fact = cascade.resolve("what is 2+2")
+        neural = cascade.resolve("why is the sky blue")
+    assert fact.avoided is not None
+    line = format_response(fact)[4]
+    a = fact.avoided
+    assert line == (
+        f"avoided : {a.uj:,} µJ estimated ({a.uj - fact.cost.uj:,} µJ net of this answer's cost)"
+        f": {a.basis}"
+    )
+    assert not any(x.startswith("avoided") for x in format_response(neural))
 
 
 def test_query_explain_says_why_each_kv_candidate_was_served_or_refused() -> None:

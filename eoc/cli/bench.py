@@ -34,6 +34,8 @@ def cmd_bench(args: argparse.Namespace, out: TextIO) -> int:
                 "expected": r.case.expected,
                 "answer": r.payload,
                 "tokens_out": r.tokens_out,
+                "avoided_uj": r.avoided_uj,
+                "avoided_provenance": r.avoided_provenance,
                 "error": r.error,
             }
             for r in report.results

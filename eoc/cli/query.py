@@ -53,9 +53,24 @@ def format_response(r: Response) -> list[str]:
             lines.append(
                 "replay : finish reason and usage unknown (remembered before eoc kept them)"
             )
+    if r.stage is not Stage.NEURAL:  # a model's own answer avoided nothing
+        lines.insert(4, f"avoided : {avoided_line(r)}")
     if r.receipt.signature is not None:
         lines.append(f"signed : ed25519 key {r.receipt.signature['public_key']}")
     return lines
+
+
+NO_AVOIDED_FIGURE = (
+    "no figure: no language model is configured, so nothing says what one would have spent"
+)
+
+
+def avoided_line(r: Response) -> str:
+    """What an answer given without the model avoided (:mod:`eoc.ledger`), in one line."""
+    a = r.avoided
+    if a is None:
+        return NO_AVOIDED_FIGURE
+    return f"{a} ({a.net_uj:,} µJ net of this answer's cost): {a.basis}"
 
 
 class _ModelWork:
@@ -203,4 +218,13 @@ def register(sub: object, add: Add) -> None:
     )
 
 
-__all__ = ["FAKE_MARK", "FAKE_METER_NOTE", "cmd_query", "fake_meter", "format_response", "register"]
+__all__ = [
+    "FAKE_MARK",
+    "FAKE_METER_NOTE",
+    "NO_AVOIDED_FIGURE",
+    "avoided_line",
+    "cmd_query",
+    "fake_meter",
+    "format_response",
+    "register",
+]

@@ -26,6 +26,7 @@ class Answer:
         "cost",
         "generation",
         "memo",
+        "memo_avoided",
         "memo_cost",
         "memo_qid",
         "memo_response",
@@ -52,6 +53,9 @@ class Answer:
         self.meta: EntryMeta | None = None  # a remembered entry's record (age, expiry)
         self.own_estimate: JouleCost | None = None  # a local backend's fallback (Reply.estimate)
         self.memo_cost: JouleCost | None = None
+        # what the savings ledger last found for this answer (eoc.ledger): by query id, what
+        # making it cost (when recorded) and what the model would have spent on it
+        self.memo_avoided: tuple[str, JouleCost | None, JouleCost | None] | None = None
         self.memo_qid: str | None = None
         self.memo_response: Response | None = None
 

@@ -302,6 +302,24 @@ class NeuralStage:
         tokens_in = approx_tokens(query.prompt if chat is None else chat.texts())
         return work_estimate(Stage.NEURAL, tokens_in=tokens_in, tokens_out=out)
 
+    def would_cost(self, query: Query, payload: str) -> JouleCost | None:
+        """What this stage's model would have spent answering ``query`` with ``payload``, had it
+        been asked (ESTIMATED), for the savings ledger (:mod:`eoc.ledger`): the flat figure when
+        the stage has one, else the question's tokens in (the conversation's, for a request)
+        and the answer's tokens out, one per four characters, at the work-scaled rates.
+        ``None`` when the backend runs no model (the no-model notice, the echo): there is no
+        model to compare with, and that is no figure, not 0."""
+        if not getattr(self.backend, "runs_model", True):
+            return None
+        if self._flat:
+            return self.figure
+        chat = query.conversation
+        return work_estimate(
+            Stage.NEURAL,
+            tokens_in=approx_tokens(query.prompt if chat is None else chat.texts()),
+            tokens_out=approx_tokens(payload),
+        )
+
     def estimate(self, query: Query, answer: Answer) -> JouleCost:
         """This stage's own ESTIMATED figure for an answer whose backend reported none.
 

@@ -10,6 +10,7 @@ from falsify_breaks import (
     counters,
     figures,
     guard,
+    ledger,
     memo,
     model,
     native_data,
@@ -55,6 +56,7 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
             "tests/test_chat.py",
         ],
     ),
+    ("eoc/ledger.py", ["tests/test_ledger.py"]),
     ("eoc/calibration.py", ["tests/test_cascade.py", "tests/test_properties.py"]),
     ("eoc/cost.py", ["tests/test_cost_receipt.py", "tests/test_browser_honesty.py"]),
     ("eoc/receipt.py", ["tests/test_cost_receipt.py", "tests/test_cli.py"]),
@@ -178,6 +180,7 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
 BREAKS: list[tuple[str, str, str, str]] = [
     *figures.BREAKS,
     *guard.BREAKS,
+    *ledger.BREAKS,
     *stages.BREAKS,
     *stores.BREAKS,
     *counters.BREAKS,
@@ -189,6 +192,14 @@ BREAKS: list[tuple[str, str, str, str]] = [
 ]
 
 FOCUS: dict[str, list[str]] = {
+    "a replay forgets what it cost when made": ["tests/test_ledger.py"],
+    "what a model answer cost is never recorded": ["tests/test_ledger.py"],
+    "no model configured still gets an avoided estimate": ["tests/test_ledger.py"],
+    "the avoided header says 0 when there is no figure": ["tests/test_ledger.py"],
+    "eoc verify takes avoided work said to be measured": ["tests/test_ledger.py"],
+    "eoc verify takes a neural answer that avoided the model": ["tests/test_ledger.py"],
+    "eoc query prints 0 for no avoided figure": ["tests/test_cli.py"],
+    "eoc bench run totals no avoided figure as 0 J": ["tests/test_benchrun.py"],
     "a request's tail is left on a computation": [
         "tests/test_compute.py",
         "tests/test_wordings.py",

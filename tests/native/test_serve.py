@@ -354,6 +354,78 @@ def test_metrics_count_answers_joules_and_latency_by_stage(server: str) -> None:
         assert needle in text
 
 
+def _metric(text: str, needle: str) -> float:
+    return float(next(line for line in text.splitlines() if line.startswith(needle)).split()[-1])
+
+
+def test_what_an_answer_without_the_model_avoided_is_a_header_and_a_counter(tiny: Path) -> None:
+    with serving(make_app(tiny)) as url:
+        graph = httpx.post(url + "/v1/chat/completions", json=ask("capital of France?"))
+        avoided = graph.json()["eoc"]["avoided"]
+        assert avoided["provenance"] == "estimated" and avoided["uj"] > 0
+        assert int(graph.headers["x-eoc-avoided-microjoules"]) == avoided["uj"]
+        assert graph.headers["x-eoc-avoided-provenance"] == "estimated"
+        # a model's answer avoided nothing: no header (never 0), JSON or streamed
+        made = httpx.post(url + "/v1/chat/completions", json=ask("hello model"))
+        assert made.json()["eoc"]["stage"] == "neural" and "avoided" not in made.json()["eoc"]
+        assert "x-eoc-avoided-microjoules" not in made.headers
+        with httpx.stream(
+            "POST", url + "/v1/chat/completions", json=ask("hello stream", stream=True)
+        ) as streamed:
+            streamed.read()
+        assert "x-eoc-avoided-microjoules" not in streamed.headers
+        # its replay, streamed, avoided what it cost when made, as recorded then
+        with httpx.stream(
+            "POST", url + "/v1/chat/completions", json=ask("hello model", stream=True)
+        ) as replay:
+            replay.read()
+        assert int(replay.headers["x-eoc-avoided-microjoules"]) == made.json()["eoc"]["cost"]["uj"]
+        text = httpx.get(url + "/metrics").text
+    assert _metric(text, 'eoc_joules_avoided_total{provenance="estimated",stage="graph"}') == (
+        pytest.approx(avoided["uj"] / 1e6)
+    )
+    assert _metric(text, 'eoc_joules_avoided_total{provenance="estimated",stage="cache"}') == (
+        pytest.approx(made.json()["eoc"]["cost"]["uj"] / 1e6)
+    )
+    assert (
+        _metric(text, 'eoc_joules_avoided_total{provenance="measured-when-made",stage="kv"}') == 0
+    )
+    assert 'stage="neural"' not in "".join(
+        line for line in text.splitlines() if line.startswith("eoc_joules_avoided")
+    )
+
+
+def test_the_avoided_counter_keeps_each_figures_provenance() -> None:
+    from eoc.testing import FakeClock, FakeCounter
+    from eoc_native.serve.metrics import Metrics
+
+    clock = FakeClock(step_ns=5_000_000)
+    meter = FakeCounter(step_uj=10, name="fake-rapl")
+    metrics = Metrics()
+    with Cascade(small_stages(), meter=meter, clock=clock, sleep=clock.sleep) as c:
+        made = c.resolve("why is the sky blue")
+        replay = c.resolve("why is the sky blue")
+    metrics.answered(made, 0.1)
+    metrics.answered(replay, 0.001)
+    assert replay.avoided is not None and made.cost.measured
+    assert metrics.avoided_uj[("cache", "measured-when-made")] == made.cost.uj
+    assert metrics.avoided_uj[("cache", "estimated")] == 0
+    assert sum(metrics.without_avoided.values()) == 0
+
+
+def test_with_no_model_there_is_no_avoided_header_and_no_joules_counted(tiny: Path) -> None:
+    from eoc.stages.neural import NoModelBackend
+
+    with serving(make_app(tiny, backend=NoModelBackend())) as url:
+        graph = httpx.post(url + "/v1/chat/completions", json=ask("capital of France?"))
+        assert graph.json()["eoc"]["stage"] == "graph" and "avoided" not in graph.json()["eoc"]
+        assert "x-eoc-avoided-microjoules" not in graph.headers
+        assert "x-eoc-avoided-provenance" not in graph.headers
+        text = httpx.get(url + "/metrics").text
+    assert _metric(text, 'eoc_answers_without_avoided_figure_total{stage="graph"}') == 1
+    assert _metric(text, 'eoc_joules_avoided_total{provenance="estimated",stage="graph"}') == 0
+
+
 def test_the_openapi_document_names_every_route(server: str) -> None:
     doc = httpx.get(server + "/openapi.json").json()
     assert {"/v1/chat/completions", "/v1/completions", "/v1/models", "/healthz", "/metrics"} <= set(

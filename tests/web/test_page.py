@@ -201,3 +201,42 @@ def test_cjk_and_emoji_answers_render_as_glyphs_not_empty_boxes(session: Session
     prompt = "東京は日本の首都ですか？ 🗼"
     assert session.ask(prompt)["error"] is None
     assert session.page.locator("#answers > li .prompt").first.inner_text() == prompt
+
+
+def _energy(uj: int) -> str:
+    """web/src/chart.js's formatEnergy, for the figures a test expects."""
+    for unit, scale in (("J", 1e6), ("mJ", 1e3)):
+        if uj >= scale:
+            return f"{round(uj / scale, 2):,.2f}".rstrip("0").rstrip(".") + f" {unit}"
+    return f"{uj:,} µJ"
+
+
+def test_the_would_have_cost_line_sums_the_answers_avoided_figures_or_is_not_shown(
+    browser,  # type: ignore[no-untyped-def]
+    site: str,
+) -> None:
+    s = open_session(browser, site)
+    for prompt in ("what is 2+2", "Paris is the capital of which country?"):
+        assert "avoided" not in json.loads(s.ask(prompt)["json"])
+    # no model connected: nothing to compare with, so no line (not a guess, not 0)
+    totals = s.page.locator("#totals").inner_text()
+    assert totals.startswith("2 answers, ") and "would have cost" not in totals
+    # a model stand-in (as a connected endpoint would be): each answer says what it avoided
+    s.python(
+        "from eoc.assemble import default_stages\n"
+        "from eoc.testing import ScriptedBackend\n"
+        "_cascade = Cascade(default_stages(ScriptedBackend()))\n"
+        "json.dumps(True)"
+    )
+    docs = [json.loads(s.ask(p)["json"]) for p in ("what is 2+2", "capital of Japan?")]
+    assert {d["avoided"]["provenance"] for d in docs} == {"estimated"}
+    avoided = sum(d["avoided"]["uj"] for d in docs)
+    totals = s.page.locator("#totals").inner_text()
+    assert (
+        f"Sent to the model, the 2 answers given without it would have cost about "
+        f"{_energy(avoided)} (estimated) — "
+    ) in totals
+    ratio = avoided / sum(d["cost"]["uj"] for d in docs)
+    assert f"{ratio:,.1f}".rstrip("0").rstrip(".") + "× more." in totals
+    assert s.outside == []
+    s.page.close()

@@ -6,6 +6,10 @@ import { STAGES, formatEnergy, renderChart } from "./chart.js";
 const timings = (window.eocTimings = { start: performance.now() });
 const $ = (id) => document.getElementById(id);
 const stats = Object.fromEntries(STAGES.map((s) => [s, { count: 0, uj: 0 }]));
+// What the answers given without the model avoided, summed from each answer's `avoided` part
+// (eoc.ledger, the same figure eoc query, eoc serve and eoc bench run show): only answers that
+// have one; with no model connected none does, and the page says nothing rather than a guess.
+const ledger = { answers: 0, avoidedUj: 0, costUj: 0, provenances: new Set() };
 let info = null;
 let maxPromptBytes = 16384; // replaced at boot by eoc.query.MAX_PROMPT_BYTES
 const FOLD_CHARS = 200; // a longer prompt is shown folded in its answer
@@ -178,12 +182,18 @@ function updateTotals() {
     $("totals").textContent = "No answers yet.";
     return;
   }
-  const allNeural = answers * info.figures.neural;
-  const ratio = allNeural / total;
-  $("totals").textContent =
-    `${answers} answer${answers === 1 ? "" : "s"}, ${formatEnergy(total)} estimated in all. ` +
-    `Sent straight to the neural stage they would have cost about ${formatEnergy(allNeural)}` +
-    (ratio > 1.05 ? ` — ${ratio.toLocaleString("en-US", { maximumFractionDigits: 1 })}× more.` : ".");
+  let text = `${answers} answer${answers === 1 ? "" : "s"}, ${formatEnergy(total)} estimated in all.`;
+  if (ledger.answers) {
+    // the worst provenance among them: measured-when-made only if every figure was
+    const prov = ledger.provenances.size === 1 ? [...ledger.provenances][0] : "estimated";
+    const ratio = ledger.avoidedUj / ledger.costUj;
+    const n = ledger.answers;
+    text +=
+      ` Sent to the model, the ${n} answer${n === 1 ? "" : "s"} given without it would have cost ` +
+      `about ${formatEnergy(ledger.avoidedUj)} (${prov})` +
+      (ratio > 1.05 ? ` — ${ratio.toLocaleString("en-US", { maximumFractionDigits: 1 })}× more.` : ".");
+  }
+  $("totals").textContent = text;
 }
 
 // A long prompt is shown folded (its start and how much more), with a button to unfold it.
@@ -260,6 +270,12 @@ async function submit(text) {
   if (!doc.error) {
     stats[doc.stage].count += 1;
     stats[doc.stage].uj += doc.cost.uj;
+    if (doc.avoided) {
+      ledger.answers += 1;
+      ledger.avoidedUj += doc.avoided.uj;
+      ledger.costUj += doc.cost.uj;
+      ledger.provenances.add(doc.avoided.provenance);
+    }
     if (timings.firstAnswer === undefined) timings.firstAnswer = performance.now();
   }
   timings.lastResolveMs = performance.now() - t0;

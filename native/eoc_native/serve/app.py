@@ -199,6 +199,8 @@ class EocServer:
                     "x-eoc-microjoules",
                     "x-eoc-provenance",
                     "x-eoc-receipt",
+                    "x-eoc-avoided-microjoules",
+                    "x-eoc-avoided-provenance",
                     "retry-after",
                 ],
             )

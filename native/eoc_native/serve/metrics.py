@@ -6,6 +6,10 @@ metric families when Prometheus scrapes. Each server has its own registry, so se
 one process (the tests) do not mix.
 
 Metrics: ``eoc_answers_total{stage}``, ``eoc_joules_total{stage,provenance}``,
+``eoc_joules_avoided_total{stage,provenance}`` (the model's work the answers given without it
+avoided: :mod:`eoc.ledger`, provenance ``measured-when-made`` or ``estimated``),
+``eoc_answers_without_avoided_figure_total{stage}`` (such answers with no figure: no model to
+compare with; counted here, never added as 0 J),
 ``eoc_hit_ratio`` (answers given before the neural stage / all answers),
 ``eoc_request_seconds{stage}`` (a histogram), ``eoc_upstream_errors_total``,
 ``eoc_breaker_refusals_total``, ``eoc_budget_refusals_total{scope}``,
@@ -19,11 +23,13 @@ import bisect
 from collections.abc import Iterator
 from typing import Any
 
+from eoc.ledger import AVOIDED_PROVENANCES
 from eoc.query import Stage
 from eoc.response import Response
 from eoc_native import require
 
 STAGES = tuple(s.value for s in Stage)
+CHEAP_STAGES = tuple(s.value for s in Stage if s is not Stage.NEURAL)
 PROVENANCES = ("measured", "estimated")
 LATENCY_BUCKETS = (
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
@@ -40,6 +46,8 @@ class Metrics:
         self.registry = prom.CollectorRegistry(auto_describe=True)
         self.answers = dict.fromkeys(STAGES, 0)
         self.microjoules = {(s, p): 0 for s in STAGES for p in PROVENANCES}
+        self.avoided_uj = {(s, p): 0 for s in CHEAP_STAGES for p in AVOIDED_PROVENANCES}
+        self.without_avoided = dict.fromkeys(CHEAP_STAGES, 0)
         self.latency_counts = {s: [0] * (len(LATENCY_BUCKETS) + 1) for s in STAGES}
         self.latency_sums = dict.fromkeys(STAGES, 0.0)
         self.upstream_errors = 0
@@ -55,6 +63,12 @@ class Metrics:
         cost = response.cost
         self.answers[stage] += 1
         self.microjoules[(stage, cost.provenance.value)] += cost.uj
+        if stage in self.without_avoided:  # an answer given without the model
+            avoided = response.avoided
+            if avoided is None:
+                self.without_avoided[stage] += 1
+            else:
+                self.avoided_uj[(stage, avoided.provenance.value)] += avoided.uj
         self.latency_counts[stage][bisect.bisect_left(LATENCY_BUCKETS, seconds)] += 1
         self.latency_sums[stage] += seconds
 
@@ -101,6 +115,25 @@ class _Collector:
         for (stage, prov), uj in m.microjoules.items():
             joules.add_metric([stage, prov], uj / 1e6)
         yield joules
+        avoided = core.CounterMetricFamily(
+            "eoc_joules_avoided",
+            "Joules of model work avoided by answers given without the model, by stage and "
+            "provenance (measured-when-made: a live counter read the model make the answer "
+            "replayed; estimated: anything else)",
+            labels=["stage", "provenance"],
+        )
+        for (stage, prov), uj in m.avoided_uj.items():
+            avoided.add_metric([stage, prov], uj / 1e6)
+        yield avoided
+        unknown = core.CounterMetricFamily(
+            "eoc_answers_without_avoided_figure",
+            "Answers given without the model with no figure for what they avoided (no model "
+            "configured to compare with)",
+            labels=["stage"],
+        )
+        for stage, n in m.without_avoided.items():
+            unknown.add_metric([stage], n)
+        yield unknown
         ratio = m.hit_ratio
         yield core.GaugeMetricFamily(
             "eoc_hit_ratio",

@@ -12,6 +12,7 @@ from typing import Any
 
 from eoc import __version__
 from eoc.chat_fields import CHAT, COMPLETION, request_schema
+from eoc.ledger import AVOIDED_PROVENANCES
 
 _ERR = {"$ref": "#/components/schemas/Error"}
 
@@ -52,6 +53,17 @@ def document(model: str) -> dict[str, Any]:
             (
                 "x-eoc-receipt",
                 "The receipt's digest (the whole receipt is in the body's eoc object).",
+            ),
+            (
+                "x-eoc-avoided-microjoules",
+                "An answer given without the model: the µJ of model work it avoided, gross "
+                "(the body's eoc.avoided has it net too, with its basis). Absent, never 0, for "
+                "a model's answer and where no model is configured to compare with.",
+            ),
+            (
+                "x-eoc-avoided-provenance",
+                "With x-eoc-avoided-microjoules: measured-when-made (a live counter read the "
+                "model make the answer replayed) or estimated; never measured.",
             ),
         )
     }
@@ -94,6 +106,20 @@ def document(model: str) -> dict[str, Any]:
                 },
             },
             "stored": {"type": "string", "enum": ["yes", "pending", "no"]},
+            "avoided": {
+                "type": "object",
+                "description": "What an answer given without the model avoided (absent for a "
+                "model's answer, or with no model to compare with).",
+                "required": ["uj", "net_uj", "provenance", "basis", "counter", "counter_kind"],
+                "properties": {
+                    "uj": {"type": "integer", "minimum": 1},
+                    "net_uj": {"type": "integer"},
+                    "provenance": {"type": "string", "enum": list(AVOIDED_PROVENANCES)},
+                    "basis": {"type": "string"},
+                    "counter": {"type": ["string", "null"]},
+                    "counter_kind": {"type": ["string", "null"]},
+                },
+            },
             "public_key": {"type": "string"},
         },
     }
