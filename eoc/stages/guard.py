@@ -833,17 +833,17 @@ class Analysis:
 
 
 CLOSE_CHANGES = 2
-"""At most this many words changed (added, dropped or replaced, after spelling and synonyms)
-and the two texts are one question frame with a detail changed: the change decides."""
+"""At most this many of the stored question's content words not in the query (after spelling,
+synonyms and acronyms; an action said by one side only counts as one), and the two texts are one
+question frame with a detail changed: the change decides."""
 
 
 class Frame:
     """How two analysed texts differ in their content words, once misspellings, clipped words
     and acronyms are paired with the words they stand for (:mod:`eoc.stages.spelling`).
 
-    ``close`` when they share a content word and differ in at most :data:`CLOSE_CHANGES` of
-    them (an opposite said by one side only counts as one): the same question with a detail
-    changed ("the set lunch menu" / "the set dinner menu", "the returns policy" / "the returns
+    ``close`` when they share a content word and the query lacks at most
+    :data:`CLOSE_CHANGES` of the stored question's: the same question with a detail changed ("the set lunch menu" / "the set dinner menu", "the returns policy" / "the returns
     policy for sale items"), where the changed word is what is asked. Otherwise the query says
     the stored question in other words (greetings, slang, a statement, another register), and
     the guard leaves what the words change to similarity.
@@ -902,8 +902,8 @@ class Frame:
 
     @staticmethod
     def has(a: Analysis, word: str) -> bool:
-        """Whether ``a`` holds ``word`` (a name's part), as written, stemmed, misspelled,
-        clipped or as an acronym of its words."""
+        """Whether ``a`` holds ``word`` (a name's part), as written, stemmed, clipped ("Sat" /
+        Saturday) or as an acronym of its words; never misspelled (Iran is not Iraq)."""
         if word in a.words or _stem(word) in a.content:
             return True
         if any(clipped(word, w) or clipped(w, word) for w in a.words if w not in STOPWORDS):
@@ -914,10 +914,11 @@ class Frame:
 
     def wording(self, q: Analysis, s: Analysis) -> str:
         """Why the changed words keep the stored question from answering ("" when none did):
-        in a close frame, a word put in another's place; anywhere, words the query adds to all
-        of the stored question's (it asks something narrower: "the returns policy for sale
-        items"). A query that only leaves words out asks the same more briefly ("overdraft
-        cost?"), and similarity decides."""
+        in a close frame, a stored word the query lacks, or says another in place of ("the set
+        lunch menu" / "the set dinner menu"); anywhere, words the query adds to all of the
+        stored question's (it asks something narrower: "the returns policy for sale items").
+        Where the query lacks more than a close frame allows, it says the question in other
+        words, and similarity decides."""
         if self.missing and self.close:
             said = ", ".join(sorted(s.spelled.get(w, w) for w in self.missing))
             put = ", ".join(sorted(q.spelled.get(w, w) for w in self.extra))
