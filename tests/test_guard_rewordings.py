@@ -111,6 +111,7 @@ def test_the_spelling_rules_stay_narrow() -> None:
     assert not misspelled("cat", "car")  # under 4 letters: never
     assert clipped("min", "minimum") and clipped("info", "information")
     assert not clipped("no", "north")  # under 3 letters
+    assert not clipped("h2o", "h2o2")  # a formula is no word
     assert acronym("ac", ["air", "conditioning"]) and not acronym("ac", ["conditioning", "air"])
     assert same_word("checkout", "check-out")
 

@@ -60,10 +60,16 @@ def misspelled(a: str, b: str) -> bool:
 
 
 def clipped(short: str, long: str) -> bool:
-    """Whether ``short`` is a clipped form of ``long``: "min" of minimum, "uni" of university,
-    "undergrad" of undergraduate, "sat" of saturday; at least 3 letters and at most half the
-    word missing... or a common clipping of at least 3 letters that keeps the first syllable."""
-    return 3 <= len(short) < len(long) and long.startswith(short) and len(short) * 3 >= len(long)
+    """Whether ``short`` is a clipped form of ``long``: "min" of minimum, "info" of
+    information, "undergrad" of undergraduate, "sat" of saturday: letters only, at least 3 of
+    them, and at least a third of the word."""
+    return (
+        3 <= len(short) < len(long)
+        and short.isalpha()
+        and long.isalpha()  # "H2O" is no clipping of "H2O2"
+        and long.startswith(short)
+        and len(short) * 3 >= len(long)
+    )
 
 
 def acronym(short: str, words: list[str]) -> bool:

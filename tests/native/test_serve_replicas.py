@@ -64,7 +64,9 @@ def stored_answers(url: str) -> dict[str, str]:
     store = PgStore(url)
     try:
         damaged: list[Any] = []
-        rows = {qid: (payload, origin) for qid, payload, origin in store.rows("cache", damaged)}
+        rows = {
+            qid: (payload, origin) for qid, payload, origin, _meta in store.rows("cache", damaged)
+        }
     finally:
         store.close()
     assert not damaged, damaged
@@ -75,7 +77,7 @@ def model_key(question: str, url: str) -> str:
     """The cache key of a model's answer to ``question`` on these replicas."""
     store = PgStore(url)
     try:
-        origins = {o for _q, _p, o in store.rows("cache", []) if o}
+        origins = {o for _q, _p, o, _meta in store.rows("cache", []) if o}
     finally:
         store.close()
     assert len(origins) == 1, origins  # the replicas run one model with one setting
