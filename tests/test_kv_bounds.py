@@ -408,8 +408,11 @@ def test_a_lookup_runs_the_guard_at_most_max_guard_checks_times() -> None:
     assert 0 < guard.calls <= MAX_GUARD_CHECKS
 
 
-def test_an_entry_stored_without_put_is_fingerprinted_and_served() -> None:
-    kv = KVStage()
+@pytest.mark.parametrize("guard", [EntityGuard(), ExactWordsGuard()])
+def test_an_entry_stored_without_put_is_fingerprinted_and_served(
+    guard: EntityGuard | ExactWordsGuard,
+) -> None:
+    kv = KVStage(guard=guard)  # the exact-words guard names terms: it is indexed by them too
     kv.put("what is the price of item 1 in the spring catalogue", "$1")
     prompt = TEMPLATE.format(2)
     key = normalize(prompt)

@@ -260,12 +260,6 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "    for w in ():",
     ),
     (
-        "an acronym inside a relation label is read as a name",
-        "eoc/stages/guard.py",
-        "    names = tuple(e for e in entities(text) if e not in inside)",
-        "    names = tuple(entities(text))",
-    ),
-    (
         "every relation label read as the relation, not only those that always mean it",
         "eoc/stages/guard.py",
         "        (r.same[0], r.same[1:], frozenset(n for k in r.subjects for n in nouns.get(k, ())))\n        for r in vocabulary.relations.values()\n        if r.same",
