@@ -60,7 +60,7 @@ from importlib import resources
 from typing import Protocol, runtime_checkable
 
 from eoc.compute import is_computation
-from eoc.stages.spelling import acronym, clipped, same_word
+from eoc.stages.spelling import acronym_of, clipped, same_word
 from eoc.stages.text import STOPWORDS, normalize, signature, words
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?")
@@ -880,7 +880,7 @@ class Frame:
                     shared += 1
         for short, long_side, spelled_out in ((extra, s, missing), (missing, q, extra)):
             for u in sorted(short):
-                covered = _acronym_of(u, long_side.seq)
+                covered = acronym_of(u, long_side.seq)
                 if covered:
                     short.discard(u)
                     spelled_out.difference_update(_stem(w) for w in covered)
@@ -908,9 +908,7 @@ class Frame:
             return True
         if any(clipped(word, w) or clipped(w, word) for w in a.words if w not in STOPWORDS):
             return True
-        return bool(_acronym_of(word, a.seq)) or any(
-            _acronym_of(w, (word,) if " " not in word else tuple(word.split())) for w in a.words
-        )
+        return bool(acronym_of(word, a.seq))
 
     def wording(self, q: Analysis, s: Analysis) -> str:
         """Why the changed words keep the stored question from answering ("" when none did):
@@ -961,19 +959,6 @@ def _light_verb(a: Analysis) -> bool:
     return bool(a.words & _LIGHT_VERBS)
 
 
-def _acronym_of(short: str, seq: tuple[str, ...]) -> tuple[str, ...]:
-    """The words of ``seq`` that ``short`` is the acronym of ("ac": air conditioning), or ()."""
-    n = len(short)
-    if not 2 <= n <= 5 or not short.isalpha():
-        return ()
-    words = [w for w in seq if w not in ("the", "a", "an", "of", "and")]
-    for i in range(len(words) - n + 1):
-        span = words[i : i + n]
-        if acronym(short, span):
-            return tuple(span)
-    return ()
-
-
 class EntityGuard:
     """Serve a similar stored question only if it asks the same thing (the rules are in the
     module docstring; :meth:`refusal` says which one refused a pair).
@@ -1009,7 +994,6 @@ class EntityGuard:
         if q.computes:  # a stored computation may answer what does not read as one ("No
             return COMPUTATION_REFUSAL  # sorry, what is 2+2"), under every rule below
         corrected = q.corrected
-        frame = Frame(q, s)
         # what always decides: numbers, operators, names, capitals, ranks, opposite poles, the
         # sides of a transfer, who does what to whom
         if corrected:
@@ -1027,7 +1011,7 @@ class EntityGuard:
                 f"operators or symbols differ: {' '.join(q.symbols) or 'none'} / "
                 f"{' '.join(s.symbols) or 'none'}"
             )
-        names = self._names(q, s, frame)
+        names = self._names(q, s)
         if names:
             return names
         for low, written in q.cased.items():
@@ -1067,6 +1051,7 @@ class EntityGuard:
             roles = self._roles(q, s, turned)
             if roles:
                 return roles
+        frame = Frame(q, s)  # after the cheap refusals: most checks end before it
         one_sided = _one_sided(q, s)
         # "when", "where", "who", "why" fix the kind of answer: a question that asks one is not
         # answered by one that asks another or none ("What time is check-out?" / "Can I get a
@@ -1116,7 +1101,7 @@ class EntityGuard:
         return frame.wording(q, s)
 
     @staticmethod
-    def _names(q: Analysis, s: Analysis, frame: Frame) -> str:
+    def _names(q: Analysis, s: Analysis) -> str:
         """Why the names keep the stored question from answering: a name of one side that the
         other lacks ("the Unlimited plan" / "the Essentials plan", "the ISO code of Chad" / "the
         region of Chad"). A name written another way ("NYC" / "New York", "Sundays" /
@@ -1124,7 +1109,7 @@ class EntityGuard:
         lacking: list[str] = []
         for a, b in ((q, s), (s, q)) if not q.corrected else ((s, q),):
             for parts in a.entity_parts:
-                if not all(frame.has(b, p) for p in parts):
+                if not all(Frame.has(b, p) for p in parts):
                     lacking.append(" ".join(parts))
         return f"the name {lacking[0]!r} is not in both" if lacking else ""
 

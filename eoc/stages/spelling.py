@@ -12,6 +12,7 @@ repaired (``cat`` is not ``car``), and the distance allowed grows with the lengt
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 
 
 @functools.lru_cache(maxsize=16384)
@@ -72,17 +73,27 @@ def clipped(short: str, long: str) -> bool:
     )
 
 
-def acronym(short: str, words: list[str]) -> bool:
-    """Whether ``short`` (2 to 5 letters) is made of the first letters of consecutive
-    ``words`` ("ac" of air conditioning, "nyc" of new york city, "gp" of general practitioner)."""
+_JOINING = frozenset({"the", "a", "an", "of", "and"})  # left out of an acronym's letters
+
+
+def acronym_of(short: str, words: Sequence[str]) -> tuple[str, ...]:
+    """The consecutive ``words`` whose first letters make ``short`` (2 to 5 letters): "ac" of
+    air conditioning, "nyc" of new york city, "gp" of general practitioner; joining words
+    ("of", "and") are skipped. ``()`` when there are none."""
     n = len(short)
     if not 2 <= n <= 5 or not short.isalpha():
-        return False
-    initials = "".join(w[:1] for w in words)
-    return short in initials and any(
-        initials[i : i + n] == short and all(w.isalpha() for w in words[i : i + n])
-        for i in range(len(words) - n + 1)
-    )
+        return ()
+    kept = [w for w in words if w not in _JOINING]
+    for i in range(len(kept) - n + 1):
+        span = kept[i : i + n]
+        if "".join(w[:1] for w in span) == short and all(w.isalpha() for w in span):
+            return tuple(span)
+    return ()
+
+
+def acronym(short: str, words: Sequence[str]) -> bool:
+    """Whether ``short`` is an acronym of consecutive ``words`` (:func:`acronym_of`)."""
+    return bool(acronym_of(short, words))
 
 
 def same_word(a: str, b: str) -> bool:
@@ -95,4 +106,12 @@ def same_word(a: str, b: str) -> bool:
     return misspelled(a, b) or clipped(a, b) or clipped(b, a)
 
 
-__all__ = ["acronym", "allowed_distance", "clipped", "distance", "misspelled", "same_word"]
+__all__ = [
+    "acronym",
+    "acronym_of",
+    "allowed_distance",
+    "clipped",
+    "distance",
+    "misspelled",
+    "same_word",
+]

@@ -20,7 +20,7 @@ by ``POST /v1/eoc/forget``).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from eoc.ledger import AVOIDED_PROVENANCES
@@ -99,41 +99,44 @@ class _Collector:
         self.m = metrics
         self.core: Any = require("prometheus_client.core", package="prometheus-client")
 
+    def _counter(
+        self, name: str, doc: str, labels: list[str], values: Mapping[Any, float], per: float = 1
+    ) -> Any:
+        """A labelled counter family of ``values`` (keyed by a label, or a tuple of them),
+        each divided by ``per`` (1e6 for µJ in joules)."""
+        family = self.core.CounterMetricFamily(name, doc, labels=labels)
+        for key, value in values.items():
+            family.add_metric(list(key) if isinstance(key, tuple) else [key], value / per)
+        return family
+
     def collect(self) -> Iterator[Any]:
         m, core = self.m, self.core
-        answers = core.CounterMetricFamily(
-            "eoc_answers", "Answers served, by the stage that answered", labels=["stage"]
+        yield self._counter(
+            "eoc_answers", "Answers served, by the stage that answered", ["stage"], m.answers
         )
-        for stage, n in m.answers.items():
-            answers.add_metric([stage], n)
-        yield answers
-        joules = core.CounterMetricFamily(
+        yield self._counter(
             "eoc_joules",
             "Joules charged for answers, by stage and provenance (measured or estimated)",
-            labels=["stage", "provenance"],
+            ["stage", "provenance"],
+            m.microjoules,
+            1e6,
         )
-        for (stage, prov), uj in m.microjoules.items():
-            joules.add_metric([stage, prov], uj / 1e6)
-        yield joules
-        avoided = core.CounterMetricFamily(
+        yield self._counter(
             "eoc_joules_avoided",
             "Joules of model work avoided by answers given without the model, by stage and "
             "provenance (measured-when-made: a live counter read the model make the answer "
             "replayed; estimated: anything else)",
-            labels=["stage", "provenance"],
+            ["stage", "provenance"],
+            m.avoided_uj,
+            1e6,
         )
-        for (stage, prov), uj in m.avoided_uj.items():
-            avoided.add_metric([stage, prov], uj / 1e6)
-        yield avoided
-        unknown = core.CounterMetricFamily(
+        yield self._counter(
             "eoc_answers_without_avoided_figure",
             "Answers given without the model with no figure for what they avoided (no model "
             "configured to compare with)",
-            labels=["stage"],
+            ["stage"],
+            m.without_avoided,
         )
-        for stage, n in m.without_avoided.items():
-            unknown.add_metric([stage], n)
-        yield unknown
         ratio = m.hit_ratio
         yield core.GaugeMetricFamily(
             "eoc_hit_ratio",
@@ -162,28 +165,24 @@ class _Collector:
             "Requests refused because the breaker was open",
             value=m.breaker_refusals,
         )
-        budget = core.CounterMetricFamily(
-            "eoc_budget_refusals", "Requests refused over a joule budget", labels=["scope"]
+        yield self._counter(
+            "eoc_budget_refusals",
+            "Requests refused over a joule budget",
+            ["scope"],
+            m.budget_refusals,
         )
-        for scope, n in m.budget_refusals.items():
-            budget.add_metric([scope], n)
-        yield budget
-        errors = core.CounterMetricFamily(
+        yield self._counter(
             "eoc_request_errors",
             "Requests answered with an error, by HTTP status",
-            labels=["status"],
+            ["status"],
+            m.errors,
         )
-        for status, n in m.errors.items():
-            errors.add_metric([status], n)
-        yield errors
-        forgotten = core.CounterMetricFamily(
+        yield self._counter(
             "eoc_forgotten_entries",
             "Remembered answers removed by POST /v1/eoc/forget, by stage",
-            labels=["stage"],
+            ["stage"],
+            m.forgotten,
         )
-        for stage, n in m.forgotten.items():
-            forgotten.add_metric([stage], n)
-        yield forgotten
 
 
 __all__ = ["LATENCY_BUCKETS", "Metrics"]
