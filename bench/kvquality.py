@@ -107,11 +107,17 @@ def configurations(minilm: bool) -> list[tuple[str, str, float, Any]]:
     return rows
 
 
-def minilm_vectors(texts: list[str]) -> dict[str, Any]:
+_MINI: Any = None
+
+
+def minilm_vectors(texts: list[str], quiet: bool = False) -> dict[str, Any]:
     """MiniLM's vector of each text, embedded once up front (every configuration reads them)."""
     from eoc_native.semantic import CachedEmbedder, MiniLMEmbedder
 
-    mini = CachedEmbedder(MiniLMEmbedder())
+    global _MINI
+    if _MINI is None:
+        _MINI = CachedEmbedder(MiniLMEmbedder())
+    mini = _MINI
     vectors: dict[str, Any] = {}
     t0 = time.perf_counter()
     for start in range(0, len(texts), 256):
@@ -119,7 +125,8 @@ def minilm_vectors(texts: list[str]) -> dict[str, Any]:
         for t, v in zip(chunk, mini.embed_batch(chunk), strict=True):
             vectors[t] = tuple(float(x) for x in v)
     mini.flush()
-    print(f"(embedded {len(texts)} texts in {time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+    if not quiet:
+        print(f"(embedded {len(texts)} texts in {time.perf_counter() - t0:.0f} s)", file=sys.stderr)
     return vectors
 
 
@@ -133,10 +140,14 @@ class GivenVectors:
         self.vectors = vectors
 
     def embed(self, text: str) -> Any:
+        # a query the kv stage reworded before embedding it (no greeting, slips repaired) is
+        # embedded here, once
+        if text not in self.vectors:
+            self.vectors.update(minilm_vectors([text], quiet=True))
         return self.vectors[text]
 
     def embed_batch(self, batch: list[str]) -> list[Any]:
-        return [self.vectors[t] for t in batch]
+        return [self.embed(t) for t in batch]
 
 
 def run(sets: list[str], parts: list[str], minilm: bool) -> list[dict[str, Any]]:

@@ -62,6 +62,7 @@ from typing import Protocol, runtime_checkable
 from eoc.compute import is_computation
 from eoc.stages.spelling import acronym_of, clipped, same_word
 from eoc.stages.text import STOPWORDS, normalize, signature, words
+from eoc.stages.wrappers import unwrap
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?")
 _TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
@@ -325,6 +326,20 @@ def _rewording() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
             kind, listed = line.split("\t", 1)
             kinds.get(kind, anywhere).update(_stem(w) for w in listed.split())
     return frozenset(anywhere), frozenset(kinds["naming"]), frozenset(kinds["opening"])
+
+
+@functools.cache
+def _loose_words() -> frozenset[str]:
+    """The stems of ``data/rewording.tsv``'s chat: politeness, pronouns, contractions, filler
+    (not framing or verbs of being, which may stand in a question for what it asks)."""
+    text = (resources.files(__package__) / "data" / "rewording.tsv").read_text(encoding="utf-8")
+    out: set[str] = set()
+    for line in text.splitlines():
+        if line.strip() and not line.startswith("#"):
+            kind, listed = line.split("\t", 1)
+            if kind in ("politeness", "pronoun", "contraction", "filler"):
+                out.update(_stem(w) for w in listed.split())
+    return frozenset(out)
 
 
 def rewording_words() -> frozenset[str]:
@@ -768,6 +783,7 @@ class Analysis:
 
     def __init__(self, text: str) -> None:
         self.text = text
+        text = unwrap(text)  # "Hi there! ... Thanks in advance": what is asked is inside
         marks = corrections(text)
         self.corrected = bool(marks)
         read = _read(text)
@@ -900,6 +916,36 @@ class Frame:
         fewer = min(len(q.asked), len(s.content))
         return (self.shared + self.names) * 2 >= fewer and (self.shared > 0 or not fewer)
 
+    def fewer(self, q: Analysis, s: Analysis) -> bool:
+        """Whether the query is the stored question in fewer words: it leaves some of the
+        stored content words out and puts nothing in their place, no word of its own and no
+        action the stored question does not name ("overdraft cost?" / "How much does an
+        arranged overdraft cost?", "night lines?" / "Which lines run through the night?"). What
+        always decides (names, numbers, times, negation, opposites, the kind of answer) was
+        compared before. A noun whose modifier the query keeps is no word left out: what is
+        left names another thing ("gift" / "gift card")."""
+        if not self.missing or self.extra or q.corrected or q.axes - s.axes:
+            return False
+        if len(q.asked) >= len(s.content) or not self.missing <= s.asked:
+            return False  # what the stored question's own statement says is part of it
+        # a word of the query's own that the content words do not count ("ask" in "the ask
+        # price") is a word put in place of one left out, unless it is only chat or filler
+        loose = _loose_words()
+        for w in q.words - s.words - STOPWORDS:
+            if _stem(w) in loose or (w in _PRICE and "much" in s.words):
+                continue
+            if not any(same_word(w, v) for v in s.words):
+                return False
+        kept = {w for w in q.seq if w not in STOPWORDS}
+        seq = s.seq
+        for i, w in enumerate(seq):
+            stem = _stem(w)
+            if stem not in self.missing and w not in self.missing:
+                continue
+            if i and seq[i - 1] in kept:
+                return False
+        return True
+
     @staticmethod
     def has(a: Analysis, word: str) -> bool:
         """Whether ``a`` holds ``word`` (a name's part), as written, stemmed, clipped ("Sat" /
@@ -933,14 +979,20 @@ def _one_sided(q: Analysis, s: Analysis) -> frozenset[str]:
     not touch at all, less "with" (only its opposite, "without", decides: a negation) and an
     axis whose word the other side holds misspelled or clipped ("upgarde", "min")."""
     q_axes, s_axes = q.axes - {"with"}, s.axes - {"with"}
-    if q_axes and s_axes:
-        return frozenset()  # both name an action: the same one, or "different actions"
-    one, other = (q, s) if q_axes else (s, q)
+    if q_axes and s_axes and not q_axes & s_axes:
+        return frozenset()  # both name an action, and not one: "different actions"
     out = set()
-    for axis in one.axes - {"with"}:
-        said = one.poles[axis][1]
-        if not any(same_word(said, w) for w in other.words if w not in STOPWORDS):
-            out.add(axis)
+    # one names an action the other lacks, also beside one both name ("How do I order?" /
+    # "How do I cancel my order?")
+    shared = q_axes & s_axes
+    for one, other, axes in ((q, s, q_axes - s_axes), (s, q, s_axes - q_axes)):
+        both = {one.poles[a][1] for a in shared}
+        for axis in axes:
+            said = one.poles[axis][1]
+            if said in other.words or said in both:
+                continue  # the same word, read on another axis too ("cancel", "end")
+            if not any(same_word(said, w) for w in other.words if w not in STOPWORDS):
+                out.add(axis)
     return frozenset(out)
 
 
@@ -1098,6 +1150,8 @@ class EntityGuard:
             axis = min(one_sided)
             said = (q.poles.get(axis) or s.poles[axis])[1]
             return f"only one of them says {said!r}"
+        if frame.fewer(q, s):  # "overdraft cost?" / "How much does an arranged overdraft cost?"
+            return ""
         return frame.wording(q, s)
 
     @staticmethod

@@ -49,6 +49,8 @@ from eoc.stages.facts import read_fact_file, read_pairs
 from eoc.stages.guard import EntityGuard, HitGuard
 from eoc.stages.index import SparseIndex, VectorIndex
 from eoc.stages.text import normalize
+from eoc.stages.vocabulary import Vocabulary
+from eoc.stages.wrappers import unwrap
 
 DEFAULT_THRESHOLD = 0.6
 """The threshold for an embedder that suggests none (the core's suggests 0.4)."""
@@ -198,6 +200,10 @@ class KVStage:
         self._entries: dict[str, _Entry] = {}
         self._lock = threading.Lock()
         self._deferred: dict[str, str] = {}  # key -> prompt stored by defer_pairs, not embedded
+        # the stored questions' words, for repairing a query's slips before it is embedded
+        # (eoc.stages.vocabulary); a stored prompt's words are counted at the first lookup after
+        self._vocab = Vocabulary()
+        self._unworded: list[str] = []
         self._defer_lock = threading.Lock()
 
     def set_ttl(self, ttl: float | str | None) -> None:
@@ -255,6 +261,8 @@ class KVStage:
                 self._index_terms(key, needs)  # before the vector: never a vector without terms
             self._deferred.pop(key, None)  # this vector, not a deferred one, is the key's
             self.index.add(key, vec)
+            if key not in self._entries:
+                self._unworded.append(prompt)
             self._entries[key] = entry
             if fingerprint is not None:
                 self._fps.add(key, fp)
@@ -310,6 +318,7 @@ class KVStage:
             for key, entry in list(self._entries.items()):
                 if fingerprint is not None and key not in fps.by_key:
                     fps.add(key, fingerprint(entry.prompt))
+                    self._unworded.append(entry.prompt)
                 if terms is not None and key not in self._needs:
                     self._index_terms(key, terms(entry.prompt))
 
@@ -345,6 +354,18 @@ class KVStage:
             generation=generation,
             ttl=ttl,
         )
+
+    def embedded_text(self, prompt: str) -> str:
+        """What a lookup embeds for ``prompt``: the question without a greeting or sign-off
+        around it (:func:`eoc.stages.wrappers.unwrap`), with its slips of the stored questions'
+        words repaired (:class:`eoc.stages.vocabulary.Vocabulary`). Only the search reads it;
+        the guard reads ``prompt`` as written."""
+        if self._unworded:
+            with self._lock:
+                pending, self._unworded = self._unworded, []
+            for text in pending:
+                self._vocab.add(text)
+        return self._vocab.repair(unwrap(prompt))
 
     def _stale(self, entry: _Entry) -> bool:
         return self._aging and stale(entry.origin, entry.meta, self.now(), self.ttl)
@@ -418,6 +439,8 @@ class KVStage:
             for key, prompt, payload, fp, needs in staged:
                 if needs is not None and key not in self._needs:
                     self._index_terms(key, needs)
+                if key not in self._entries:
+                    self._unworded.append(prompt)
                 self._entries[key] = _Entry(key, prompt, payload)
                 if fingerprint is not None:
                     self._fps.add(key, fp)
@@ -478,7 +501,7 @@ class KVStage:
         if vec is None:
             if self._terms is not None and not self._may_pass(query.prompt):
                 return None  # the guard would refuse every stored prompt: no need to embed
-            vec = self.embedder.embed(query.prompt)
+            vec = self.embedder.embed(self.embedded_text(query.prompt))
         entries, text, prepare = self._entries, query.prompt, self._prepare
         allows: Callable[[Any, Any], bool] = self._guard.allows  # texts, or prepare()'s analyses
         matches = None
@@ -535,7 +558,7 @@ class KVStage:
             return [{"stored": entry.prompt, "cosine": 1.0, "served": True, "reason": ""}]
         vec: Any = self._query_vector(query)
         if vec is None:
-            vec = self.embedder.embed(query.prompt)
+            vec = self.embedder.embed(self.embedded_text(query.prompt))
         refusal = getattr(self._guard, "refusal", None)
         out: list[dict[str, object]] = []
         served = False

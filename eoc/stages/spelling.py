@@ -1,7 +1,8 @@
 """Which words of two texts are one word written two ways: a misspelling ("recieve", "netwroks"),
 a clipped form ("min" for minimum, "uni" for university), an acronym of the other side's words
-("AC" for air conditioning). Standard library only (the browser runs it); the native extra adds a
-dictionary-backed corrector on top (``eoc_native.spell``).
+("AC" for air conditioning). Standard library only (the browser runs it). Before a query is
+embedded, the kv stage also repairs its slips of the stored questions' words
+(:mod:`eoc.stages.vocabulary`).
 
 The hit guard (:mod:`eoc.stages.guard`) pairs the content words one text has and the other lacks
 with :func:`same_word` before it weighs what is left, so a typo is not read as a different word.

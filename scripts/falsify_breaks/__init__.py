@@ -102,6 +102,8 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
         ],
     ),
     ("eoc/stages/questions.py", ["tests/test_questions.py"]),
+    ("eoc/stages/wrappers.py", ["tests/test_guard_wrappers.py", "tests/test_guard_rewordings.py"]),
+    ("eoc/stages/vocabulary.py", ["tests/test_guard_wrappers.py"]),
     (
         "eoc/stages/spelling.py",
         ["tests/test_guard_rewordings.py", "tests/test_guard_rules.py", "tests/test_lookalikes.py"],
@@ -115,6 +117,7 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
             "tests/test_kv_bounds.py",
             "tests/test_guard_rules.py",
             "tests/test_guard_rewordings.py",
+            "tests/test_guard_wrappers.py",
             "tests/test_lookalikes.py",
             "tests/test_cascade.py",
             "tests/test_persist.py",
