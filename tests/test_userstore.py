@@ -6,7 +6,9 @@ from __future__ import annotations
 import io
 import json
 import os
+import sqlite3
 import stat
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -62,6 +64,7 @@ def test_without_an_absolute_home_there_is_no_per_user_store(env: dict[str, str]
 def test_the_browser_has_no_per_user_store(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(userstore, "IN_PYODIDE", True)
     assert user_store_path({"XDG_DATA_HOME": "/x", "HOME": "/h"})[0] is None
+    assert choose_store(None, False, {"HOME": "/h"}) == userstore.StoreChoice(None)  # no note
 
 
 def test_eoc_query_remembers_by_default_across_runs_in_a_private_folder(data_home: Path) -> None:
@@ -70,6 +73,16 @@ def test_eoc_query_remembers_by_default_across_runs_in_a_private_folder(data_hom
     assert store.is_file()
     assert stat.S_IMODE(os.stat(store.parent).st_mode) == 0o700
     assert stage_of("what is 2+2") == "cache"  # another run: the store remembered it
+
+
+def test_the_per_user_store_keeps_answers_not_the_graph(data_home: Path) -> None:
+    """The graph answers from the store eoc graph load makes (tests/native/test_oxigraph.py),
+    or the pack, as without a store; the per-user file holds no copy of it."""
+    assert stage_of("what is the capital of Japan") == "graph"
+    with closing(sqlite3.connect(data_home / "eoc" / "store.sqlite")) as conn:
+        assert conn.execute("SELECT count(*) FROM triples").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM cache").fetchone()[0] >= 1
+    assert stage_of("what is the capital of Japan") == "cache"
 
 
 def test_no_store_remembers_nothing_and_makes_no_folder(data_home: Path) -> None:

@@ -8,7 +8,9 @@ Where it is (the XDG Base Directory rules, the same on macOS):
 * none when neither is an absolute path (``HOME`` unset: a service account's password-file
   home is not guessed), and none in the browser (Pyodide keeps its files in memory: there is nothing to remember across runs).
 
-Which store a command uses, first match wins: ``--no-store`` (memory), ``--store PATH``,
+It keeps what ``eoc query`` remembers, the cache and kv; the graph answers from what it answers
+without a store (the Oxigraph store ``eoc graph load`` made, else the pack), so loading facts
+still reaches ``eoc query``. Which store a command uses, first match wins: ``--no-store`` (memory), ``--store PATH``,
 ``$EOC_STORE``, this per-user store. Only the per-user store is a default, so only it falls back:
 when its folder cannot be made (a read-only home, no home at all) or the file cannot be opened
 for writing, ``eoc query`` answers from memory and says so on standard error, once; nothing was
@@ -70,6 +72,8 @@ def choose_store(
         return StoreChoice(None)
     if store:
         return StoreChoice(store)
+    if IN_PYODIDE:  # memory is the browser's only store: nothing to say each time
+        return StoreChoice(None)
     path, why = user_store_path(environ)
     if path is None:
         return StoreChoice(None, note=memory_note("there is no per-user data folder", why))

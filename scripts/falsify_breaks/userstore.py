@@ -49,4 +49,10 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "    if not path.is_file():",
         "    if False:",
     ),
+    (
+        "the per-user store's graph hides the one eoc graph load made",
+        "eoc/cli/query.py",
+        "            backend, store=choice.location, ttl=ttl, graph_in_store=not choice.per_user",
+        "            backend, store=choice.location, ttl=ttl, graph_in_store=True",
+    ),
 ]
