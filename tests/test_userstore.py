@@ -75,12 +75,14 @@ def test_eoc_query_remembers_by_default_across_runs_in_a_private_folder(data_hom
     assert stage_of("what is 2+2") == "cache"  # another run: the store remembered it
 
 
-def test_the_per_user_store_keeps_answers_not_the_graph(data_home: Path) -> None:
+def test_the_per_user_store_keeps_answers_not_the_pack_or_the_graph(data_home: Path) -> None:
     """The graph answers from the store eoc graph load makes (tests/native/test_oxigraph.py),
-    or the pack, as without a store; the per-user file holds no copy of it."""
+    or the pack, and kv's pack pairs are deferred in memory (a first exact hit embeds nothing:
+    tests/native/test_semantic.py), as without a store; the per-user file holds no copy."""
     assert stage_of("what is the capital of Japan") == "graph"
     with closing(sqlite3.connect(data_home / "eoc" / "store.sqlite")) as conn:
         assert conn.execute("SELECT count(*) FROM triples").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM kv").fetchone()[0] == 0  # the pack stays out
         assert conn.execute("SELECT count(*) FROM cache").fetchone()[0] >= 1
     assert stage_of("what is the capital of Japan") == "cache"
 

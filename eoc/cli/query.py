@@ -155,10 +155,8 @@ def _assemble(backend: Any, args: argparse.Namespace, err: TextIO) -> Assembly:
     choice = choose_store(args.store, args.no_store)
     note = choice.note
     try:
-        # the per-user store remembers answers; the graph is what eoc graph load made, or the pack
-        built = assemble(
-            backend, store=choice.location, ttl=ttl, graph_in_store=not choice.per_user
-        )
+        # the per-user store remembers answers; the pack and graph stay as without a store
+        built = assemble(backend, store=choice.location, ttl=ttl, pack_in_store=not choice.per_user)
     except StoreUnusable as exc:
         if not choice.per_user:
             raise

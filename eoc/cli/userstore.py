@@ -8,9 +8,10 @@ Where it is (the XDG Base Directory rules, the same on macOS):
 * none when neither is an absolute path (``HOME`` unset: a service account's password-file
   home is not guessed), and none in the browser (Pyodide keeps its files in memory: there is nothing to remember across runs).
 
-It keeps what ``eoc query`` remembers, the cache and kv; the graph answers from what it answers
-without a store (the Oxigraph store ``eoc graph load`` made, else the pack), so loading facts
-still reaches ``eoc query``. Which store a command uses, first match wins: ``--no-store`` (memory), ``--store PATH``,
+It keeps what ``eoc query`` remembers, the cache and kv; the knowledge pack stays in memory as
+without a store (an exact hit on a first run embeds nothing), and the graph answers from the
+Oxigraph store ``eoc graph load`` made, else the pack, so loading facts still reaches
+``eoc query``. Which store a command uses, first match wins: ``--no-store`` (memory), ``--store PATH``,
 ``$EOC_STORE``, this per-user store. Only the per-user store is a default, so only it falls back:
 when its folder cannot be made (a read-only home, no home at all) or the file cannot be opened
 for writing, ``eoc query`` answers from memory and says so on standard error, once; nothing was

@@ -212,9 +212,10 @@ FOCUS: dict[str, list[str]] = {
     "a damaged per-user store is skipped for memory": ["tests/test_userstore.py"],
     "answers kept in memory only are not said to be": ["tests/test_userstore.py"],
     "eoc store forget makes a per-user store": ["tests/test_userstore.py"],
-    "the per-user store's graph hides the one eoc graph load made": [
+    "the per-user store holds the pack and hides the graph eoc graph load made": [
         "tests/test_userstore.py",
         "tests/native/test_oxigraph.py",
+        "tests/native/test_semantic.py",
     ],
     "eoc bench run totals no avoided figure as 0 J": ["tests/test_benchrun.py"],
     "a request's tail is left on a computation": [

@@ -498,7 +498,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a store's pack is never written",
         "eoc/assemble.py",
-        "        if graph_in_store and len(parts.triples) == 0:",
+        "        if pack_in_store and len(parts.triples) == 0:",
         "        if False:",
     ),
     (

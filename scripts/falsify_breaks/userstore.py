@@ -50,9 +50,9 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "    if False:",
     ),
     (
-        "the per-user store's graph hides the one eoc graph load made",
+        "the per-user store holds the pack and hides the graph eoc graph load made",
         "eoc/cli/query.py",
-        "            backend, store=choice.location, ttl=ttl, graph_in_store=not choice.per_user",
-        "            backend, store=choice.location, ttl=ttl, graph_in_store=True",
+        "ttl=ttl, pack_in_store=not choice.per_user)",
+        "ttl=ttl, pack_in_store=True)",
     ),
 ]
