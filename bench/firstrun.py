@@ -1,6 +1,7 @@
-"""How long a newcomer waits: ``eoc query "what is 2+2"`` cold (a fresh cache folder, as on a
-first run) and warm (the same folder again), side by side with the floor every Python tool
-with numpy pays (``python -c "import numpy"``) and the bare interpreter.
+"""How long a newcomer waits: ``eoc query "what is 2+2"`` cold (a fresh cache folder and per-user
+store, as on a first run) and warm (the same folders again: the answer is a cache hit in the
+store), side by side with the floor every Python tool with numpy pays (``python -c "import
+numpy"``) and the bare interpreter.
 
     python bench/firstrun.py [--eoc PATH] [--runs 5]
 
@@ -33,6 +34,12 @@ def timed(cmd: list[str], env: dict[str, str]) -> float:
     return took
 
 
+def _fresh(base: dict[str, str], folder: Path) -> dict[str, str]:
+    """``base`` with eoc's cache folder and its per-user store (``XDG_DATA_HOME``) in ``folder``:
+    a first run, never the user's own store."""
+    return {**base, "EOC_CACHE_DIR": str(folder / "cache"), "XDG_DATA_HOME": str(folder / "data")}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--eoc", default=str(Path(sys.executable).with_name("eoc")))
@@ -44,9 +51,8 @@ def main() -> int:
     warm: list[float] = []
     with tempfile.TemporaryDirectory(prefix="eoc-firstrun-") as tmp:
         for i in range(args.runs):  # each in a folder no eoc has used: the first run
-            env = {**base, "EOC_CACHE_DIR": str(Path(tmp) / f"cold{i}")}
-            cold.append(timed([args.eoc, "query", QUESTION], env))
-        env = {**base, "EOC_CACHE_DIR": str(Path(tmp) / "cold0")}
+            cold.append(timed([args.eoc, "query", QUESTION], _fresh(base, Path(tmp) / f"cold{i}")))
+        env = _fresh(base, Path(tmp) / "cold0")
         warm = [timed([args.eoc, "query", QUESTION], env) for _ in range(args.runs)]
     bare = [timed([python, "-c", "pass"], base) for _ in range(args.runs)]
     numpy = [timed([python, "-c", "import numpy"], base) for _ in range(args.runs)]

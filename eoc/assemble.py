@@ -259,7 +259,11 @@ class Assembly:
 
 
 def assemble(
-    backend: Backend | None = None, *, store: str | None = None, ttl: float | str | None = None
+    backend: Backend | None = None,
+    *,
+    store: str | None = None,
+    ttl: float | str | None = None,
+    pack_in_store: bool = True,
 ) -> Assembly:
     """Cache, seeded kv, the graph over the pack (in the pack's vocabulary) and neural
     (:func:`default_backend` unless ``backend``), in memory or in ``store``.
@@ -270,6 +274,12 @@ def assemble(
 
     ``ttl`` is the store-wide TTL (seconds, or "7d"): a model's answer older than it, or of
     unknown age, is never served by cache or kv (:meth:`eoc.stages.cache.CacheStage.set_ttl`).
+
+    ``pack_in_store`` False keeps only the remembered answers (cache and kv) in ``store``: the
+    pack's kv pairs are deferred in memory (an exact hit on a first run embeds nothing, as in
+    memory) and never written, the graph reads what it reads in memory (:func:`graph_source`),
+    and the store's triples are neither read nor filled (``eoc query``'s per-user store:
+    :mod:`eoc.cli.userstore`).
 
     Raises:
         ConfigError: a bad ``ttl`` (checked before anything is opened).
@@ -293,15 +303,19 @@ def assemble(
     try:
         for part in (parts.cache, parts.kv):
             part.set_ttl(seconds)
-        parts.kv.defer_pairs(kv_pairs())  # a store writes them at once, the missing ones only
-        if len(parts.triples) == 0:
+        if pack_in_store:
+            parts.kv.defer_pairs(kv_pairs())  # a store writes them at once, the missing ones only
+        else:  # in memory only, embedded when first needed, as without a store
+            KVStage.defer_pairs(parts.kv, kv_pairs())
+        if pack_in_store and len(parts.triples) == 0:
             parts.triples.add_all(triples())
         if parts.start is not None:
             parts.start()
     except BaseException:
         parts.close()
         raise
-    graph = GraphStage(parts.triples, vocabulary=vocabulary())
+    source = parts.triples if pack_in_store else graph_source()
+    graph = GraphStage(source, vocabulary=vocabulary())
     return Assembly([parts.cache, parts.kv, graph, NeuralStage(backend)], parts)
 
 

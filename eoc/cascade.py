@@ -29,6 +29,7 @@ import inspect
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from eoc._compat import IN_PYODIDE
 from eoc.calibration import (
@@ -39,7 +40,7 @@ from eoc.calibration import (
     calibrate_hits,
 )
 from eoc.cost import JouleCost, Provenance
-from eoc.entry import Generation
+from eoc.entry import Generation, MadeCost, checked_made
 from eoc.errors import (
     BackendError,
     ConfigError,
@@ -49,7 +50,7 @@ from eoc.errors import (
     StoreError,
 )
 from eoc.followup import fits
-from eoc.ledger import Avoided, MadeLedger, avoided
+from eoc.ledger import Avoided, MadeLedger, avoided, recorded_cost, this_host
 from eoc.meter.counter import Counter, CounterStatus, StubCounter, max_power_uw
 from eoc.meter.detection import detect_all
 from eoc.meter.liveness import ProbeResult, probe
@@ -162,6 +163,7 @@ class Cascade:
         # the savings ledger (eoc.ledger): what the model's answers cost when made, here, and
         # what it would have spent on an answer it never made (None: no model to compare with)
         self.made = MadeLedger()
+        self._host = this_host()
         self._would_cost: Callable[[Query, str], JouleCost | None] | None = getattr(
             self._neural, "would_cost", None
         )
@@ -450,16 +452,40 @@ class Cascade:
             return None
         memo = answer.memo_avoided
         if memo is not None and memo[0] == q.id:
-            made, would = memo[1], memo[2]
+            made, would, note = memo[1], memo[2], memo[3]
         else:
-            made = self.made.cost_of(answer.origin, answer.payload) if answer.origin else None
+            made, note = self._made_cost(answer)
             would = None
             if made is None and self._would_cost is not None:
                 found = self._would_cost(q, answer.payload)
                 if isinstance(found, JouleCost) and found.provenance is _ESTIMATED:
                     would = found
-            answer.memo_avoided = (q.id, made, would)
-        return avoided(kind, cost, made=made, would_cost=would)
+            answer.memo_avoided = (q.id, made, would, note)
+        return avoided(kind, cost, made=made, would_cost=would, made_note=note)
+
+    def _made_cost(self, answer: Answer) -> tuple[JouleCost | None, str]:
+        """What making a replayed model answer cost: the record stored with its entry (a
+        measured one checked against this host and meter: :func:`eoc.ledger.recorded_cost`),
+        else this process's ledger; ``None`` when neither has it (an answer no model made, or
+        one stored before eoc recorded the cost)."""
+        if not answer.origin:
+            return None, ""
+        gen = answer.generation
+        made = getattr(gen, "made", None)
+        if isinstance(made, MadeCost):
+            try:
+                checked_made(made)
+            except InputError:
+                made = None  # a third party's stage handed on a record eoc would refuse
+        if isinstance(made, MadeCost):
+            live = self.live
+            return recorded_cost(
+                made,
+                host=self._host,
+                counter=self.meter.name if live else None,
+                counter_kind=self.meter_kind if live else None,
+            )
+        return self.made.cost_of(answer.origin, answer.payload), ""
 
     def origin(self) -> str:
         """What makes this cascade's model answers now (the neural stage's
@@ -647,6 +673,10 @@ class Cascade:
         stored = ""
         if answer.memo:  # never the echo (no model ran) nor a sampled answer without a seed
             origin = self.origin()
+            if answer.generation is not None:  # kept with the entry: what a replay avoided
+                made = MadeCost.of(cost, self._host)
+                if made is not None:
+                    answer.generation = replace(answer.generation, made=made)
             stored = self._memoize(Stage.NEURAL, q, answer.payload, origin, answer.generation)
             if stored in ("yes", PENDING):  # what a replay of it will have avoided
                 self.made.record(origin, answer.payload, cost)

@@ -8,7 +8,11 @@ before eoc kept this (a store of schema version 2 or older) replays :data:`UNKNO
 
 :class:`EntryMeta` is what a store keeps per cache and kv entry (schema version 3, one JSON text
 column covered by the row's checksum): when it was stored, when it expires (a TTL), and the
-generation. :func:`parse_duration` reads the durations ``--ttl`` and ``eoc store forget
+generation, with what making the answer cost (:class:`MadeCost`, the savings ledger's record:
+a replay in another process avoided that). A record eoc would not have written (a negative,
+NaN, huge or non-integer figure, a provenance other than measured or estimated, a measured
+figure without its counter) is refused like any other bad field: the row is listed as damaged
+and never served, never trusted. :func:`parse_duration` reads the durations ``--ttl`` and ``eoc store forget
 --older-than`` take ("30d", "12h", "90m", "45s", or seconds).
 """
 
@@ -20,12 +24,19 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from eoc.cost import METERING_KINDS, JouleCost
 from eoc.errors import ConfigError, InvalidText
 
 MAX_TTL_S = 100 * 365 * 86_400
 """The longest TTL or age accepted: a hundred years, in seconds."""
-MAX_META_BYTES = 1024
+MAX_META_BYTES = 4096
 """The largest entry record read from a store, in UTF-8 bytes."""
+MAX_MADE_UJ = 864 * 10**12
+"""The largest cost of making one answer a store may record: a day at 10 kW, in µJ."""
+MAX_MADE_BASIS = 240
+"""The longest basis kept with a made cost, in characters (a longer one is cut, with "…")."""
+MAX_MADE_NAME = 128
+"""The longest counter or host name kept with a made cost, in characters (printable ASCII)."""
 _REASON = re.compile(r"[a-z_]{1,32}")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 7 * 86_400}
 _DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*")
@@ -33,13 +44,113 @@ UNKNOWN_NOTE = "stored before eoc kept how answers were generated: finish reason
 
 
 @dataclass(frozen=True, slots=True)
+class MadeCost:
+    """What making one answer cost, as the cascade charged it then (stored with the entry, so a
+    replay in another process, or after a restart, avoided what it really cost).
+
+    ``provenance`` is "measured" or "estimated" as charged then; ``counter`` and
+    ``counter_kind`` the counter it was read on (a measured one always names them); ``host`` the
+    machine (``platform.node()``). A measured record is a claim read back from a file: the
+    cascade keeps it ``measured-when-made`` only on the host that made it, with that counter live
+    now (docs/design.md §3 rule 5, :func:`eoc.ledger.recorded_cost`).
+    """
+
+    uj: int
+    provenance: str
+    basis: str
+    counter: str | None = None
+    counter_kind: str | None = None
+    host: str | None = None
+
+    @classmethod
+    def of(cls, cost: JouleCost, host: str | None) -> MadeCost | None:
+        """The record of ``cost`` made on ``host``; ``None`` when it cannot be kept faithfully
+        (a figure past :data:`MAX_MADE_UJ`, a counter name eoc would not read back): the replay
+        then estimates, never upgrades."""
+        basis = cost.basis
+        if len(basis) > MAX_MADE_BASIS:
+            basis = basis[: MAX_MADE_BASIS - 1] + "…"
+        kind = None if cost.counter_kind is None else cost.counter_kind.value
+        host = host if host and _name_ok(host) else None
+        try:
+            return checked_made(
+                cls(cost.uj, cost.provenance.value, basis, cost.counter, kind, host)
+            )
+        except InvalidText:
+            return None
+
+    def to_doc(self) -> dict[str, Any]:
+        return {
+            "uj": self.uj,
+            "prov": self.provenance,
+            "basis": self.basis,
+            "counter": self.counter,
+            "kind": self.counter_kind,
+            "host": self.host,
+        }
+
+
+_MADE_KEYS = {"uj", "prov", "basis", "counter", "kind", "host"}
+_METERING = {k.value for k in METERING_KINDS}
+
+
+def _name_ok(name: object) -> bool:
+    return (
+        isinstance(name, str)
+        and 0 < len(name) <= MAX_MADE_NAME
+        and name.isascii()
+        and name.isprintable()
+    )
+
+
+def checked_made(value: object) -> MadeCost:
+    """``value`` if it is a sound :class:`MadeCost`.
+
+    Raises:
+        InvalidText: whole µJ not from 1 to :data:`MAX_MADE_UJ` (a bool, a float, NaN, a negative
+            or a huge figure), a provenance other than "measured" or "estimated", a measured
+            figure that names no counter or a kind no live counter has, a basis that is not short
+            printable text, a counter or host name that is not short printable ASCII.
+    """
+    if not isinstance(value, MadeCost):
+        raise InvalidText(f"a made cost is a MadeCost, not {type(value).__name__}")
+    uj, prov = value.uj, value.provenance
+    if type(uj) is not int or not 1 <= uj <= MAX_MADE_UJ:
+        raise InvalidText(f"a made cost is whole µJ from 1 to {MAX_MADE_UJ}, not {uj!r:.40}")
+    if prov not in ("measured", "estimated"):
+        raise InvalidText(f"a made cost is measured or estimated, not {prov!r:.40}")
+    basis = value.basis
+    if not isinstance(basis, str) or not basis.isprintable() or len(basis) > MAX_MADE_BASIS:
+        raise InvalidText(f"a made cost's basis is printable text of at most {MAX_MADE_BASIS}")
+    for what, name in (("counter", value.counter), ("host", value.host)):
+        if name is not None and not _name_ok(name):
+            raise InvalidText(f"a made cost's {what} is short printable ASCII, not {name!r:.40}")
+    kind = value.counter_kind
+    if kind is not None and kind not in _METERING and kind != "none":
+        raise InvalidText(f"a made cost's counter kind is not one eoc knows: {kind!r:.40}")
+    if prov == "measured" and (value.counter is None or kind not in _METERING):
+        raise InvalidText("a measured made cost names its counter and a live counter's kind")
+    return value
+
+
+def _made_from_doc(doc: object) -> MadeCost:
+    if not isinstance(doc, dict) or set(doc) != _MADE_KEYS:
+        raise InvalidText("a made cost record has other fields than eoc writes")
+    return checked_made(
+        MadeCost(doc["uj"], doc["prov"], doc["basis"], doc["counter"], doc["kind"], doc["host"])
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class Generation:
-    """How a model generated one answer: why it stopped, its (tokens in, tokens out) and the
-    seconds it took. ``finish_reason`` ``None`` means unknown (:data:`UNKNOWN`)."""
+    """How a model generated one answer: why it stopped, its (tokens in, tokens out), the
+    seconds it took, and what making it cost (``made``: :class:`MadeCost`, ``None`` when not
+    recorded). ``finish_reason`` ``None`` means unknown (:data:`UNKNOWN`)."""
 
     finish_reason: str | None
     tokens: tuple[int, int] | None = None
     seconds: float | None = None
+    made: MadeCost | None = None
 
     @property
     def known(self) -> bool:
@@ -88,6 +199,8 @@ def checked_generation(value: object) -> Generation:
         or not (math.isfinite(seconds) and 0 <= seconds <= 86_400)
     ):
         raise InvalidText(f"generation seconds are from 0 to 86400, not {seconds!r:.40}")
+    if value.made is not None:
+        checked_made(value.made)
     return value
 
 
@@ -117,6 +230,8 @@ class EntryMeta:
             doc["finish"] = gen.finish_reason
             doc["tokens"] = None if gen.tokens is None else list(gen.tokens)
             doc["seconds"] = gen.seconds
+            if gen.made is not None:
+                doc["made"] = gen.made.to_doc()
         return json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
@@ -154,8 +269,11 @@ def meta_from_text(text: str) -> EntryMeta:
         "finish",
         "tokens",
         "seconds",
+        "made",
     }:
         raise InvalidText("an entry record has other fields than eoc writes")
+    if "made" in doc and "finish" not in doc:
+        raise InvalidText("an entry record has a made cost but no generation")
     gen = None
     if "finish" in doc:
         tokens = doc.get("tokens")
@@ -164,6 +282,7 @@ def meta_from_text(text: str) -> EntryMeta:
                 doc["finish"],
                 tuple(tokens) if isinstance(tokens, list) else tokens,
                 doc.get("seconds"),
+                None if "made" not in doc else _made_from_doc(doc["made"]),
             )
         )
     return EntryMeta(_time(doc["at"], "stored_at"), _time(doc["exp"], "expires_at"), gen)
@@ -207,12 +326,15 @@ def parse_duration(text: str, what: str = "a duration") -> float:
 
 
 __all__ = [
+    "MAX_MADE_UJ",
     "MAX_TTL_S",
     "NO_META",
     "UNKNOWN",
     "EntryMeta",
     "Generation",
+    "MadeCost",
     "checked_generation",
+    "checked_made",
     "checked_ttl",
     "meta_from_text",
     "parse_duration",

@@ -6,11 +6,15 @@ figure reads it from there (:attr:`eoc.response.Response.avoided`: the Python AP
 agree everywhere.
 
 * A **replayed model answer** (a cache or kv hit on an answer the model made) avoided what
-  making it cost, as recorded when it was made (:class:`MadeLedger`). The figure keeps the
-  provenance it had then, as ``measured-when-made`` or ``estimated``: the work it stands for did
-  not run now, so no counter read it and it is never ``measured``.
+  making it cost, as recorded when it was made: stored with the entry
+  (:class:`eoc.entry.MadeCost`, so another process or a restarted server reports the same), or
+  in this process's :class:`MadeLedger` for a memo stage that keeps no record. The figure keeps
+  the provenance it had then, as ``measured-when-made`` or ``estimated``: the work it stands for
+  did not run now, so no counter read it and it is never ``measured``. A record of a measurement
+  read back from a store is kept ``measured-when-made`` only on its host with its counter live
+  now; elsewhere it is ``estimated`` and the basis says why (:func:`recorded_cost`).
 * An answer **no model made** (kv's pack, the graph, a computation), or a replay whose cost when
-  made was not recorded (made by another process, before a restart, or gone from the ledger),
+  made was not recorded (stored before eoc recorded it, or by a stage that keeps nothing),
   avoided an ESTIMATE of what the configured model would have spent on it
   (:meth:`eoc.stages.neural.NeuralStage.would_cost`); the basis says how it was estimated.
 * **No model configured** (the no-model notice, the echo), or a neural stage that gives no
@@ -27,12 +31,14 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import platform
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from eoc.cost import JouleCost, Provenance
+from eoc.cost import CounterKind, JouleCost, Provenance
+from eoc.entry import MadeCost
 from eoc.errors import ConfigError
 from eoc.query import Stage
 
@@ -112,24 +118,26 @@ def avoided(
     *,
     made: JouleCost | None = None,
     would_cost: JouleCost | None = None,
+    made_note: str = "",
 ) -> Avoided | None:
     """What an answer of ``stage``, charged ``cost``, avoided; ``None`` when nothing honest can
     be said (no model configured) or nothing was avoided (a neural answer).
 
     ``made``: what the model's answer cost when it was made, when this answer replays one and
-    that was recorded. ``would_cost``: the configured model's ESTIMATE for this question and
-    answer (``None`` when no model is configured).
+    that was recorded. ``made_note``: why a figure recorded as measured is only an estimate
+    here (:func:`recorded_cost`); ``made`` is then ESTIMATED. ``would_cost``: the configured
+    model's ESTIMATE for this question and answer (``None`` when no model is configured).
     """
     if stage is Stage.NEURAL:
         return None
     if made is not None:
         when_made = made.provenance is Provenance.MEASURED
         kind = None if made.counter_kind is None else made.counter_kind.value
+        then = made_note or f"{made.provenance.value} then"
         return Avoided(
             made.uj,
             AvoidedProvenance.MEASURED_WHEN_MADE if when_made else AvoidedProvenance.ESTIMATED,
-            f"what the model's answer cost when it was made ({made.provenance.value} then: "
-            f"{made.basis})",
+            f"what the model's answer cost when it was made ({then}: {made.basis})",
             made.uj - cost.uj,
             counter=made.counter if when_made else None,
             counter_kind=kind if when_made else None,
@@ -144,13 +152,60 @@ def avoided(
     )
 
 
+def this_host() -> str:
+    """This machine's name as a made cost records it (``platform.node()``; "" when unknown)."""
+    return platform.node()
+
+
+def recorded_cost(
+    made: MadeCost,
+    *,
+    host: str,
+    counter: str | None,
+    counter_kind: CounterKind | None,
+) -> tuple[JouleCost, str]:
+    """The figure a made cost read back from a store stands for here, and ``""``, or the
+    ESTIMATED figure and why a record of a measurement is not kept measured.
+
+    A record is a claim read from a file, not a reading (docs/design.md §3 rule 5): a measured
+    one stays measured (so its replay ``measured-when-made``) only on the host that made it,
+    with the same counter, of the same kind, live on this cascade now (``counter`` and
+    ``counter_kind``: this cascade's live meter, ``None`` when none is live). An estimated record
+    stays estimated: nothing here can turn it into a measurement.
+    """
+    if made.provenance != Provenance.MEASURED.value:
+        return JouleCost(made.uj, Provenance.ESTIMATED, made.basis), ""
+    why = ""
+    if not made.host or made.host != host:
+        why = f"it was measured on host {made.host or 'unknown'!r}; this is {host or 'unknown'!r}"
+    elif counter is None or counter != made.counter:
+        why = f"{made.counter} is not live on this cascade now"
+    elif counter_kind is None or counter_kind.value != made.counter_kind:
+        why = f"{made.counter} is {counter_kind} here, not {made.counter_kind} as recorded"
+    if why:
+        note = (
+            f"recorded as measured on {made.counter} ({made.counter_kind}); estimated here: {why}"
+        )
+        return JouleCost(made.uj, Provenance.ESTIMATED, made.basis), note
+    return JouleCost(
+        made.uj,
+        Provenance.MEASURED,
+        made.basis,
+        counter=made.counter,
+        counter_kind=counter_kind,
+    ), ""
+
+
 class MadeLedger:
     """What the model's remembered answers cost when they were made, in this process.
 
-    Keyed by what made an answer and its text (a SHA-256 of both), so a cache hit and a kv hit
-    on the same remembered answer find the same figure; bounded to ``max_entries``, the oldest
-    dropped first. It lives in memory only: an answer made by another process, or before a
-    restart, is not in it, and :func:`avoided` then estimates (and says so).
+    The figure a replay reports is the one stored with the entry (:class:`eoc.entry.MadeCost`,
+    so it holds across processes and restarts); this ledger is for memo stages that keep no
+    generation record (a third party's). Keyed by what made an answer and its text (a SHA-256
+    of both), so a cache hit and a kv hit on the same remembered answer find the same figure;
+    bounded to ``max_entries``, the oldest dropped first. An answer found in neither was made
+    before eoc recorded its cost (or by a stage that keeps nothing), and :func:`avoided` then
+    estimates (and says so).
     """
 
     def __init__(self, max_entries: int = 65_536) -> None:
@@ -182,4 +237,12 @@ class MadeLedger:
         return len(self._costs)
 
 
-__all__ = ["AVOIDED_PROVENANCES", "Avoided", "AvoidedProvenance", "MadeLedger", "avoided"]
+__all__ = [
+    "AVOIDED_PROVENANCES",
+    "Avoided",
+    "AvoidedProvenance",
+    "MadeLedger",
+    "avoided",
+    "recorded_cost",
+    "this_host",
+]

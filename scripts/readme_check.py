@@ -8,7 +8,8 @@ By default it checks README.md and every page under docs/ (``docs/**/*.md``); ``
 A transcript is a ```console block. Each ``$ COMMAND`` line (a trailing backslash continues it)
 runs with ``bash`` in a fresh folder kept for the block (so ``eoc query --json ... > a.json``
 then ``eoc verify a.json`` works), with this checkout's virtual environment first on ``PATH``,
-a fresh ``$EOC_CACHE_DIR`` and standard error merged into standard output. The lines after it,
+a fresh ``$EOC_CACHE_DIR``, a fresh ``$XDG_DATA_HOME`` (so ``eoc query`` remembers in a store of
+the block's own, never the user's) and standard error merged into standard output. The lines after it,
 up to the next command, are what it must print, line for line, where
 
 * a line ``...`` stands for any number of lines, and ``...`` inside a line for any text;
@@ -168,6 +169,8 @@ def check_file(path: Path, write: bool) -> tuple[int, int]:
                 **os.environ,
                 "PATH": f"{ROOT / '.venv' / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
                 "EOC_CACHE_DIR": str(Path(tmp) / "cache"),
+                # eoc query's per-user store: one per block, so a block's answers are its own
+                "XDG_DATA_HOME": str(Path(tmp) / "data"),
                 "COLUMNS": "100",
             }
             env.pop("EOC_EMBEDDER", None)  # the pages show the defaults

@@ -13,10 +13,26 @@ os.environ.setdefault("EOC_CACHE_DIR", tempfile.mkdtemp(prefix="eoc-test-cache-"
 # test_model_backend.py) load it explicitly; elsewhere the default cascade says that no model is
 # connected, as it does on a host without one, instead of spending seconds of CPU per answer.
 os.environ.setdefault("EOC_MODEL", "none")
+# `eoc query` remembers in a per-user store by default (eoc/cli/userstore.py): every test gets
+# its own data folder (made only when a test's command opens it), never the user's, and no
+# store named by the caller's environment
+os.environ["XDG_DATA_HOME"] = os.path.join(tempfile.mkdtemp(prefix="eoc-test-data-"), "session")
+os.environ.pop("EOC_STORE", None)
 
 from eoc import Cascade
 from eoc.testing import FakeClock, FakeCounter
 from tests.helpers import small_stages
+
+_DATA_ROOT = os.path.dirname(os.environ["XDG_DATA_HOME"])
+_TESTS_RUN = [0]
+
+
+@pytest.fixture(autouse=True)
+def _own_data_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's per-user store is its own: one test's remembered answers never answer
+    another's questions."""
+    _TESTS_RUN[0] += 1
+    monkeypatch.setenv("XDG_DATA_HOME", os.path.join(_DATA_ROOT, str(_TESTS_RUN[0])))
 
 
 @pytest.fixture

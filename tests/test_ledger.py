@@ -8,7 +8,7 @@ import copy
 
 import pytest
 
-from eoc import Cascade, JouleCost, Stage
+from eoc import Cascade, JouleCost, Query, Stage
 from eoc.answerdoc import check_answer_document
 from eoc.cost import CounterKind
 from eoc.errors import BadReceipt, ConfigError
@@ -124,7 +124,9 @@ def test_a_replay_of_a_figure_estimated_on_a_live_counter_stays_estimated() -> N
     assert a.provenance is AvoidedProvenance.ESTIMATED and a.counter is None
 
 
-def test_a_replay_whose_cost_when_made_was_not_recorded_is_estimated_and_says_so() -> None:
+def test_another_cascade_on_the_same_store_replays_the_cost_kept_with_the_entry() -> None:
+    """The figure travels with the entry (tests/test_made_cost.py: across processes and
+    stores), not in the cascade that saw the answer made."""
     cache = CacheStage()
     backend = ScriptedBackend(cost=MODEL_ESTIMATE)
     first = small_stages(backend)
@@ -135,7 +137,24 @@ def test_a_replay_whose_cost_when_made_was_not_recorded_is_estimated_and_says_so
     again[0] = cache  # another cascade on the same store: it did not see the answer made
     with Cascade(again) as c:
         r = c.resolve("why is the sky blue")
+        assert len(c.made) == 0
     assert r.stage is Stage.CACHE
+    a = r.avoided
+    assert a is not None and a.provenance is AvoidedProvenance.ESTIMATED
+    assert a.uj == MODEL_ESTIMATE.uj != _would("why is the sky blue", r.payload)
+    assert a.basis.startswith("what the model's answer cost when it was made (estimated then")
+
+
+def test_a_replay_whose_cost_when_made_was_not_recorded_is_estimated_and_says_so() -> None:
+    cache = CacheStage()
+    backend = ScriptedBackend(cost=MODEL_ESTIMATE)
+    stages = small_stages(backend)
+    stages[0] = cache
+    with Cascade(stages) as c:
+        # kept by a memo that records no generation (so no cost): as before eoc recorded it
+        cache.remember(c._made_by(Query("why is the sky blue"), c.origin()), "old", c.origin())
+        r = c.resolve("why is the sky blue")
+    assert r.stage is Stage.CACHE and r.payload == "old"
     a = r.avoided
     assert a is not None and a.provenance is AvoidedProvenance.ESTIMATED
     assert a.uj == _would("why is the sky blue", r.payload) != MODEL_ESTIMATE.uj

@@ -1,15 +1,18 @@
 """``eoc store forget``: forget remembered answers by question, stage and age (:mod:`eoc.forget`).
 
-It opens the store as ``eoc query`` does (``--store``: a SQLite file or ``postgresql://...``),
+It opens the store as ``eoc query`` does (``--store``: a SQLite file or ``postgresql://...``;
+default ``$EOC_STORE``, else the per-user store ``eoc query`` remembers in, if there is one),
 deletes the entries every criterion picks, and says how many it removed from each stage.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any, TextIO
 
 from eoc.cli.common import emit
+from eoc.cli.userstore import user_store_path
 from eoc.errors import ConfigError
 from eoc.forget import STAGES, forget_in, forget_of
 
@@ -18,9 +21,8 @@ def cmd_store_forget(args: argparse.Namespace, out: TextIO) -> int:
     from eoc.assemble import kv_options, open_store
 
     what = forget_of(args.question, args.stage, args.older_than)  # refused before opening
-    if not args.store:
-        raise ConfigError("name the store to forget from: --store FILE or postgresql://...")
-    parts = open_store(args.store, kv_options())
+    store = args.store or _per_user_store()
+    parts = open_store(store, kv_options())
     try:
         counts = forget_in(parts.cache, parts.kv, what)
     finally:
@@ -28,12 +30,29 @@ def cmd_store_forget(args: argparse.Namespace, out: TextIO) -> int:
     said = ", ".join(
         f"{n} {stage} {'entry' if n == 1 else 'entries'}" for stage, n in counts.items()
     )
-    doc = {"store": args.store, "forgot": counts, "what": what.describe()}
-    emit(out, args.json, doc, [f"forgot : {said} ({what.describe()})", f"store : {args.store}"])
+    doc = {"store": store, "forgot": counts, "what": what.describe()}
+    emit(out, args.json, doc, [f"forgot : {said} ({what.describe()})", f"store : {store}"])
     return 0
 
 
-def add_forget(store_sub: Any, add_store: Any) -> None:
+def _per_user_store() -> str:
+    """The per-user store ``eoc query`` remembers in (:mod:`eoc.cli.userstore`), if it exists:
+    forgetting never makes one."""
+    path, why = user_store_path()
+    if path is None:
+        raise ConfigError(
+            f"name the store to forget from: --store FILE or postgresql://... (no per-user "
+            f"store: {why})"
+        )
+    if not path.is_file():
+        raise ConfigError(
+            f"name the store to forget from: --store FILE or postgresql://... (the per-user "
+            f"store {path} does not exist: eoc query has remembered nothing there)"
+        )
+    return str(path)
+
+
+def add_forget(store_sub: Any) -> None:
     """Add ``forget`` to ``eoc store``'s subcommands."""
     forget = store_sub.add_parser(
         "forget",
@@ -48,7 +67,12 @@ def add_forget(store_sub: Any, add_store: Any) -> None:
         help="forget entries stored at least this long ago (30d, 12h, 90m, 45s); entries "
         "stored before eoc recorded their age are never matched by age",
     )
-    add_store(forget, ttl=False)
+    forget.add_argument(
+        "--store",
+        default=os.environ.get("EOC_STORE") or None,
+        help="the store to forget from: a SQLite file, or postgresql://... with the native extra "
+        "(default $EOC_STORE, else the per-user store eoc query remembers in)",
+    )
     forget.add_argument("--json", action="store_true", help="print JSON instead of text")
     forget.set_defaults(fn=cmd_store_forget)
 

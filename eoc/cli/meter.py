@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from typing import Any, TextIO
 
@@ -10,6 +11,7 @@ from eoc import plugins
 from eoc._compat import IN_PYODIDE
 from eoc.assemble import default_backend, default_kv, describe_embedder, graph_source
 from eoc.cli.common import Add, emit
+from eoc.cli.userstore import user_store_path
 from eoc.errors import ConfigError, EocError
 from eoc.meter.counter import Counter, CounterStatus
 from eoc.meter.detection import Detection, detect_all
@@ -88,6 +90,8 @@ def cmd_meter(args: argparse.Namespace, out: TextIO) -> int:
         else f"the knowledge pack in memory ({len(source):,} triples); {graph_why[0]}"  # type: ignore[arg-type]
     )
     lines.append(f"graph store : {graph}")
+    answers = describe_answer_store()
+    lines.append(f"answer store : {answers}")
     model_doc = _describe_model()
     for key, value in model_doc.items():
         lines.append(f"{key} : {value}")
@@ -98,6 +102,7 @@ def cmd_meter(args: argparse.Namespace, out: TextIO) -> int:
         "live": found.live,
         "kv_embedder": embedder,
         "graph_store": graph,
+        "answer_store": answers,
         "neural": model_doc,
     }
     if not found.candidates:
@@ -127,6 +132,19 @@ def cmd_meter(args: argparse.Namespace, out: TextIO) -> int:
         lines.append("cascade : every figure is estimated (no live counter)")
     emit(out, args.json, doc, lines)
     return 0
+
+
+def describe_answer_store() -> str:
+    """Where ``eoc query`` remembers answers by default (:mod:`eoc.cli.userstore`), in one line;
+    nothing is made to say it."""
+    named = os.environ.get("EOC_STORE")
+    if named:
+        return f"{named} ($EOC_STORE; --no-store: memory)"
+    path, why = user_store_path()
+    if path is None:
+        return f"memory only: no per-user store ({why})"
+    made = "" if path.is_file() else ", not made yet"
+    return f"{path} (per-user{made}; --store FILE or --no-store to change)"
 
 
 def _describe_model() -> dict[str, str]:

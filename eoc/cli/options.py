@@ -8,13 +8,28 @@ import os
 from eoc.stages.neural import DEFAULT_MAX_TOKENS
 
 
-def add_store(p: argparse.ArgumentParser, *, ttl: bool = True) -> None:
-    p.add_argument(
-        "--store",
-        default=os.environ.get("EOC_STORE"),
-        help="where cache, kv and graph live: a SQLite file, or postgresql://... with the native "
-        "extra (default $EOC_STORE; none: in memory, gone when the process ends)",
+def add_store(p: argparse.ArgumentParser, *, ttl: bool = True, per_user: bool = False) -> None:
+    """``--store`` (and ``--ttl`` unless ``ttl`` is False). ``per_user``: the command remembers
+    in the per-user store by default (:mod:`eoc.cli.userstore`), and ``--no-store`` opts out."""
+    default = (
+        "default $EOC_STORE, else the per-user store $XDG_DATA_HOME/eoc/store.sqlite or "
+        "~/.local/share/eoc/store.sqlite"
+        if per_user
+        else "default $EOC_STORE; none: in memory, gone when the process ends"
     )
+    where = p.add_mutually_exclusive_group() if per_user else p
+    where.add_argument(
+        "--store",
+        default=os.environ.get("EOC_STORE") or None,
+        help="where cache, kv and graph live: a SQLite file, or postgresql://... with the native "
+        f"extra ({default})",
+    )
+    if per_user:
+        where.add_argument(
+            "--no-store",
+            action="store_true",
+            help="remember nothing: answer from memory, gone when the process ends",
+        )
     if not ttl:
         return
     p.add_argument(

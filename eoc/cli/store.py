@@ -23,7 +23,6 @@ from urllib.parse import quote
 
 from eoc.cli.common import Add, emit
 from eoc.cli.forget import add_forget
-from eoc.cli.options import add_store
 from eoc.errors import StoreUnusable
 from eoc.persist_db import StoreDb, check_path, translate
 from eoc.persist_schema import (
@@ -254,7 +253,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
     recover.add_argument("dst", metavar="NEW", help="the new store (must not exist)")
     recover.add_argument("--json", action="store_true", help="print JSON instead of text")
     recover.set_defaults(fn=cmd_store_recover)
-    add_forget(store_sub, add_store)
+    add_forget(store_sub)
     return store
 
 

@@ -55,7 +55,7 @@ class Answer:
         self.memo_cost: JouleCost | None = None
         # what the savings ledger last found for this answer (eoc.ledger): by query id, what
         # making it cost (when recorded) and what the model would have spent on it
-        self.memo_avoided: tuple[str, JouleCost | None, JouleCost | None] | None = None
+        self.memo_avoided: tuple[str, JouleCost | None, JouleCost | None, str] | None = None
         self.memo_qid: str | None = None
         self.memo_response: Response | None = None
 

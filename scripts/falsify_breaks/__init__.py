@@ -18,10 +18,12 @@ from falsify_breaks import (
     stages,
     stores,
     tools,
+    userstore,
 )
 
 TESTS_FOR: list[tuple[str, list[str]]] = [
-    ("eoc/entry.py", ["tests/test_replay.py", "tests/test_ttl.py"]),
+    ("eoc/entry.py", ["tests/test_replay.py", "tests/test_ttl.py", "tests/test_made_cost.py"]),
+    ("eoc/cli/userstore.py", ["tests/test_userstore.py"]),
     ("eoc/forget.py", ["tests/test_forget.py"]),
     ("eoc/cli/forget.py", ["tests/test_forget.py"]),
     ("native/eoc_native/serve/forgetroute.py", ["tests/native/test_serve_memo.py"]),
@@ -56,7 +58,7 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
             "tests/test_chat.py",
         ],
     ),
-    ("eoc/ledger.py", ["tests/test_ledger.py"]),
+    ("eoc/ledger.py", ["tests/test_ledger.py", "tests/test_made_cost.py"]),
     ("eoc/calibration.py", ["tests/test_cascade.py", "tests/test_properties.py"]),
     ("eoc/cost.py", ["tests/test_cost_receipt.py", "tests/test_browser_honesty.py"]),
     ("eoc/receipt.py", ["tests/test_cost_receipt.py", "tests/test_cli.py"]),
@@ -192,16 +194,32 @@ BREAKS: list[tuple[str, str, str, str]] = [
     *serve.BREAKS,
     *memo.BREAKS,
     *tools.BREAKS,
+    *userstore.BREAKS,
 ]
 
 FOCUS: dict[str, list[str]] = {
-    "a replay forgets what it cost when made": ["tests/test_ledger.py"],
-    "what a model answer cost is never recorded": ["tests/test_ledger.py"],
+    "a replay forgets what this process recorded it cost when made": ["tests/test_made_cost.py"],
+    "what a model answer cost is never recorded": ["tests/test_made_cost.py"],
     "no model configured still gets an avoided estimate": ["tests/test_ledger.py"],
     "the avoided header says 0 when there is no figure": ["tests/test_ledger.py"],
     "eoc verify takes avoided work said to be measured": ["tests/test_ledger.py"],
     "eoc verify takes a neural answer that avoided the model": ["tests/test_ledger.py"],
     "eoc query prints 0 for no avoided figure": ["tests/test_cli.py"],
+    "a replay ignores the cost recorded with its entry": ["tests/test_made_cost.py"],
+    "what a model answer cost is not stored with its entry": [
+        "tests/test_made_cost.py",
+        "tests/native/test_serve_memo.py",
+    ],
+    "a per-user store that cannot be opened is an error, not memory": ["tests/test_userstore.py"],
+    "a named store that cannot be opened falls back to memory": ["tests/test_userstore.py"],
+    "a damaged per-user store is skipped for memory": ["tests/test_userstore.py"],
+    "answers kept in memory only are not said to be": ["tests/test_userstore.py"],
+    "eoc store forget makes a per-user store": ["tests/test_userstore.py"],
+    "the per-user store holds the pack and hides the graph eoc graph load made": [
+        "tests/test_userstore.py",
+        "tests/native/test_oxigraph.py",
+        "tests/native/test_semantic.py",
+    ],
     "eoc bench run totals no avoided figure as 0 J": ["tests/test_benchrun.py"],
     "a request's tail is left on a computation": [
         "tests/test_compute.py",

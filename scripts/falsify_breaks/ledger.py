@@ -40,10 +40,10 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "        return hashlib.sha256(payload.encode()).digest()",
     ),
     (
-        "a replay forgets what it cost when made",
+        "a replay forgets what this process recorded it cost when made",
         "eoc/cascade.py",
-        "            made = self.made.cost_of(answer.origin, answer.payload) if answer.origin else None",
-        "            made = None",
+        '        return self.made.cost_of(answer.origin, answer.payload), ""',
+        '        return None, ""',
     ),
     (
         "what a model answer cost is never recorded",
@@ -103,5 +103,73 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "native/eoc_native/serve/metrics.py",
         "            if avoided is None:\n                self.without_avoided[stage] += 1",
         '            if avoided is None:\n                self.avoided_uj[(stage, "estimated")] += 0',
+    ),
+    (
+        "a replay ignores the cost recorded with its entry",
+        "eoc/cascade.py",
+        "        if isinstance(made, MadeCost):\n            live = self.live",
+        "        if False:\n            live = self.live",
+    ),
+    (
+        "what a model answer cost is not stored with its entry",
+        "eoc/cascade.py",
+        "                if made is not None:\n"
+        "                    answer.generation = replace(answer.generation, made=made)",
+        "                if False:\n"
+        "                    answer.generation = replace(answer.generation, made=made)",
+    ),
+    (
+        "a recorded measurement counts as measured on any host",
+        "eoc/ledger.py",
+        "    if not made.host or made.host != host:",
+        "    if False:",
+    ),
+    (
+        "a recorded measurement counts as measured without its counter live",
+        "eoc/ledger.py",
+        "    elif counter is None or counter != made.counter:",
+        "    elif False:",
+    ),
+    (
+        "a recorded estimate is replayed as measured",
+        "eoc/ledger.py",
+        "    if made.provenance != Provenance.MEASURED.value:",
+        '    if made.provenance not in ("measured", "estimated"):',
+    ),
+    (
+        "a negative, zero or huge made cost is read",
+        "eoc/entry.py",
+        "    if type(uj) is not int or not 1 <= uj <= MAX_MADE_UJ:",
+        "    if type(uj) is not int:",
+    ),
+    (
+        "a non-integer made cost is read",
+        "eoc/entry.py",
+        "    if type(uj) is not int or not 1 <= uj <= MAX_MADE_UJ:",
+        "    if isinstance(uj, str) or not 1 <= uj <= MAX_MADE_UJ:",
+    ),
+    (
+        "a made cost's provenance may be any word",
+        "eoc/entry.py",
+        '    if prov not in ("measured", "estimated"):',
+        "    if not isinstance(prov, str):",
+    ),
+    (
+        "a measured made cost need not name its counter",
+        "eoc/entry.py",
+        '    if prov == "measured" and (value.counter is None or kind not in _METERING):',
+        "    if False:",
+    ),
+    (
+        "a made cost record may carry other fields",
+        "eoc/entry.py",
+        "    if not isinstance(doc, dict) or set(doc) != _MADE_KEYS:",
+        "    if not isinstance(doc, dict) or not set(doc) >= _MADE_KEYS:",
+    ),
+    (
+        "a made cost without a generation is read",
+        "eoc/entry.py",
+        '    if "made" in doc and "finish" not in doc:',
+        "    if False:",
     ),
 ]

@@ -492,13 +492,13 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a store's graph loses the pack's vocabulary",
         "eoc/assemble.py",
-        "    graph = GraphStage(parts.triples, vocabulary=vocabulary())",
-        "    graph = GraphStage(parts.triples)",
+        "    graph = GraphStage(source, vocabulary=vocabulary())",
+        "    graph = GraphStage(source)",
     ),
     (
         "a store's pack is never written",
         "eoc/assemble.py",
-        "        if len(parts.triples) == 0:",
+        "        if pack_in_store and len(parts.triples) == 0:",
         "        if False:",
     ),
     (

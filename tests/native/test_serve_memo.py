@@ -132,3 +132,28 @@ def test_an_unknown_replay_has_no_made_up_usage_or_finish_reason() -> None:
     fact = Response(Stage.CACHE, "4", cost, receipt, "q")
     assert usage(fact) == {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
     assert finish_reason(request, fact) == "stop"
+
+
+def test_a_restarted_server_reports_what_the_answer_cost_when_the_first_one_made_it(
+    tmp_path: Path,
+) -> None:
+    from eoc.persist import SqliteCache, SqliteKV
+
+    db = tmp_path / "answers.db"
+    config = ServeConfig(MODEL, ChatDefaults(MODEL, max_tokens=8))
+
+    def on_store() -> Any:
+        cascade = Cascade([SqliteCache(db), SqliteKV(db), NeuralStage(Cut())])
+        return create_app(cascade, config)
+
+    with serving(on_store()) as url:
+        made = httpx.post(url + "/v1/chat/completions", json=ask("tell me about rivers")).json()
+    assert made["eoc"]["stage"] == "neural"
+    with serving(on_store()) as url:  # a new process would see the same: only the file is shared
+        again = httpx.post(url + "/v1/chat/completions", json=ask("tell me about rivers"))
+    doc = again.json()["eoc"]
+    assert doc["stage"] == "cache"
+    assert doc["avoided"]["uj"] == made["eoc"]["cost"]["uj"]
+    assert int(again.headers["x-eoc-avoided-microjoules"]) == made["eoc"]["cost"]["uj"]
+    assert again.headers["x-eoc-avoided-provenance"] == "estimated"
+    assert doc["avoided"]["basis"].startswith("what the model's answer cost when it was made")
