@@ -117,3 +117,19 @@ def test_a_question_in_fewer_words_passes(query: str, stored: str) -> None:
 def test_a_drop_that_changes_what_is_asked_is_refused(query: str, stored: str, why: str) -> None:
     reason = GUARD.refusal(query, stored)
     assert reason and why.lower() in reason.lower(), reason
+
+
+def test_the_tense_asked_is_read_after_the_situation_told() -> None:
+    """A statement before the question tells when the situation happened; the question's own
+    tense is what is compared ("I was charged twice, how do I get a refund?")."""
+    assert (
+        GUARD.refusal("I was charged twice, how do I get a refund?", "How do I get a refund?") == ""
+    )
+    reason = GUARD.refusal("How did I get a refund?", "How do I get a refund?")
+    assert "tense" in reason
+
+
+def test_a_modal_after_what_time_says_nothing_of_who_does_it() -> None:
+    stored = "What time does the first tram run on Sundays?"
+    assert GUARD.refusal("what time will the first tram be running on Sunday?", stored) == ""
+    assert "doer" in GUARD.refusal("Who beat Spain?", "Who did Spain beat?")

@@ -534,6 +534,7 @@ def _read(
 
 _ASKS_FOR_A_PART = frozenset({"who", "whom", "what", "which"})
 _DO = frozenset({"do", "does", "did"})
+_MODALS = frozenset({"will", "shall", "should", "may", "might", "must", "would", "can", "could"})
 
 
 def _wh_role(ws: list[str]) -> str:
@@ -555,8 +556,8 @@ def _wh_role(ws: list[str]) -> str:
         nxt = ws[j]
         if nxt in _DO:
             return "done-to"
-        if nxt in STOPWORDS or nxt in NEGATIONS or nxt.endswith("n't"):
-            return ""
+        if nxt in STOPWORDS or nxt in _MODALS or nxt in NEGATIONS or nxt.endswith("n't"):
+            return ""  # "what time will the tram run": a modal says nothing of who does it
         return "doer" if w in ("who", "whom") or j > i + 1 else ""
     return ""
 
@@ -822,7 +823,11 @@ class Analysis:
             else {}
         )
         self.bound = _bound(cws, stems, self.content)
-        self.tenses = _tenses(ws)
+        # the tense of what is asked, not of the situation a statement before it tells ("I was
+        # charged twice, how do I get a refund?")
+        self.tenses = _tenses(
+            ws if context is None else [_own(w) for w in words(said[context.end() :])]
+        )
         # "may" is the month only as a name ("in May"), not the verb ("may I")
         self.when = _when([w for w in ws if w != "may"]) | (
             frozenset({"may"}) if re.search(r"(?<!^)\bMay\b", text) else frozenset()

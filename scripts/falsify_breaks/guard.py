@@ -405,6 +405,18 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "    if q_axes and s_axes:",
     ),
     (
+        "the tense of a told situation counts",
+        "eoc/stages/guard.py",
+        "        self.tenses = _tenses(\n            ws if context is None else [_own(w) for w in words(said[context.end() :])]\n        )",
+        "        self.tenses = _tenses(ws)",
+    ),
+    (
+        "a modal after the question word's phrase makes it the doer",
+        "eoc/stages/guard.py",
+        '        if nxt in STOPWORDS or nxt in _MODALS or nxt in NEGATIONS or nxt.endswith("n\'t"):',
+        '        if nxt in STOPWORDS or nxt in NEGATIONS or nxt.endswith("n\'t"):',
+    ),
+    (
         "guard pairs no acronym",
         "eoc/stages/spelling.py",
         '        if "".join(w[:1] for w in span) == short and all(w.isalpha() for w in span):',
