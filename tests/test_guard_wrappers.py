@@ -133,3 +133,18 @@ def test_a_modal_after_what_time_says_nothing_of_who_does_it() -> None:
     stored = "What time does the first tram run on Sundays?"
     assert GUARD.refusal("what time will the first tram be running on Sunday?", stored) == ""
     assert "doer" in GUARD.refusal("Who beat Spain?", "Who did Spain beat?")
+
+
+@pytest.mark.parametrize(
+    ("query", "stored"),
+    [
+        ("how long are deleted files kept?", "How long do you keep deleted files?"),
+        ("I paid twice, how do I get a refund?", "How do I get a refund if I pay twice?"),
+        ("when will my parcel be sent?", "When do you send my parcel?"),
+    ],
+)
+def test_an_irregular_past_form_is_its_verb(query: str, stored: str) -> None:
+    """data/irregular.tsv: "kept" is keep, "paid" pay, "sent" send (forms that are also
+    another word, such as "left" or "sat", are not listed)."""
+    assert GUARD.refusal(query, stored) == ""
+    assert GUARD.refusal("Which side is left luggage on?", "Which side is leave luggage on?")

@@ -716,7 +716,22 @@ def _words(text: str) -> list[str]:
     return [_own(w) for w in words(normalize(_NUMBER_SIGN.sub("number", text)))]
 
 
+@functools.cache
+def _irregular() -> dict[str, str]:
+    """Each irregular past form of ``data/irregular.tsv`` and its verb ("kept": keep)."""
+    text = (resources.files(__package__) / "data" / "irregular.tsv").read_text(encoding="utf-8")
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if line.strip() and not line.startswith("#"):
+            verb, forms = line.split("\t", 1)
+            out.update(dict.fromkeys(forms.split(), verb))
+    return out
+
+
 def _stem(w: str) -> str:
+    verb = _irregular().get(w)
+    if verb is not None:
+        return verb  # "kept" is keep, "paid" pay
     if len(w) > 4 and w.endswith("ies"):
         return w[:-3] + "y"  # "countries" is country
     for suffix in ("ing", "ed", "es", "s"):

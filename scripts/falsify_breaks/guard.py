@@ -417,6 +417,12 @@ BREAKS: list[tuple[str, str, str, str]] = [
         '        if nxt in STOPWORDS or nxt in NEGATIONS or nxt.endswith("n\'t"):',
     ),
     (
+        "an irregular past form is another word",
+        "eoc/stages/guard.py",
+        "    if verb is not None:\n        return verb",
+        "    if False:\n        return verb",
+    ),
+    (
         "guard pairs no acronym",
         "eoc/stages/spelling.py",
         '        if "".join(w[:1] for w in span) == short and all(w.isalpha() for w in span):',
