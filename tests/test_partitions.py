@@ -235,7 +235,8 @@ def test_a_follow_up_keeps_the_exact_repeat_rule() -> None:
     body = {"model": M, "messages": [{"role": r, "content": t} for r, t in turns]}
     q = parse_chat(body, ChatDefaults(M)).query()
     assert c.resolve(q).stage.value == "neural"
-    assert all(e.partition == SHARED for e in c.stages[1]._entries.values())  # type: ignore[attr-defined]
+    assert len(c.stages[1]) == 2  # type: ignore[arg-type]  # the two facts: nothing offered
+    assert ask(c, RESET_AGAIN, None)[0] == "neural"
     turns[-1] = ("user", RESET_AGAIN)
     body = {"model": M, "messages": [{"role": r, "content": t} for r, t in turns]}
     assert c.resolve(parse_chat(body, ChatDefaults(M)).query()).stage.value == "neural"
@@ -258,6 +259,24 @@ def test_a_fact_answers_at_any_temperature_or_seed_and_within_max_tokens_only() 
     for params in ({"temperature": 0.9}, {"temperature": 0.9, "seed": 3}, {"max_tokens": 2}):
         assert ask(c, "capital of France?", facts=True, **params) == ("graph", "Paris"), params
     assert ask(c, "capital of France?", facts=True, max_tokens=1)[0] == "neural"  # 2 tokens
+
+
+def test_a_request_no_fact_may_answer_never_asks_the_graph() -> None:
+    """Its work is not spent: under a system prompt without --facts-under-system-prompts only
+    the cache and kv (its own partition) are asked before the model."""
+    asked: list[str] = []
+
+    class Counting(GraphStage):
+        def lookup(self, query: Query) -> Any:
+            asked.append(query.prompt)
+            return super().lookup(query)
+
+    stages = small_stages(Model())
+    stages[2] = Counting(TripleStore([("France", "capital", "Paris")]))
+    c = Cascade(stages)
+    assert ask(c, "capital of France?", max_tokens=32)[0] == "neural" and asked == []
+    assert ask(c, "capital of Japan?", max_tokens=32, facts=True)[0] != "graph"
+    assert asked == ["capital of Japan?"]
 
 
 def test_a_partition_does_not_get_the_shared_partitions_model_answers_as_facts() -> None:
