@@ -82,6 +82,9 @@ class ChatDefaults:
     facts_under_system_prompts: bool = False
     """Let kv and graph answer facts under a system prompt (off: a system prompt may ask for
     another language or format; see :mod:`eoc.followup`)."""
+    partitions: bool = True
+    """Keep a model's answer to a request in a partition and serve it to paraphrases there
+    (:mod:`eoc.partition`; off: only the exact request gets it again, as before partitions)."""
 
 
 @dataclass(frozen=True)
@@ -186,7 +189,7 @@ class ChatRequest:
         answer may be remembered (greedy, seeded, or sampled where the server caches sampled
         answers), and whose messages carry no names. ``None`` for anything else: a plain
         question (the shared partition), a follow-up, a completion, a named message."""
-        if self.kind != "chat" or self.plain or any(self.names):
+        if not self.defaults.partitions or self.kind != "chat" or self.plain or any(self.names):
             return None
         if not (self.repeatable or self.defaults.cache_sampled):
             return None

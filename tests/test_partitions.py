@@ -120,6 +120,20 @@ def test_a_parameter_that_changes_the_content_makes_another_partition(
     assert moved.partition is not None and moved.partition.name != base.partition.name  # type: ignore[union-attr]
 
 
+def test_a_server_without_partitions_keeps_the_exact_repeat_rule() -> None:
+    """eoc serve --no-partitions (ChatDefaults.partitions=False): as before partitions."""
+    off = ChatDefaults(M, partitions=False)
+    body = {
+        "model": M,
+        "messages": [{"role": "system", "content": DESK}, {"role": "user", "content": RESET}],
+    }
+    assert parse_chat(body, off).partition is None
+    c = cascade()
+    for question in (RESET, RESET_AGAIN):
+        body["messages"][1]["content"] = question  # type: ignore[index]
+        assert c.resolve(parse_chat(body, off).query()).stage.value == "neural"
+
+
 def test_max_tokens_and_what_greedy_decoding_ignores_do_not_move_the_partition() -> None:
     base = request(RESET, max_tokens=32).partition
     assert base is not None
