@@ -158,7 +158,8 @@ class Query:
             system prompt, the model, sampling parameters: :meth:`eoc.chat.ChatRequest.canonical`).
             It is hashed into the id, so the cache answers only the same prompt in the same
             context; kv and graph, which match a question alone, answer a query with a context
-            only with a fact, where ``facts_ok`` allows. ``None``: a plain question, whose id
+            only with a fact, where ``facts_ok`` allows, or (kv) with a model's answer kept in
+            its ``partition``. ``None``: a plain question, whose id
             is the SHA-256 of its text.
         cacheable: ``False`` for a query whose answer would differ each time (sampled without a
             seed): the cache and kv neither answer it nor remember its answer.

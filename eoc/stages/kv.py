@@ -29,6 +29,13 @@ when a stored prompt has no terms, the query is embedded as before. When the cas
 the model, it tells the kv stage (:meth:`KVStage.will_remember`), so an embedder that can
 (``eoc_native.semantic.CachedEmbedder``) embeds the question while the model works, for the answer
 to be remembered.
+
+Entries are kept in *partitions* (:mod:`eoc.partition`): the shared one (key: the normalized
+question) holds the pack and the model's answers to plain questions; a request with a system
+prompt or its own parameters has its model answers kept under its partition's tag (key:
+``"(p:HEX) question"``). A lookup's candidates, exact and similar, are only those its query's
+partition admits (:meth:`eoc.partition.Partition.admits`; a plain question: the shared
+partition's), so another partition's answer is never served, nor even handed to the guard.
 """
 
 from __future__ import annotations
