@@ -18,9 +18,12 @@ Costs follow the design document (docs/design.md §3 and §4):
 * With no live meter nothing is MEASURED, whatever a stage or backend claims: each
   answer keeps its stage's estimate, and a claim of MEASURED is demoted with the reason.
 
-A query with a context (a question inside a conversation, or with its own sampling parameters:
-:mod:`eoc.chat`) is answered by the cache or the model only, and its answer is never offered to
-kv; an uncacheable one (sampled without a seed) by the model only, remembered nowhere.
+A query with a context (a question inside a conversation, or with its own system prompt or
+sampling parameters: :mod:`eoc.chat`) is answered by the cache, by kv from its own partition
+(:mod:`eoc.partition`: the model's answers to paraphrases under the same model, system prompt
+and parameters; its model answer is offered to kv there), by a fact where it allows one, or by
+the model; one in no partition (a follow-up) never offers its answer to kv. An uncacheable one
+(sampled without a seed) is answered by a fact or the model only, remembered nowhere.
 """
 
 from __future__ import annotations
@@ -156,6 +159,9 @@ class Cascade:
         self._kv = self._memo(Stage.KV)
         self._with_origin = [m for m in (self._cache, self._kv) if _takes_origin(m)]
         self._with_generation = [m for m in self._with_origin if _takes(m, "generation")]
+        # a kv that keeps partitions (eoc.partition) is asked for, and offered, the model's
+        # answers to requests in one; another kv would mix them with the shared partition's
+        self._parts = bool(getattr(self._kv, "keeps_partitions", False))
         # told before the model is asked, so it can embed the question meanwhile (optional)
         self._will_remember: Callable[[Query], None] | None = getattr(
             self._kv, "will_remember", None
@@ -175,13 +181,16 @@ class Cascade:
         # the hot loop: (stage, its kind, the cost of a hit when nothing is live)
         why = "" if self.live else "no live counter"
         self._plan = tuple((s, s.stage, self._demote(s.figure, why)) for s in self._cheap)
-        # by (plain question?, cacheable?, facts may answer?): the steps that may answer such
-        # a query, built once
+        # by (plain question?, cacheable?, facts may answer?, in a partition?): the steps that
+        # may answer such a query, built once
         self._plans = {
-            (plain, cacheable, facts): self._narrowed(self._plan, plain, cacheable, facts)
+            (plain, cacheable, facts, parted): self._narrowed(
+                self._plan, plain, cacheable, facts, parted
+            )
             for plain in (True, False)
             for cacheable in (True, False)
             for facts in (True, False)
+            for parted in (True, False)
         }
 
     @staticmethod
@@ -291,13 +300,14 @@ class Cascade:
             EocError: what ``before_model`` raised; the model was not asked.
         """
         q = Query(query) if type(query) is str else self._as_query(query)
-        plan = self._plans[q.context is None, q.cacheable, q.facts_ok]
+        parted = q.partition is not None and self._parts
+        plan = self._plans[q.context is None, q.cacheable, q.facts_ok, parted]
         if cache_missed and plan and plan[0][1] is _CACHE:
             plan = plan[1:]
         for stage, kind, plain in plan:
             answer = stage.lookup(q)
-            if q.facts_ok and kind is not _CACHE:
-                answer = self._fact(q, answer)
+            if q.context is not None and kind is not _CACHE:
+                answer = self._scoped(kind, q, answer)
             elif answer is None or answer.origin:  # not one no model made: is it this model's?
                 answer = self._own(stage, kind, q, answer)
             if answer is not None:
@@ -308,7 +318,7 @@ class Cascade:
                 return self._respond(kind, q, answer, cost, stored)
         if before_model is not None:
             before_model(q)
-        if self._will_remember is not None and q.context is None and q.cacheable:
+        if self._will_remember is not None and self._kept_in_kv(q):
             self._will_remember(q)
         return self._resolve_neural(q)
 
@@ -346,6 +356,29 @@ class Cascade:
             answer = self._own(stage, stage.stage, q, answer)
         return answer
 
+    def _kept_in_kv(self, q: Query) -> bool:
+        """Whether a model's answer to ``q`` is offered to kv: a plain question's (the shared
+        partition) or one in a partition (:mod:`eoc.partition`) where kv keeps partitions;
+        never a follow-up's."""
+        return q.cacheable and (q.context is None or (q.partition is not None and self._parts))
+
+    def _scoped(self, kind: Stage, q: Query, answer: Answer | None) -> Answer | None:
+        """kv's or graph's answer to a query with a context: a fact where facts may answer it
+        and it fits (:meth:`_fact`); a model's answer only from kv, kept in the query's own
+        partition (kv reads no other) and made by this cascade's model and parameters."""
+        if answer is None:
+            return None
+        if not answer.origin:
+            return self._fact(q, answer) if q.facts_ok else None
+        if (
+            kind is Stage.KV
+            and self._parts
+            and q.partition is not None
+            and answer.origin == self.origin()
+        ):
+            return answer
+        return None
+
     @staticmethod
     def _fact(q: Query, answer: Answer | None) -> Answer | None:
         """For a request more than a plain question (``q.facts_ok``): ``answer`` only if no
@@ -380,18 +413,20 @@ class Cascade:
         plain: bool,
         cacheable: bool,
         facts: bool = False,
+        parted: bool = False,
     ) -> tuple[tuple[StageLike, Stage, JouleCost], ...]:
         """The steps of ``plan`` that may answer a query (see :class:`eoc.query.Query`).
 
         A query with a context (``plain`` False) is answered by the cache alone (kv and graph
         match a question without its conversation), unless facts may answer it (``facts``:
-        kv and graph too, for answers no model made, at any sampling); an uncacheable one by
-        none of the memoizing stages but such a fact.
+        kv and graph too, for answers no model made, at any sampling) or it is in a partition
+        (``parted``: kv too, from that partition); an uncacheable one by none of the memoizing
+        stages but such a fact.
         """
         return tuple(
             step
             for step in plan
-            if (plain or step[1] is _CACHE or facts)
+            if (plain or step[1] is _CACHE or facts or (parted and step[1] is Stage.KV))
             and (cacheable or step[1] not in _MEMOS or (facts and step[1] is not _CACHE))
         )
 
@@ -513,7 +548,7 @@ class Cascade:
             if (
                 kind is Stage.NEURAL
                 and self._kv is not None
-                and q.context is None
+                and self._kept_in_kv(q)
                 and payload.strip()
             ):
                 done.append(self._remember(self._kv, q, payload, origin, generation))

@@ -13,9 +13,15 @@ cache key is"):
   default) is keyed by its text alone, so the server, ``eoc query`` and the browser share its
   cache entry, and kv and graph may answer it.
 * Anything else is keyed by the canonical JSON of the whole request: the cache answers only
-  the same conversation with the same parameters, and a model's remembered answer is never
-  served to another request (a follow-up "and its population?" means something else in every
-  conversation). A *fact* (an answer no model made: kv's pack, the graph, a computation) may
+  the same conversation with the same parameters. A model's remembered answer is served to
+  another request only in its *partition* (:mod:`eoc.partition`, :attr:`ChatRequest.partition`):
+  a request whose conversation is one user message, after system messages or none, is in the
+  partition of its model, system prompt and content-changing parameters (``temperature``;
+  ``top_p`` and ``seed`` when sampling; ``stop``; the penalties), where kv serves a paraphrase
+  the model's answer to an earlier one; ``max_tokens`` only bounds the answer (one that stopped
+  by itself within the request's ``max_tokens``, or one cut at the same ``max_tokens``). A
+  follow-up (earlier turns) is in none: "and its population?" means something else in every
+  conversation. A *fact* (an answer no model made: kv's pack, the graph, a computation) may
   still answer it when its last message stands alone, it has no stop strings, no system prompt
   unless the server allows facts under one, and the fact fits ``max_tokens``
   (:mod:`eoc.followup`, :attr:`ChatRequest.facts_may_answer`).
@@ -48,6 +54,7 @@ from eoc.chat_fields import (
 )
 from eoc.errors import InputError, InputTooLarge
 from eoc.followup import stands_alone
+from eoc.partition import Partition
 from eoc.query import MAX_PROMPT_BYTES, Query, check_text
 from eoc.stages.neural import DEFAULT_MAX_TOKENS
 
@@ -75,6 +82,9 @@ class ChatDefaults:
     facts_under_system_prompts: bool = False
     """Let kv and graph answer facts under a system prompt (off: a system prompt may ask for
     another language or format; see :mod:`eoc.followup`)."""
+    partitions: bool = True
+    """Keep a model's answer to a request in a partition and serve it to paraphrases there
+    (:mod:`eoc.partition`; off: only the exact request gets it again, as before partitions)."""
 
 
 @dataclass(frozen=True)
@@ -169,7 +179,37 @@ class ChatRequest:
             conversation=self,
             on_piece=on_piece,
             facts_ok=context is not None and self.facts_may_answer,
+            partition=None if context is None else self.partition,
         )
+
+    @property
+    def partition(self) -> Partition | None:
+        """The kv partition of a request that is not a plain question (:mod:`eoc.partition`):
+        a chat whose messages are system messages (or none) and then one user message, whose
+        answer may be remembered (greedy, seeded, or sampled where the server caches sampled
+        answers), and whose messages carry no names. ``None`` for anything else: a plain
+        question (the shared partition), a follow-up, a completion, a named message."""
+        if not self.defaults.partitions or self.kind != "chat" or self.plain or any(self.names):
+            return None
+        if not (self.repeatable or self.defaults.cache_sampled):
+            return None
+        *before, last = self.messages
+        if last[0] != "user" or any(role != "system" for role, _ in before):
+            return None
+        doc: dict[str, Any] = {
+            "v": 1,
+            "model": self.model,
+            "system": [text for _, text in before],
+            "temperature": self.temperature,
+            "stop": list(self.stop),
+            "presence_penalty": self.presence_penalty,
+            "frequency_penalty": self.frequency_penalty,
+        }
+        if not self.greedy:  # greedy decoding ignores top_p and the seed
+            doc["top_p"] = self.top_p
+            doc["seed"] = self.seed
+        material = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return Partition.of(material, self.max_tokens, facts=self.facts_may_answer)
 
     @property
     def facts_may_answer(self) -> bool:

@@ -1,8 +1,9 @@
 """When a fact may answer a request that is more than a plain question.
 
 A request with earlier messages, a system prompt or its own parameters is keyed by all of it:
-the cache answers only its exact repeat, and a model's answer to it is never offered to another
-request. A **fact** is different: an answer no model made (the pack's kv pairs, the graph, a
+the cache answers only its exact repeat, and a model's answer to it reaches another request only
+in its kv *partition* (:mod:`eoc.partition`: one user message under the same model, system
+prompt and content-changing parameters; never a follow-up's). A **fact** is different: an answer no model made (the pack's kv pairs, the graph, a
 computation) is the same whatever was said before, at any temperature or seed, so kv and graph
 may answer such a request when
 

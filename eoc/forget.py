@@ -3,7 +3,8 @@
 
 A :class:`Forget` says what to forget; every criterion given must hold (they combine with
 "and"). ``question`` matches an entry stored for that exact question (its text as asked; the
-cache also keys a model's answer by what made it, which is tried for every origin stored);
+cache also keys a model's answer by what made it, which is tried for every origin stored; kv
+matches it in every partition, :mod:`eoc.partition`);
 ``stages`` limits it to the cache or the kv; ``older_than`` (seconds) matches entries stored at
 least that long ago. An entry kept before eoc recorded its age (store schema 2 or older) has no
 age: ``older_than`` never matches it (forget it by question or by stage).
@@ -18,6 +19,7 @@ from typing import Any
 
 from eoc.entry import EntryMeta, checked_ttl
 from eoc.errors import ConfigError, InputError
+from eoc.partition import unkeyed
 from eoc.query import Query, check_prompt
 from eoc.stages.text import normalize
 
@@ -50,8 +52,8 @@ class Forget:
                     return False
             if question is None:
                 return True
-            if stage == "kv":
-                return key == kv_key
+            if stage == "kv":  # in any partition (eoc.partition)
+                return unkeyed(key) == kv_key
             if key == plain:
                 return True
             return bool(origin) and key == Query(question, context=f"made by {origin}").id

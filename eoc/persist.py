@@ -33,6 +33,7 @@ from typing import Any
 
 from eoc.entry import EntryMeta, Generation, meta_from_text
 from eoc.errors import EocError, InputError
+from eoc.partition import SHARED, checked_tag, keyed, tag_of
 from eoc.persist_db import Damage, StoreDb, opened
 from eoc.persist_schema import row_sum, summed
 from eoc.query import Query
@@ -258,11 +259,14 @@ class SqliteKV(KVStage):
             if vec is None:
                 vec = self.embedder.embed(prompt)
             try:
-                KVStage.put(self, prompt, payload, embedding=vec, origin=origin, meta=meta)
+                tag = tag_of(key)  # the partition it is kept in (checked by db.rows)
+                KVStage.put(
+                    self, prompt, payload, embedding=vec, origin=origin, meta=meta, partition=tag
+                )
             except EocError as exc:  # e.g. a vector the index refuses: the row is not served
                 self.damaged.append(("kv", rowid, exc.reason))
                 continue
-            self._stored[self.checked_key(prompt, payload)] = (payload, origin)
+            self._stored[keyed(tag, self.checked_key(prompt, payload))] = (payload, origin)
         if expired:
             with db.transaction("removing expired kv pairs") as c:
                 c.executemany("DELETE FROM kv WHERE key = ?", expired)
@@ -283,15 +287,18 @@ class SqliteKV(KVStage):
         generation: Generation | None = None,
         ttl: float | str | None = None,
         meta: EntryMeta | None = None,
+        partition: str = SHARED,
     ) -> None:
-        """Store a pair, what made it and how, written through before memory changes.
+        """Store a pair, what made it and how, in ``partition`` (:mod:`eoc.partition`; its tag
+        opens the row's key), written through before memory changes.
 
         Raises:
-            InputError: the prompt, answer, origin, generation or ttl is not valid (nothing is
-                written).
+            InputError: the prompt, answer, origin, generation, partition or ttl is not valid
+                (nothing is written).
             StoreError: the write failed; memory and file are as they were.
         """
-        key = self.checked_key(prompt, payload)  # nothing reaches the file unless it is valid
+        # nothing reaches the file unless it is valid
+        key = keyed(checked_tag(partition), self.checked_key(prompt, payload))
         origin = checked_origin(origin)
         if meta is None:
             meta = new_meta(self.now(), generation, ttl)
@@ -299,7 +306,9 @@ class SqliteKV(KVStage):
             vec = embedding if embedding is not None else self.embedder.embed(prompt)
             row = self._row(key, prompt, payload, vec, origin, meta)
             self.db.write(_KV_UPSERT, row, "storing a kv pair")
-            KVStage.put(self, prompt, payload, embedding=vec, origin=origin, meta=meta)
+            KVStage.put(
+                self, prompt, payload, embedding=vec, origin=origin, meta=meta, partition=partition
+            )
             self._stored[key] = (payload, origin)
 
     def _row(

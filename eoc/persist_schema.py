@@ -15,11 +15,17 @@ Schema versions (``PRAGMA user_version``):
   its rows did not say what made them, so each gets the origin :data:`UNRECORDED`, which no
   cascade serves (kept in the file, counted by ``eoc store check``); a row whose version-1
   checksum failed keeps failing.
-* **3** — the current layout: ``cache`` and ``kv`` also keep each entry's ``meta``
+* **3** — the layout before partitions: ``cache`` and ``kv`` also keep each entry's ``meta``
   (:class:`eoc.entry.EntryMeta` as JSON: when it was stored, when it expires, and how the
   model generated it: finish reason, token counts, seconds). The checksum covers it when it is
   not empty. Opening a version-2 file adds the column, "" for every row: their age and
   generation are unknown (a replay says so), and their checksums hold as they were.
+* **4** — the current layout, the same tables and columns: a kv row's ``key`` may open with
+  the tag of the partition it is kept in (:mod:`eoc.partition`: ``"(p:HEX) question"``, a model's
+  answer under a system prompt or its own parameters), which no plain key does. An eoc that
+  reads version 3 would load such a row as a plain question's and serve it to everyone, so the
+  version says it must not open the file. Opening a version-3 file changes no row (every row of
+  it is in the shared partition) and sets the version.
 
 This module is shared by :mod:`eoc.persist` (opening stores) and ``eoc store check|recover``.
 """
@@ -39,14 +45,15 @@ from eoc.errors import (
     StoreCorrupt,
     StoreVersionError,
 )
+from eoc.partition import tag_of
 from eoc.query import check_text
 from eoc.stages.cache import MAX_ANSWER_BYTES, checked_origin
 from eoc.stages.kv import KVStage
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """The layout this eoc writes."""
-READABLE_VERSIONS = (0, 1, 2, 3)
-"""The layouts this eoc opens (0 to 2 are migrated to 3 on open)."""
+READABLE_VERSIONS = (0, 1, 2, 3, 4)
+"""The layouts this eoc opens (0 to 3 are migrated to 4 on open)."""
 MAX_FIELD_BYTES = 1 << 20
 """Largest triple term or embedder name accepted from the file, in UTF-8 bytes."""
 UNRECORDED = "unrecorded: stored before eoc recorded what made each answer"
@@ -73,6 +80,7 @@ COLUMNS: dict[int, dict[str, Columns]] = {
     2: _V2,
     3: {"cache": _V2["cache"] + _META, "kv": _V2["kv"] + _META, "triples": _V1["triples"]},
 }
+COLUMNS[4] = COLUMNS[3]  # version 4 changed what a kv key may hold, not the columns
 """Column name -> kind per schema version: "text", "text?" (text or NULL), "integer",
 "origin" (text, "" allowed) or "meta" (text, "" allowed and then not summed). The checksum
 covers the text, origin and non-empty meta columns in this order; ``seq`` (cache order) is not
@@ -285,6 +293,8 @@ def invalid(table: str, values: tuple[object, ...], version: int = SCHEMA_VERSIO
             check_text(values[1], "the cached answer", max_bytes=MAX_ANSWER_BYTES)
         elif table == "kv":
             KVStage.checked_key(values[1], values[2])  # type: ignore[arg-type]
+            if version >= 4:
+                tag_of(values[0])  # type: ignore[arg-type]
             check_text(values[3], "the embedder name", max_bytes=MAX_FIELD_BYTES)
         else:
             for value, what in zip(values, ("subject", "predicate", "object"), strict=True):
@@ -378,7 +388,8 @@ def upgrade(conn: sqlite3.Connection, layout: Layout, path: str | Path) -> None:
     checksum for every row (wrong-typed rows refuse the migration, leaving the file as it was);
     a version-1 file (or a version-0 one after that) gets an ``origin`` column in cache and kv,
     :data:`UNRECORDED` for every row, and a fresh checksum for each row whose old one held;
-    then a ``meta`` column, "" for every row (unknown age and generation).
+    then a ``meta`` column, "" for every row (unknown age and generation); a version-3 file
+    changes no row (partitions are new in version 4: every row is in the shared one).
     """
     version = layout.version
     if layout.legacy:

@@ -132,6 +132,21 @@ class Conversation(Protocol):
     def texts(self) -> str: ...
 
 
+class KvPartition(Protocol):
+    """What the kv stage reads of a query's partition (:class:`eoc.partition.Partition`): the
+    tags it may get entries from, which of them an entry passes, and where its own answer goes."""
+
+    @property
+    def tags(self) -> tuple[str, ...]: ...
+
+    @property
+    def facts(self) -> bool: ...
+
+    def admits(self, tag: str, origin: str, meta: Any, payload: str) -> bool: ...
+
+    def tag_for(self, finish_reason: str | None) -> str: ...
+
+
 class Query:
     """A prompt with its content-addressed id, optional embedding and metadata.
 
@@ -143,7 +158,8 @@ class Query:
             system prompt, the model, sampling parameters: :meth:`eoc.chat.ChatRequest.canonical`).
             It is hashed into the id, so the cache answers only the same prompt in the same
             context; kv and graph, which match a question alone, answer a query with a context
-            only with a fact, where ``facts_ok`` allows. ``None``: a plain question, whose id
+            only with a fact, where ``facts_ok`` allows, or (kv) with a model's answer kept in
+            its ``partition``. ``None``: a plain question, whose id
             is the SHA-256 of its text.
         cacheable: ``False`` for a query whose answer would differ each time (sampled without a
             seed): the cache and kv neither answer it nor remember its answer.
@@ -154,7 +170,11 @@ class Query:
             streams; another gives the whole answer at the end). Never hashed.
         facts_ok: a query with a context that a fact (an answer no model made: kv's pack
             pairs, the graph, a computation) may still answer, as :mod:`eoc.followup` decides
-            for a request; never a model's remembered answer.
+            for a request; never a model's remembered answer (except from its partition).
+        partition: the kv partition of a query with a context whose model answers may be kept
+            and served to its paraphrases in the same partition (same model, system prompt and
+            content-changing parameters: :mod:`eoc.partition`); ``None``: none (a plain
+            question is in the shared partition).
     """
 
     __slots__ = (
@@ -166,6 +186,7 @@ class Query:
         "id",
         "metadata",
         "on_piece",
+        "partition",
         "prompt",
         "size",
     )
@@ -180,6 +201,7 @@ class Query:
     conversation: Conversation | None
     on_piece: Callable[[str], None] | None
     facts_ok: bool
+    partition: KvPartition | None
 
     def __init__(
         self,
@@ -192,6 +214,7 @@ class Query:
         conversation: Conversation | None = None,
         on_piece: Callable[[str], None] | None = None,
         facts_ok: bool = False,
+        partition: KvPartition | None = None,
     ) -> None:
         # Fast path for ordinary text; anything unusual gets the full check (and its error).
         if type(prompt) is str and prompt.isprintable() and not prompt.isspace():
@@ -226,6 +249,9 @@ class Query:
         if not isinstance(facts_ok, bool):
             raise InvalidText("facts_ok must be True or False")
         self.facts_ok = facts_ok and context is not None
+        if partition is not None and not callable(getattr(partition, "admits", None)):
+            raise InvalidText("partition must be an eoc.partition.Partition or None")
+        self.partition = partition if context is not None and cacheable else None
 
     def __repr__(self) -> str:
         return f"Query({self.prompt!r}, id={self.id[:12]}...)"
@@ -252,6 +278,7 @@ __all__ = [
     "MAX_CONTEXT_BYTES",
     "MAX_PROMPT_BYTES",
     "Conversation",
+    "KvPartition",
     "Query",
     "Stage",
     "check_embedding",

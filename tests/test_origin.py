@@ -131,7 +131,7 @@ def test_a_version_1_store_is_migrated_and_its_unrecorded_answers_are_kept_but_n
         assert answer.stage == "neural" and "8 tokens" in answer.payload
         assert [r for _, r, _ in cascade.stages[0].damaged] == [2]  # type: ignore[attr-defined]
     with sqlite3.connect(db) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
         kept = conn.execute("SELECT payload, origin FROM cache WHERE qid = ?", (q.id,)).fetchone()
     assert kept == ("another model's story", UNRECORDED)
     out = io.StringIO()

@@ -116,7 +116,7 @@ def test_a_version_2_store_is_migrated_and_its_replays_say_unknown(tmp_path: Pat
     assert doc["finish_reason"] is None and doc["tokens"] is None and doc["replayed"] is True
     assert "unknown" in doc["note"]
     conn = sqlite3.connect(db)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     conn.close()
 
 

@@ -29,6 +29,13 @@ when a stored prompt has no terms, the query is embedded as before. When the cas
 the model, it tells the kv stage (:meth:`KVStage.will_remember`), so an embedder that can
 (``eoc_native.semantic.CachedEmbedder``) embeds the question while the model works, for the answer
 to be remembered.
+
+Entries are kept in *partitions* (:mod:`eoc.partition`): the shared one (key: the normalized
+question) holds the pack and the model's answers to plain questions; a request with a system
+prompt or its own parameters has its model answers kept under its partition's tag (key:
+``"(p:HEX) question"``). A lookup's candidates, exact and similar, are only those its query's
+partition admits (:meth:`eoc.partition.Partition.admits`; a plain question: the shared
+partition's), so another partition's answer is never served, nor even handed to the guard.
 """
 
 from __future__ import annotations
@@ -41,7 +48,8 @@ from typing import Any
 
 from eoc.entry import EntryMeta, Generation, checked_ttl
 from eoc.errors import ConfigError, FactFileError, InputError
-from eoc.query import Query, Stage, check_prompt, check_text
+from eoc.partition import SHARED, checked_tag, keyed
+from eoc.query import KvPartition, Query, Stage, check_prompt, check_text
 from eoc.stages.base import Answer, stage_figure, work_estimate
 from eoc.stages.cache import checked_origin, new_meta, replayed, stale
 from eoc.stages.embed import Embedder, HashedNgramEmbedder, from_dense
@@ -65,20 +73,37 @@ best first). A check of a prompt not analysed before costs tens of µs, so this 
 share of a miss near 1 ms; a 17th similar stored prompt is not checked, even if it would pass."""
 
 _UNKNOWN: Any = object()  # "not computed yet"
+
+
+def _both(
+    first: Callable[[Hashable], bool], then: Callable[[Hashable], bool] | None
+) -> Callable[[Hashable], bool]:
+    if then is None:
+        return first
+    return lambda k: first(k) and then(k)
+
+
 _NOTHING: frozenset[str] = frozenset()
 
 
 class _Entry:
-    __slots__ = ("analysis", "key", "meta", "origin", "payload", "prompt")
+    __slots__ = ("analysis", "key", "meta", "origin", "partition", "payload", "prompt")
 
     def __init__(
-        self, key: str, prompt: str, payload: str, origin: str = "", meta: EntryMeta | None = None
+        self,
+        key: str,
+        prompt: str,
+        payload: str,
+        origin: str = "",
+        meta: EntryMeta | None = None,
+        partition: str = SHARED,
     ) -> None:
         self.key = key
         self.prompt = prompt
         self.payload = payload
         self.origin = origin  # what made the answer: "" for none (the pack), else a model
         self.meta = meta  # when it was stored, when it expires, how a model generated it
+        self.partition = partition  # its partition's tag (eoc.partition): "" for the shared one
         self.analysis: object = None  # the guard's prepare(prompt), made at its first check
 
 
@@ -144,6 +169,8 @@ class KVStage:
     """
 
     stage = Stage.KV
+    keeps_partitions = True
+    """It keeps and reads each request's partition (:mod:`eoc.partition`)."""
 
     def __init__(
         self,
@@ -198,6 +225,7 @@ class KVStage:
         self.figure = stage_figure(Stage.KV, figure_uj)
         self._flat = figure_uj is not None  # a caller's flat figure: answers carry no cost
         self._entries: dict[str, _Entry] = {}
+        self._parted: dict[str, set[str]] = {}  # a partition's tag -> its keys (not the shared)
         self._lock = threading.Lock()
         self._deferred: dict[str, str] = {}  # key -> prompt stored by defer_pairs, not embedded
         # the stored questions' words, for repairing a query's slips before it is embedded
@@ -236,16 +264,19 @@ class KVStage:
         generation: Generation | None = None,
         ttl: float | str | None = None,
         meta: EntryMeta | None = None,
+        partition: str = SHARED,
     ) -> str | None:
         """Store ``payload`` as the answer to ``prompt`` (replacing an earlier answer), made by
         ``origin`` ("" when no model made it) as ``generation`` says; never served ``ttl``
         seconds (or "12h") from now. ``meta``: the record as a store read it (it replaces
-        ``generation`` and ``ttl``).
+        ``generation`` and ``ttl``). ``partition``: the tag of the partition it is kept in
+        (:mod:`eoc.partition`; "" for the shared one, which plain questions read).
 
         Raises:
-            InputError: a bad prompt, answer, origin or generation; ConfigError: a bad ``ttl``.
+            InputError: a bad prompt, answer, origin, generation or partition; ConfigError: a
+                bad ``ttl``.
         """
-        key = self.checked_key(prompt, payload)
+        key = keyed(checked_tag(partition), self.checked_key(prompt, payload))
         origin = checked_origin(origin)
         if meta is None:
             meta = new_meta(self.now(), generation, ttl)
@@ -253,10 +284,12 @@ class KVStage:
         fingerprint = self._fingerprint
         fp = None if fingerprint is None else fingerprint(prompt)
         needs = None if self._terms is None else self._terms(prompt)
-        entry = _Entry(key, prompt, payload, origin, meta)
+        entry = _Entry(key, prompt, payload, origin, meta, partition)
         with self._lock:
             if meta.expires_at is not None:
                 self._aging = True
+            if partition:
+                self._parted.setdefault(partition, set()).add(key)
             if needs is not None and key not in self._needs:
                 self._index_terms(key, needs)  # before the vector: never a vector without terms
             self._deferred.pop(key, None)  # this vector, not a deferred one, is the key's
@@ -345,7 +378,13 @@ class KVStage:
         ttl: float | str | None = None,
     ) -> str | None:
         """Store ``payload`` as the answer to ``query``'s prompt (what a store's ``put`` says:
-        ``None`` once written, :data:`~eoc.stages.base.PENDING` when a write waits)."""
+        ``None`` once written, :data:`~eoc.stages.base.PENDING` when a write waits), in the
+        query's partition (:mod:`eoc.partition`: where the answer's finish reason puts it) or,
+        for a plain question, the shared one."""
+        part = query.partition
+        tag = SHARED
+        if part is not None:
+            tag = part.tag_for(None if generation is None else generation.finish_reason)
         return self.put(
             query.prompt,
             payload,
@@ -353,6 +392,7 @@ class KVStage:
             origin=origin,
             generation=generation,
             ttl=ttl,
+            partition=tag,
         )
 
     def embedded_text(self, prompt: str) -> str:
@@ -389,6 +429,12 @@ class KVStage:
             entry = self._entries.pop(key, None)
             if entry is None:
                 return False
+            if entry.partition:
+                members = self._parted.get(entry.partition)
+                if members is not None:
+                    members.discard(key)
+                    if not members:
+                        del self._parted[entry.partition]
             self.index.remove(key)
             self._deferred.pop(key, None)
             self._fps.remove(key)
@@ -491,13 +537,23 @@ class KVStage:
         The answer's cost is the work-scaled kv estimate for the prompt's bytes and the stored
         candidates checked (scored at or above the threshold, then fingerprint and guard), unless
         the stage was built with a flat ``figure_uj``. An exact-key hit checks none.
+
+        Only entries of the query's partition are candidates (:mod:`eoc.partition`): a plain
+        question reads the shared partition; a query in a partition reads its own entries that
+        fit its ``max_tokens``, and the shared partition's facts where it allows them.
         """
         # checked first: a bad embedding is an error, hit or not
         vec: Any = self._query_vector(query)
-        key = normalize(query.prompt)
-        entry = self._entries.get(key)
-        if entry is not None and not self._stale(entry):
-            return self._answer(entry, query, 0)
+        part = query.partition
+        admitted = self._admission(part)
+        norm = normalize(query.prompt)
+        for key in self._exact_keys(part, norm):
+            entry = self._entries.get(key)
+            if entry is not None and not self._stale(entry):
+                if admitted is None or admitted(key):
+                    return self._answer(entry, query, 0)
+        if part is not None and not part.facts and not any(t in self._parted for t in part.tags):
+            return None  # nothing kept in its partition, and no fact may answer it
         if vec is None:
             if self._terms is not None and not self._may_pass(query.prompt):
                 return None  # the guard would refuse every stored prompt: no need to embed
@@ -510,6 +566,8 @@ class KVStage:
             if len(self._fps.by_key) != len(entries):
                 self._sync_unput()
             matches = self._fps.matcher(fingerprint(text))
+        if admitted is not None:  # the partition first, then the fingerprints
+            matches = _both(admitted, matches)
         q_side: object = None if prepare is None else _UNKNOWN
         checked = guarded = 0
 
@@ -518,7 +576,7 @@ class KVStage:
             checked += 1
             candidate = entries.get(str(k))
             if candidate is None or (matches is not None and not matches(k)):
-                return False  # the fingerprints rule it out: the guard would refuse it
+                return False  # another partition, or the fingerprints rule it out
             if guarded >= MAX_GUARD_CHECKS:
                 return False
             if self._stale(candidate):
@@ -552,10 +610,11 @@ class KVStage:
         of them with cosine >= ``floor``, best first, each with its cosine and ``reason`` (""
         for the one served). The query is embedded even when the term check would have spared it.
         """
-        key = normalize(query.prompt)
-        entry = self._entries.get(key)
-        if entry is not None:
-            return [{"stored": entry.prompt, "cosine": 1.0, "served": True, "reason": ""}]
+        admitted = self._admission(query.partition)
+        for key in self._exact_keys(query.partition, normalize(query.prompt)):
+            entry = self._entries.get(key)
+            if entry is not None and (admitted is None or admitted(key)):
+                return [{"stored": entry.prompt, "cosine": 1.0, "served": True, "reason": ""}]
         vec: Any = self._query_vector(query)
         if vec is None:
             vec = self.embedder.embed(self.embedded_text(query.prompt))
@@ -565,8 +624,8 @@ class KVStage:
         self._index_deferred()
         for score, k in self.index.search(vec, min(floor, self.threshold), limit):
             candidate = self._entries.get(str(k))
-            if candidate is None:
-                continue
+            if candidate is None or (admitted is not None and not admitted(k)):
+                continue  # another partition's: never a candidate for this query
             if score < self.threshold:
                 reason = f"cosine {score:.2f} is below the threshold {self.threshold:g}"
             elif refusal is not None:
@@ -589,6 +648,34 @@ class KVStage:
                 }
             )
         return out
+
+    def _admission(self, part: KvPartition | None) -> Callable[[Hashable], bool] | None:
+        """Which stored keys may answer a query of partition ``part`` (:mod:`eoc.partition`);
+        ``None``: every one (a plain question, and no partition holds anything)."""
+        entries = self._entries
+        if part is None:
+            if not self._parted:
+                return None
+
+            def shared(k: Hashable) -> bool:
+                e = entries.get(str(k))
+                return e is not None and not e.partition
+
+            return shared
+
+        def mine(k: Hashable) -> bool:
+            e = entries.get(str(k))
+            return e is not None and part.admits(e.partition, e.origin, e.meta, e.payload)
+
+        return mine
+
+    @staticmethod
+    def _exact_keys(part: KvPartition | None, norm: str) -> tuple[str, ...]:
+        """The keys an exact hit for a question normalized as ``norm`` may be stored under."""
+        if part is None:
+            return (norm,)
+        keys = tuple(keyed(tag, norm) for tag in part.tags)
+        return (*keys, norm) if part.facts else keys
 
     def _answer(self, entry: _Entry, query: Query, candidates: int) -> Answer:
         if self._flat:

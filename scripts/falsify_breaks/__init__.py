@@ -14,6 +14,7 @@ from falsify_breaks import (
     memo,
     model,
     native_data,
+    partition,
     serve,
     stages,
     stores,
@@ -78,6 +79,7 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
         ],
     ),
     ("eoc/followup.py", ["tests/test_followups.py", "tests/test_chat.py"]),
+    ("eoc/partition.py", ["tests/test_partitions.py"]),
     ("eoc/storeparts.py", ["tests/test_assemble.py", "tests/native/test_assemble_stores.py"]),
     ("eoc/boundedio.py", ["tests/test_boundedio.py", "tests/test_benchrun.py"]),
     (
@@ -193,11 +195,17 @@ BREAKS: list[tuple[str, str, str, str]] = [
     *native_data.BREAKS,
     *serve.BREAKS,
     *memo.BREAKS,
+    *partition.BREAKS,
     *tools.BREAKS,
     *userstore.BREAKS,
 ]
 
 FOCUS: dict[str, list[str]] = {
+    **partition.FOCUS,
+    "kv and graph answer a question inside a conversation": [
+        "tests/test_partitions.py",
+        "tests/test_cascade.py",
+    ],
     "a replay forgets what this process recorded it cost when made": ["tests/test_made_cost.py"],
     "what a model answer cost is never recorded": ["tests/test_made_cost.py"],
     "no model configured still gets an avoided estimate": ["tests/test_ledger.py"],

@@ -233,13 +233,13 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "kv not told the model will answer",
         "eoc/cascade.py",
-        "        if self._will_remember is not None and q.context is None and q.cacheable:",
+        "        if self._will_remember is not None and self._kept_in_kv(q):",
         "        if False:",
     ),
     (
         "kv told for conversations too",
         "eoc/cascade.py",
-        "        if self._will_remember is not None and q.context is None and q.cacheable:",
+        "        if self._will_remember is not None and self._kept_in_kv(q):",
         "        if self._will_remember is not None:",
     ),
     (
@@ -251,14 +251,14 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "kv and graph answer a question inside a conversation",
         "eoc/cascade.py",
-        "            if (plain or step[1] is _CACHE or facts)",
+        "            if (plain or step[1] is _CACHE or facts or (parted and step[1] is Stage.KV))",
         "            if True",
     ),
     (
         "a conversation's answer offered to kv",
         "eoc/cascade.py",
-        "                and q.context is None\n",
-        "",
+        "        return q.cacheable and (q.context is None or (q.partition is not None and self._parts))",
+        "        return q.cacheable",
     ),
     (
         "an uncacheable answer remembered",

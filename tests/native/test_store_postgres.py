@@ -124,6 +124,53 @@ def test_a_row_changed_outside_eoc_is_not_served_and_is_listed(url: str) -> None
         s2.close()
 
 
+def test_a_partitions_answer_reaches_other_replicas_and_a_restart_in_its_partition_only(
+    url: str,
+) -> None:
+    """A model's answer kept in a partition (eoc/partition.py: a system prompt's) is read by
+    another replica and by a new one in that partition, never by a plain question."""
+    from eoc.chat import ChatDefaults, parse_chat
+    from eoc.entry import Generation
+
+    def query(question: str, system: str | None) -> Query:
+        messages = [{"role": "system", "content": system}] if system else []
+        body = {"model": "m", "messages": [*messages, {"role": "user", "content": question}]}
+        return parse_chat({**body, "max_tokens": 32}, ChatDefaults("m")).query()
+
+    asked = query("how do I reset my router", "Be brief.")
+    paraphrase = query("how can I reset my router please", "Be brief.")
+    a, b = PgStore(url), PgStore(url)
+    try:
+        kv_a, kv_b = PgKV(a), PgKV(b)
+        a.start()
+        b.start()
+        kv_a.remember(asked, "Hold the button.", "model-x", generation=Generation("stop", (5, 4)))
+        wait_for(lambda: kv_b.lookup(paraphrase) is not None, 2)
+        assert kv_b.lookup(Query("how can I reset my router please")) is None
+        assert kv_b.lookup(query("how can I reset my router please", "Be long.")) is None
+    finally:
+        a.close()
+        b.close()
+    c = PgStore(url)
+    try:
+        kv = PgKV(c)
+        found = kv.lookup(paraphrase)
+        assert found is not None and found.payload == "Hold the button."
+        assert kv.lookup(Query("how do I reset my router")) is None
+    finally:
+        c.close()
+
+
+def test_a_version_3_database_is_version_4_after_opening(url: str) -> None:
+    PgStore(url).close()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE eoc_meta SET value = '3' WHERE key = 'schema_version'")
+    PgStore(url).close()
+    with psycopg.connect(url, autocommit=True) as conn:
+        version = conn.execute("SELECT value FROM eoc_meta WHERE key = 'schema_version'")
+        assert version.fetchone()[0] == "4"
+
+
 def test_another_schema_version_is_refused(url: str) -> None:
     """(A database once also refused a second model; each answer now records the model and
     parameters that made it and is served only where they match, as in SQLite, so two models
@@ -213,7 +260,7 @@ def test_a_version_1_database_is_migrated_and_its_answers_are_kept_but_never_ser
         assert cascade.resolve(q).stage == "neural"  # never served
         with psycopg.connect(url, autocommit=True) as conn:
             version = conn.execute("SELECT value FROM eoc_meta WHERE key = 'schema_version'")
-            assert version.fetchone()[0] == "3"
+            assert version.fetchone()[0] == "4"
     finally:
         store.close()
 
@@ -308,6 +355,6 @@ def test_a_version_2_database_is_migrated_replays_say_unknown_and_forget_deletes
             left = conn.execute("SELECT payload FROM eoc_cache").fetchall()
             assert left == [("yes",)]
             version = conn.execute("SELECT value FROM eoc_meta WHERE key = 'schema_version'")
-            assert version.fetchone()[0] == "3"
+            assert version.fetchone()[0] == "4"
     finally:
         store.close()

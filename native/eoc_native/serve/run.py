@@ -81,6 +81,7 @@ def build(args: argparse.Namespace, err: TextIO) -> EocServer:
         temperature=float(getattr(backend, "temperature", 0.0) or 0.0),
         cache_sampled=args.cache_sampled,
         facts_under_system_prompts=args.facts_under_system_prompts,
+        partitions=not getattr(args, "no_partitions", False),
     )
     config = ServeConfig(
         model_id=model_id,
@@ -221,6 +222,13 @@ def register(sub: Any, add: Any) -> None:
         help="let kv and graph answer a fact (an answer no model made) under a system prompt: "
         "say so only when your clients' system prompts never ask for another language or "
         "format (off: a request with a system prompt gets facts from the model)",
+    )
+    p.add_argument(
+        "--no-partitions",
+        action="store_true",
+        help="serve a model's answer to a request with a system prompt or its own parameters "
+        "only to that exact request again, never to a paraphrase in its partition (eoc before "
+        "partitions; bench/replay.py --before compares)",
     )
     p.add_argument(
         "--max-body-bytes", type=int, default=1 << 20, help="largest request body (default 1 MiB)"

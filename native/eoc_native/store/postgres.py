@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 
 from eoc.entry import EntryMeta, Generation, meta_from_text
 from eoc.errors import EocError, InputError, StoreError, StoreUnusable, StoreVersionError
+from eoc.partition import SHARED, checked_tag, keyed, tag_of
 from eoc.persist import decode_vector, encode_vector, put_pairs
 from eoc.persist_schema import UNRECORDED, row_sum, summed
 from eoc.query import Query
@@ -52,7 +53,7 @@ from eoc.stages.text import normalize
 from eoc.storeparts import StoreParts
 from eoc_native import require
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 CHANNEL = "eoc_changes"
 Damage = tuple[str, int, str]
 
@@ -185,6 +186,9 @@ class PgStore:
                 row = ("2",)
             if row is not None and row[0] == "2":
                 self._from_v2(conn)
+                row = ("3",)
+            if row is not None and row[0] == "3":
+                self._from_v3(conn)
             for sql in _SCHEMA:
                 conn.execute(sql)
             conn.execute(
@@ -230,6 +234,14 @@ class PgStore:
         holds as it was."""
         for table in ("cache", "kv"):
             conn.execute(f"ALTER TABLE eoc_{table} ADD COLUMN meta text NOT NULL DEFAULT ''")
+        conn.execute("UPDATE eoc_meta SET value = '3' WHERE key = 'schema_version'")
+
+    @staticmethod
+    def _from_v3(conn: Any) -> None:
+        """Version 3 to 4, under the schema lock: no row changes (every row of version 3 is in
+        the shared partition); a kv key may now open with a partition's tag
+        (:mod:`eoc.partition`), which a replica reading version 3 would serve to everyone, so
+        the version changes and such a replica is refused."""
         conn.execute(
             "UPDATE eoc_meta SET value = %s WHERE key = 'schema_version'", (SCHEMA_VERSION,)
         )
@@ -559,9 +571,12 @@ class PgKV(KVStage):
             if embedder == self.embedder.name and isinstance(vector, str):
                 vec = decode_vector(vector, self.embedder, self.dense)
             try:
+                tag = tag_of(key)  # the partition it is kept in (eoc.partition)
                 if vec is None:
                     vec = self.embedder.embed(prompt)
-                KVStage.put(self, prompt, payload, embedding=vec, origin=origin, meta=meta)
+                KVStage.put(
+                    self, prompt, payload, embedding=vec, origin=origin, meta=meta, partition=tag
+                )
             except EocError as exc:
                 self.damaged.append(("kv", 0, exc.reason))
                 continue
@@ -588,11 +603,13 @@ class PgKV(KVStage):
         generation: Generation | None = None,
         ttl: float | str | None = None,
         meta: EntryMeta | None = None,
+        partition: str = SHARED,
     ) -> str | None:
-        """Store a pair, what made it and how: committed to PostgreSQL (and announced) before
-        memory changes; while PostgreSQL is down, held and written once it is back (returns
+        """Store a pair, what made it and how, in ``partition`` (:mod:`eoc.partition`; its tag
+        opens the row's key): committed to PostgreSQL (and announced) before memory changes;
+        while PostgreSQL is down, held and written once it is back (returns
         :data:`~eoc.stages.base.PENDING`)."""
-        key = self.checked_key(prompt, payload)
+        key = keyed(checked_tag(partition), self.checked_key(prompt, payload))
         origin = checked_origin(origin)
         if meta is None:
             meta = new_meta(self.now(), generation, ttl)
@@ -600,7 +617,9 @@ class PgKV(KVStage):
         with self._write_lock:  # memory changes in the order the database did
             row = self._row(key, prompt, payload, vec, origin, meta)
             held = self.store.write_or_hold("kv", _KV_UPSERT, [row], "storing a kv pair")
-            KVStage.put(self, prompt, payload, embedding=vec, origin=origin, meta=meta)
+            KVStage.put(
+                self, prompt, payload, embedding=vec, origin=origin, meta=meta, partition=partition
+            )
             self._stored[key] = (payload, origin)
             return held
 

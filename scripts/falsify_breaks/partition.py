@@ -1,0 +1,116 @@
+"""Falsify breaks: kv partitions (issue 24 item 3, eoc/partition.py): a model's answer to a
+request with a system prompt or its own parameters is served to paraphrases in its partition
+only, within the request's max_tokens, and stores keep the partition."""
+
+BREAKS: list[tuple[str, str, str, str]] = [
+    (
+        "a partition's answer is served to a plain question",
+        "eoc/stages/kv.py",
+        "        if part is None:\n            if not self._parted:\n                return None\n",
+        "        if part is None:\n            return None\n",
+    ),
+    (
+        "another system prompt shares the partition",
+        "eoc/chat.py",
+        '            "system": [text for _, text in before],',
+        '            "system": [],',
+    ),
+    (
+        "stop strings are left out of the partition",
+        "eoc/chat.py",
+        '            "stop": list(self.stop),\n            "presence_penalty": self.presence_penalty,\n            "frequency_penalty": self.frequency_penalty,\n        }\n        if not self.greedy:  # greedy decoding ignores top_p and the seed\n            doc["top_p"] = self.top_p\n            doc["seed"] = self.seed\n        material',
+        '            "presence_penalty": self.presence_penalty,\n            "frequency_penalty": self.frequency_penalty,\n        }\n        if not self.greedy:  # greedy decoding ignores top_p and the seed\n            doc["top_p"] = self.top_p\n            doc["seed"] = self.seed\n        material',
+    ),
+    (
+        "the seed is left out of a sampled partition",
+        "eoc/chat.py",
+        '            doc["seed"] = self.seed\n        material',
+        "        material",
+    ),
+    (
+        "a follow-up gets a partition",
+        "eoc/chat.py",
+        '        if last[0] != "user" or any(role != "system" for role, _ in before):\n            return None\n        doc',
+        "        doc",
+    ),
+    (
+        "an answer cut by length serves a larger max_tokens",
+        "eoc/partition.py",
+        '        return self.open_tag if finish_reason == "stop" else self.bounded_tag',
+        "        return self.open_tag",
+    ),
+    (
+        "an answer that stopped serves any max_tokens",
+        "eoc/partition.py",
+        "                return generation.tokens[1] <= self.max_tokens",
+        "                return True",
+    ),
+    (
+        "a partition gets the shared partition's model answers",
+        "eoc/partition.py",
+        "        return self.facts and tag == SHARED and not origin",
+        "        return self.facts and tag == SHARED",
+    ),
+    (
+        "a tag eoc does not write is accepted",
+        "eoc/partition.py",
+        '    if end < 0 or not _TAG.fullmatch(tag) or key[end + 1 : end + 2] != " ":',
+        "    if end < 0:",
+    ),
+    (
+        "a kv that keeps no partitions is asked for them",
+        "eoc/cascade.py",
+        '        self._parts = bool(getattr(self._kv, "keeps_partitions", False))',
+        "        self._parts = True",
+    ),
+    (
+        "another model's answer in the partition is served",
+        "eoc/cascade.py",
+        "            and q.partition is not None\n            and answer.origin == self.origin()\n",
+        "            and q.partition is not None\n",
+    ),
+    (
+        "a partition's model answer is not kept in kv",
+        "eoc/cascade.py",
+        "        return q.cacheable and (q.context is None or (q.partition is not None and self._parts))",
+        "        return q.cacheable and q.context is None",
+    ),
+    (
+        "a SQLite store forgets the partition on restart",
+        "eoc/persist.py",
+        "                tag = tag_of(key)  # the partition it is kept in (checked by db.rows)",
+        '                tag = ""',
+    ),
+    (
+        "a SQLite store of schema 4 says 3",
+        "eoc/persist_schema.py",
+        "SCHEMA_VERSION = 4\n",
+        "SCHEMA_VERSION = 3\n",
+    ),
+    (
+        "a PostgreSQL replica forgets the partition",
+        "native/eoc_native/store/postgres.py",
+        "                tag = tag_of(key)  # the partition it is kept in (eoc.partition)",
+        '                tag = ""',
+    ),
+    (
+        "a PostgreSQL store of schema 3 stays 3",
+        "native/eoc_native/store/postgres.py",
+        '            if row is not None and row[0] == "3":\n                self._from_v3(conn)\n',
+        "",
+    ),
+    (
+        "forgetting a question misses its partitions",
+        "eoc/forget.py",
+        "                return unkeyed(key) == kv_key",
+        "                return key == kv_key",
+    ),
+]
+
+FOCUS: dict[str, list[str]] = {
+    name: ["tests/test_partitions.py"]
+    for name, path, _, _ in BREAKS
+    if not path.startswith("native/")
+}
+FOCUS["a PostgreSQL replica forgets the partition"] = ["tests/native/test_store_postgres.py"]
+FOCUS["a PostgreSQL store of schema 3 stays 3"] = ["tests/native/test_store_postgres.py"]
