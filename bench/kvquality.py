@@ -134,7 +134,7 @@ class GivenVectors:
     """An embedder serving vectors computed up front (:func:`minilm_vectors`)."""
 
     name, dim, dense = "all-MiniLM-L6-v2", 384, True
-    rewordings = True
+    rewordings = False  # as MiniLMEmbedder
 
     def __init__(self, vectors: dict[str, Any]) -> None:
         self.vectors = vectors

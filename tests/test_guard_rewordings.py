@@ -16,7 +16,7 @@ from eoc.stages import KVStage
 from eoc.stages.guard import EntityGuard
 from eoc.stages.spelling import acronym, clipped, distance, misspelled, same_word
 
-READS_MEANING = EntityGuard()  # with an embedder whose cosine reads meaning (MiniLM)
+READS_MEANING = EntityGuard(rewordings=True)  # opt-in: rewordings left to similarity
 READS_SPELLING = EntityGuard(rewordings=False)  # with the core's hashed n-grams
 
 ALLOWED_BY_BOTH = [

@@ -148,3 +148,33 @@ def test_an_irregular_past_form_is_its_verb(query: str, stored: str) -> None:
     another word, such as "left" or "sat", are not listed)."""
     assert GUARD.refusal(query, stored) == ""
     assert GUARD.refusal("Which side is left luggage on?", "Which side is leave luggage on?")
+
+
+@pytest.mark.parametrize(
+    ("query", "stored", "why"),
+    [
+        # another question word: who, against "in what year"
+        (
+            "Who was the first European to sail the length of the Amazon?",
+            "In what year did the first European sail the length of the Amazon?",
+            "year",
+        ),
+        # the word a "what" question asks for is dropped: the query asks what the thing is
+        ("What is a hermaphrodite?", "What is a trait of sequential hermaphrodites?", "trait"),
+        # a "when" question against a "what" one
+        ("When do treaties apply?", "What do the stated treaties apply to?", "stated"),
+        # the noun a "what" question asks for, left out of a bare phrase
+        ("hermaphrodites?", "What is a trait of sequential hermaphrodites?", "trait"),
+        # a framing word ("ask") put where the stored question's word was
+        ("How do I ask a price?", "How do I bid a price at auction?", "bid"),
+        # the two "what" questions ask for different things
+        (
+            "What is the immune system?",
+            "What is the process by which the immune system finds tumors?",
+            "",
+        ),
+    ],
+)
+def test_fewer_words_keep_what_is_asked(query: str, stored: str, why: str) -> None:
+    reason = GUARD.refusal(query, stored)
+    assert reason and why in reason, reason

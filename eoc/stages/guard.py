@@ -16,8 +16,9 @@ score 0.99 on MiniLM, "capital of France" and "capital of Germany" 0.97 on a sta
   the sides of a transfer ("from savings to current") that differ or swap; the time asked about
   (``data/when.tsv``); and, when the two are one question frame (:class:`Frame`), any content
   word one side has and the other lacks (a word that narrows a noun: "gift" / "gift card"). A
-  rewording in other words is left to similarity where the embedder reads meaning
-  (``rewordings=True``), if the two share enough content words; greetings, slips of the keys,
+  rewording in other words is refused by default; ``rewordings=True`` leaves it to similarity
+  if the two share enough content words (opt-in: on Disfl-QA it served topic-sharing questions
+  about the same paragraph, 8.1 % of hits wrong with MiniLM); greetings, slips of the keys,
   clipped words and acronyms are read as what they stand for (:mod:`eoc.stages.spelling`).
   Politeness, framing, filler and pronouns ("please", "I'd like to", "could you name") may
   differ; so may a word that names the kind of thing next to what it names ("the capital city",
@@ -948,6 +949,13 @@ class Frame:
             return False
         if len(q.asked) >= len(s.content) or not self.missing <= s.asked:
             return False  # what the stored question's own statement says is part of it
+        if q.wh_set and q.wh_set != s.wh_set:
+            return False  # "Who was the first ..." / "In what year did the first ..."
+        asked, own = _asked_noun(s.seq), _asked_noun(q.seq)
+        if asked and (asked in self.missing or _stem(asked) in self.missing):
+            return False  # "What is a hermaphrodite?" / "What is a trait of ... hermaphrodites?"
+        if asked and own and _stem(own) != _stem(asked) and not same_word(own, asked):
+            return False  # "What is the immune system?" / "What is the process by which ..."
         # a word of the query's own that the content words do not count ("ask" in "the ask
         # price") is a word put in place of one left out, unless it is only chat or filler
         loose = _loose_words()
@@ -992,6 +1000,22 @@ class Frame:
             said = ", ".join(sorted(q.spelled.get(w, w) for w in self.extra))
             return f"the query adds {said}: it may ask something narrower"
         return ""
+
+
+_ASKED_AFTER = frozenset({"is", "was", "are", "were", "the", "a", "an", "s"})
+
+
+def _asked_noun(seq: tuple[str, ...]) -> str:
+    """The word a "what"/"which" question names as its answer ("what percentage", "what is
+    the name of", "which year"): the first word after the question word and any "is the";
+    "" when the question has no such word."""
+    for i, w in enumerate(seq):
+        if w in ("what", "which", "whats", "what's"):
+            for v in seq[i + 1 :]:
+                if v not in _ASKED_AFTER:
+                    return "" if v in STOPWORDS else v
+            return ""
+    return ""
 
 
 def _one_sided(q: Analysis, s: Analysis) -> frozenset[str]:
@@ -1040,7 +1064,7 @@ class EntityGuard:
 
     name = "entities"
 
-    def __init__(self, *, rewordings: bool = True) -> None:
+    def __init__(self, *, rewordings: bool = False) -> None:
         self.rewordings = rewordings
 
     @staticmethod

@@ -423,6 +423,24 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "    if False:\n        return verb",
     ),
     (
+        "fewer words may change the question word",
+        "eoc/stages/guard.py",
+        "        if q.wh_set and q.wh_set != s.wh_set:\n            return False",
+        "        if False:\n            return False",
+    ),
+    (
+        "fewer words may drop what a what-question asks for",
+        "eoc/stages/guard.py",
+        "        if asked and (asked in self.missing or _stem(asked) in self.missing):",
+        "        if False:",
+    ),
+    (
+        "fewer words may ask for another thing",
+        "eoc/stages/guard.py",
+        "        if asked and own and _stem(own) != _stem(asked) and not same_word(own, asked):",
+        "        if False:",
+    ),
+    (
         "guard pairs no acronym",
         "eoc/stages/spelling.py",
         '        if "".join(w[:1] for w in span) == short and all(w.isalpha() for w in span):',
