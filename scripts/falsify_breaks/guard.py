@@ -441,6 +441,12 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "        if False:",
     ),
     (
+        "MiniLM leaves rewordings to its cosine",
+        "native/eoc_native/semantic/minilm.py",
+        "    rewordings = False",
+        "    rewordings = True",
+    ),
+    (
         "guard pairs no acronym",
         "eoc/stages/spelling.py",
         '        if "".join(w[:1] for w in span) == short and all(w.isalpha() for w in span):',
