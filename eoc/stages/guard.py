@@ -15,7 +15,9 @@ score 0.99 on MiniLM, "capital of France" and "capital of Germany" 0.97 on a sta
   "after", "largest" / "smallest") or different actions; ranks that differ ("second largest");
   the sides of a transfer ("from savings to current") that differ or swap; the time asked about
   (``data/when.tsv``); and, when the two are one question frame (:class:`Frame`), any content
-  word one side has and the other lacks (a word that narrows a noun: "gift" / "gift card"). A
+  word one side has and the other lacks (a word that narrows a noun: "gift" / "gift card"),
+  unless the query is the stored question in fewer words (:meth:`Frame.fewer`: "overdraft
+  cost?" / "How much does an arranged overdraft cost?"). A
   rewording in other words is refused by default; ``rewordings=True`` leaves it to similarity
   if the two share enough content words (opt-in: on Disfl-QA it served topic-sharing questions
   about the same paragraph, 8.1 % of hits wrong with MiniLM); greetings, slips of the keys,
@@ -941,7 +943,7 @@ class Frame:
         """Whether the query is the stored question in fewer words: it leaves some of the
         stored content words out and puts nothing in their place, no word of its own and no
         action the stored question does not name ("overdraft cost?" / "How much does an
-        arranged overdraft cost?", "night lines?" / "Which lines run through the night?"). What
+        arranged overdraft cost?", "bike parking?" / "Is there bike parking at the station?"). What
         always decides (names, numbers, times, negation, opposites, the kind of answer) was
         compared before. A noun whose modifier the query keeps is no word left out: what is
         left names another thing ("gift" / "gift card")."""

@@ -398,8 +398,8 @@ class KVStage:
     def embedded_text(self, prompt: str) -> str:
         """What a lookup embeds for ``prompt``: the question without a greeting or sign-off
         around it (:func:`eoc.stages.wrappers.unwrap`), with its slips of the stored questions'
-        words repaired (:class:`eoc.stages.vocabulary.Vocabulary`). Only the search reads it;
-        the guard reads ``prompt`` as written."""
+        words repaired (:class:`eoc.stages.vocabulary.Vocabulary`). Only the search reads the
+        repairs; the guard reads the words as written."""
         if self._unworded:
             with self._lock:
                 pending, self._unworded = self._unworded, []
