@@ -966,13 +966,21 @@ class Frame:
                 continue
             if not any(same_word(w, v) for v in s.words):
                 return False
-        kept = {w for w in q.seq if w not in STOPWORDS}
+        # a word the query keeps but no longer puts before another content word: it was the
+        # modifier of the word left out, and is now what is named ("gift" / "gift card");
+        # "car excess?" / "the excess on my car policy" keeps "car" before a noun
+        qs = q.seq
+        heads = {
+            w
+            for i, w in enumerate(qs)
+            if w not in STOPWORDS and (i + 1 == len(qs) or qs[i + 1] in STOPWORDS)
+        }
         seq = s.seq
         for i, w in enumerate(seq):
             stem = _stem(w)
             if stem not in self.missing and w not in self.missing:
                 continue
-            if i and seq[i - 1] in kept:
+            if i and seq[i - 1] in heads:
                 return False
         return True
 
@@ -1014,10 +1022,31 @@ def _asked_noun(seq: tuple[str, ...]) -> str:
     for i, w in enumerate(seq):
         if w in ("what", "which", "whats", "what's"):
             for v in seq[i + 1 :]:
-                if v not in _ASKED_AFTER:
-                    return "" if v in STOPWORDS else v
+                if v in _ASKED_AFTER or _superlative(v):
+                    continue  # "what is the largest sensory feature": feature's phrase
+                return "" if v in STOPWORDS else v
             return ""
     return ""
+
+
+@functools.cache
+def _superlatives() -> frozenset[str]:
+    """The one-word superlatives among ``data/polarity.tsv``'s poles ("largest", "most"),
+    and "best" and "worst"."""
+    out = {"best", "worst"}
+    for _, sides in polarity_axes():
+        for side in sides:
+            for phrase in side:
+                if len(phrase) == 1 and (
+                    phrase[0].endswith("est") or phrase[0] in ("most", "least")
+                ):
+                    out.add(phrase[0])
+    return frozenset(out)
+
+
+def _superlative(w: str) -> bool:
+    """Whether ``w`` is a superlative ("largest", "most"): it ranks what follows it."""
+    return w in _superlatives()
 
 
 def _one_sided(q: Analysis, s: Analysis) -> frozenset[str]:

@@ -383,8 +383,20 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "fewer words may drop a head noun",
         "eoc/stages/guard.py",
-        "            if i and seq[i - 1] in kept:",
+        "            if i and seq[i - 1] in heads:",
         "            if False:",
+    ),
+    (
+        "fewer words read every kept modifier as a head",
+        "eoc/stages/guard.py",
+        "            if w not in STOPWORDS and (i + 1 == len(qs) or qs[i + 1] in STOPWORDS)",
+        "            if w not in STOPWORDS",
+    ),
+    (
+        "a superlative is what a what-question asks for",
+        "eoc/stages/guard.py",
+        "                if v in _ASKED_AFTER or _superlative(v):",
+        "                if v in _ASKED_AFTER:",
     ),
     (
         "fewer words may put a word of its own in place",
