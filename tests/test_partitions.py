@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -367,7 +368,8 @@ def test_a_sqlite_store_keeps_the_partition_across_a_restart(tmp_path: Path) -> 
         assert ask(c, RESET_AGAIN, max_tokens=32) == ("kv", ANSWER)
         assert ask(c, RESET_AGAIN, None)[0] == "neural"  # a plain question: not its partition
         assert ask(c, RESET_AGAIN, FRENCH, max_tokens=32)[0] == "neural"
-    keys = [k for (k,) in sqlite3.connect(db).execute("SELECT key FROM kv")]
+    with closing(sqlite3.connect(db)) as conn:
+        keys = [k for (k,) in conn.execute("SELECT key FROM kv")]
     assert any(k.startswith("(p:") and unkeyed(k) == "how do i reset my router" for k in keys)
 
 
@@ -381,7 +383,8 @@ def test_a_version_3_store_opens_as_version_4_with_every_row_shared(tmp_path: Pa
     kv = SqliteKV(db)
     kv.put("why is the sky blue", "Rayleigh scattering.")
     kv.close()
-    assert sqlite3.connect(db).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    with closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
 
 
 def test_a_row_whose_key_names_no_partition_is_damaged_not_served(tmp_path: Path) -> None:
