@@ -145,6 +145,7 @@ ALLOWED = [
     ("What's Zirconium's atomic number?", "What is the atomic number of Zirconium?"),
     # "I'm" is no name, "where do I go to" asks how, "could you name" frames the question
     ("Hey, I'm trying to delete my photos. How?", "How do I delete my photos?"),
+    ("So I'm trying to delete my photos. How?", "How do I delete my photos?"),  # no greeting
     ("Where do I go to erase my photos?", "How do I delete my photos?"),
     ("Could you name the capital of Peru?", "What is the capital of Peru?"),
     ("Which ISO country code is assigned to Peru?", "What is the ISO country code of Peru?"),

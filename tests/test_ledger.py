@@ -10,7 +10,7 @@ import pytest
 
 from eoc import Cascade, JouleCost, Query, Stage
 from eoc.answerdoc import check_answer_document
-from eoc.cost import CounterKind
+from eoc.cost import CounterKind, Provenance
 from eoc.errors import BadReceipt, ConfigError
 from eoc.ledger import Avoided, AvoidedProvenance, MadeLedger, avoided
 from eoc.stages import CacheStage, EchoBackend, NeuralStage
@@ -215,3 +215,18 @@ def test_the_made_ledger_is_bounded_and_keyed_by_model_and_text() -> None:
     ledger.record("m", "b", MODEL_ESTIMATE)
     ledger.record("m", "c", MODEL_ESTIMATE)
     assert len(ledger) == 2 and ledger.cost_of("m", "a") is None
+
+
+def test_measured_when_made_is_read_from_the_provenance_never_from_a_counter_name() -> None:
+    """An estimate made while a counter was live names that counter; its replay avoided an
+    estimate (the record path drops the name, so this checks avoided() itself)."""
+    made = JouleCost(
+        500_000,
+        Provenance.ESTIMATED,
+        "the backend's estimate",
+        counter="fake-rapl",
+        counter_kind=CounterKind.FAKE,
+    )
+    a = avoided(Stage.KV, JouleCost.estimated(300, "kv lookup"), made=made)
+    assert a is not None and a.uj == 500_000
+    assert a.provenance is AvoidedProvenance.ESTIMATED and a.counter is None

@@ -271,6 +271,9 @@ FOCUS: dict[str, list[str]] = {
     "a miss asks the cache twice": ["tests/native/test_serve_once.py"],
     "the quantization layer imports the model runner above it": ["tests/test_layering.py"],
     "the pack's kv pairs are embedded at start": ["tests/native/test_semantic.py"],
+    "the pack's kv pairs are embedded at start beside the per-user store": [
+        "tests/native/test_semantic.py"
+    ],
     "a repetition loop is remembered": ["tests/test_degenerate.py"],
     "a follow-up that points back may be answered by a fact": ["tests/test_followups.py"],
     "a fact is served under any system prompt": ["tests/test_followups.py"],

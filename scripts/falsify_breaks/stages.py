@@ -478,6 +478,12 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "        kv.load_pairs(kv_pairs())",
     ),
     (
+        "the pack's kv pairs are embedded at start beside the per-user store",
+        "eoc/assemble.py",
+        "            KVStage.defer_pairs(parts.kv, kv_pairs())",
+        "            KVStage.load_pairs(parts.kv, kv_pairs())",
+    ),
+    (
         "a lookup never indexes deferred pairs",
         "eoc/stages/kv.py",
         "        self._index_deferred()\n        index: Any = self.index",
@@ -612,8 +618,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a model's remembered answer is served to another conversation",
         "eoc/cascade.py",
-        "        if answer is None or answer.origin:\n            return None\n        limit",
-        "        if answer is None:\n            return None\n        limit",
+        "            and q.partition is not None\n            and answer.origin == self.origin()",
+        "            and answer.origin == self.origin()",
     ),
     (
         "a fact longer than max_tokens is served",

@@ -379,17 +379,25 @@ def test_a_prefetched_embedding_is_computed_once_off_the_callers_thread(tmp_path
 
 
 @needs_model
-def test_an_exact_hit_on_a_first_run_loads_neither_numpy_nor_the_model(tmp_path: Path) -> None:
+@pytest.mark.parametrize("store", [[], ["--no-store"]], ids=["per-user store", "no store"])
+def test_an_exact_hit_on_a_first_run_loads_neither_numpy_nor_the_model(
+    tmp_path: Path, store: list[str]
+) -> None:
     import os
     import subprocess
     import sys
 
-    env = {**os.environ, "EOC_MODEL": "none", "EOC_CACHE_DIR": str(tmp_path)}
+    env = {
+        **os.environ,
+        "EOC_MODEL": "none",
+        "EOC_CACHE_DIR": str(tmp_path),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
     env.pop("EOC_EMBEDDER", None)  # the default: MiniLM, here
     code = (
         "import sys\n"
         "from eoc.cli.main import main\n"
-        "assert main(['query', 'what is 2+2']) == 0\n"
+        f"assert main(['query', *{store!r}, 'what is 2+2']) == 0\n"
         "assert 'numpy' not in sys.modules, 'numpy was imported'\n"
         "assert main(['meter', '--seconds', '0.05']) == 0\n"
     )
