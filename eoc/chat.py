@@ -65,6 +65,11 @@ _MAX_MODEL_CHARS = FIELDS["model"][1]["maxLength"]
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
+def _canonical_json(doc: dict[str, Any]) -> str:
+    """``doc`` as canonical JSON: sorted keys, no spaces, text as written."""
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 class BadRequest(InputError):
     """A request body the API does not take; the message names the field and what to send."""
 
@@ -153,6 +158,15 @@ class ChatRequest:
             "model": self.model,
             "messages": [list(m) for m in self.messages],
             "max_tokens": self.max_tokens,
+            **self._sampling(),
+        }
+        if any(self.names):
+            doc["names"] = list(self.names)
+        return _canonical_json(doc)
+
+    def _sampling(self) -> dict[str, Any]:
+        """The parameters that change an answer's content, as the key material holds them."""
+        doc: dict[str, Any] = {
             "temperature": self.temperature,
             "stop": list(self.stop),
             "presence_penalty": self.presence_penalty,
@@ -161,9 +175,7 @@ class ChatRequest:
         if not self.greedy:  # greedy decoding ignores top_p and the seed
             doc["top_p"] = self.top_p
             doc["seed"] = self.seed
-        if any(self.names):
-            doc["names"] = list(self.names)
-        return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return doc
 
     def query(self, on_piece: Callable[[str], None] | None = None) -> Query:
         """The query the cascade resolves for this request (its id is the cache key).
@@ -196,20 +208,13 @@ class ChatRequest:
         *before, last = self.messages
         if last[0] != "user" or any(role != "system" for role, _ in before):
             return None
-        doc: dict[str, Any] = {
+        doc = {
             "v": 1,
             "model": self.model,
             "system": [text for _, text in before],
-            "temperature": self.temperature,
-            "stop": list(self.stop),
-            "presence_penalty": self.presence_penalty,
-            "frequency_penalty": self.frequency_penalty,
+            **self._sampling(),
         }
-        if not self.greedy:  # greedy decoding ignores top_p and the seed
-            doc["top_p"] = self.top_p
-            doc["seed"] = self.seed
-        material = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return Partition.of(material, self.max_tokens, facts=self.facts_may_answer)
+        return Partition.of(_canonical_json(doc), self.max_tokens, facts=self.facts_may_answer)
 
     @property
     def facts_may_answer(self) -> bool:

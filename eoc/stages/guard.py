@@ -316,33 +316,45 @@ def polarity_axes() -> tuple[Axis, ...]:
     return tuple(axes)
 
 
+def _data_rows(name: str) -> list[tuple[str, str]]:
+    """The (first field, rest) rows of a tab-separated file in ``data/``, comments skipped."""
+    text = (resources.files(__package__) / "data" / name).read_text(encoding="utf-8")
+    return [
+        (first, rest)
+        for first, rest in (
+            line.split("\t", 1)
+            for line in text.splitlines()
+            if line.strip() and not line.startswith("#")
+        )
+    ]
+
+
+@functools.cache
+def _rewording_kinds() -> dict[str, frozenset[str]]:
+    """The stems of ``data/rewording.tsv``, by kind (politeness, framing, naming, ...)."""
+    kinds: dict[str, set[str]] = {}
+    for kind, listed in _data_rows("rewording.tsv"):
+        kinds.setdefault(kind, set()).update(_stem(w) for w in listed.split())
+    return {kind: frozenset(stems) for kind, stems in kinds.items()}
+
+
 @functools.cache
 def _rewording() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """The stems of ``data/rewording.tsv`` by where a rewording may add or drop them: anywhere;
     ``naming`` words next to what they name ("capital city", "which city", "the element
     Iron", "city of Paris"); ``opening`` words at the start of a text ("Name the capital")."""
-    text = (resources.files(__package__) / "data" / "rewording.tsv").read_text(encoding="utf-8")
-    kinds: dict[str, set[str]] = {"naming": set(), "opening": set()}
-    anywhere: set[str] = set()
-    for line in text.splitlines():
-        if line.strip() and not line.startswith("#"):
-            kind, listed = line.split("\t", 1)
-            kinds.get(kind, anywhere).update(_stem(w) for w in listed.split())
-    return frozenset(anywhere), frozenset(kinds["naming"]), frozenset(kinds["opening"])
+    kinds = _rewording_kinds()
+    anywhere = frozenset().union(*(v for k, v in kinds.items() if k not in ("naming", "opening")))
+    return anywhere, kinds.get("naming", frozenset()), kinds.get("opening", frozenset())
 
 
 @functools.cache
 def _loose_words() -> frozenset[str]:
     """The stems of ``data/rewording.tsv``'s chat: politeness, pronouns, contractions, filler
     (not framing or verbs of being, which may stand in a question for what it asks)."""
-    text = (resources.files(__package__) / "data" / "rewording.tsv").read_text(encoding="utf-8")
-    out: set[str] = set()
-    for line in text.splitlines():
-        if line.strip() and not line.startswith("#"):
-            kind, listed = line.split("\t", 1)
-            if kind in ("politeness", "pronoun", "contraction", "filler"):
-                out.update(_stem(w) for w in listed.split())
-    return frozenset(out)
+    kinds = _rewording_kinds()
+    chat = ("politeness", "pronoun", "contraction", "filler")
+    return frozenset().union(*(kinds.get(k, frozenset()) for k in chat))
 
 
 def rewording_words() -> frozenset[str]:
@@ -722,12 +734,9 @@ def _words(text: str) -> list[str]:
 @functools.cache
 def _irregular() -> dict[str, str]:
     """Each irregular past form of ``data/irregular.tsv`` and its verb ("kept": keep)."""
-    text = (resources.files(__package__) / "data" / "irregular.tsv").read_text(encoding="utf-8")
     out: dict[str, str] = {}
-    for line in text.splitlines():
-        if line.strip() and not line.startswith("#"):
-            verb, forms = line.split("\t", 1)
-            out.update(dict.fromkeys(forms.split(), verb))
+    for verb, forms in _data_rows("irregular.tsv"):
+        out.update(dict.fromkeys(forms.split(), verb))
     return out
 
 

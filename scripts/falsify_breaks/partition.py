@@ -18,14 +18,14 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "stop strings are left out of the partition",
         "eoc/chat.py",
-        '            "stop": list(self.stop),\n            "presence_penalty": self.presence_penalty,\n            "frequency_penalty": self.frequency_penalty,\n        }\n        if not self.greedy:  # greedy decoding ignores top_p and the seed\n            doc["top_p"] = self.top_p\n            doc["seed"] = self.seed\n        material',
-        '            "presence_penalty": self.presence_penalty,\n            "frequency_penalty": self.frequency_penalty,\n        }\n        if not self.greedy:  # greedy decoding ignores top_p and the seed\n            doc["top_p"] = self.top_p\n            doc["seed"] = self.seed\n        material',
+        '            "stop": list(self.stop),\n            "presence_penalty": self.presence_penalty,',
+        '            "presence_penalty": self.presence_penalty,',
     ),
     (
         "the seed is left out of a sampled partition",
         "eoc/chat.py",
-        '            doc["seed"] = self.seed\n        material',
-        "        material",
+        '            doc["seed"] = self.seed\n        return doc',
+        "        return doc",
     ),
     (
         "a follow-up gets a partition",
