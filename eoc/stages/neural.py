@@ -11,7 +11,7 @@ from eoc.cost import JouleCost
 from eoc.entry import Generation, checked_generation
 from eoc.errors import BackendError, EocError, InputError
 from eoc.query import Query, Stage, check_text
-from eoc.stages.base import Answer, approx_tokens, stage_figure, work_estimate
+from eoc.stages.base import Answer, WorkRates, approx_tokens, stage_figure, work_estimate
 from eoc.stages.degenerate import repetition_loop
 
 DEFAULT_MAX_TOKENS = 256
@@ -67,6 +67,11 @@ class Backend(Protocol):
 
     A backend that streams a plain question's answer too says ``streams = True`` and takes
     ``generate(prompt, on_piece=None)`` (:class:`Streams`): a query's ``on_piece`` reaches it.
+
+    A backend whose model costs other than the stage's default rates says so with
+    ``work_rates`` (a :class:`~eoc.stages.base.WorkRates`): the stage's own estimates, its worst
+    case and what a cheap answer avoided (:meth:`NeuralStage.would_cost`) are then priced at
+    them, so the ledger compares with the model that would have answered.
     """
 
     name: str
@@ -187,6 +192,11 @@ class NeuralStage:
         self.figure = stage_figure(Stage.NEURAL, figure_uj)
         self._flat = figure_uj is not None
 
+    def rates(self) -> WorkRates | None:
+        """The backend's own ``work_rates`` when it has them (else the stage's defaults)."""
+        found = getattr(self.backend, "work_rates", None)
+        return found if isinstance(found, WorkRates) else None
+
     def origin(self) -> str:
         """What makes this stage's answers now: the backend's ``origin`` (read afresh each time,
         so a changed ``max_tokens`` counts), or its name when it has none."""
@@ -300,7 +310,7 @@ class NeuralStage:
         if isinstance(out, bool) or not isinstance(out, int) or out < 1:
             out = DEFAULT_MAX_TOKENS
         tokens_in = approx_tokens(query.prompt if chat is None else chat.texts())
-        return work_estimate(Stage.NEURAL, tokens_in=tokens_in, tokens_out=out)
+        return work_estimate(Stage.NEURAL, tokens_in=tokens_in, tokens_out=out, rates=self.rates())
 
     def would_cost(self, query: Query, payload: str) -> JouleCost | None:
         """What this stage's model would have spent answering ``query`` with ``payload``, had it
@@ -318,6 +328,7 @@ class NeuralStage:
             Stage.NEURAL,
             tokens_in=approx_tokens(query.prompt if chat is None else chat.texts()),
             tokens_out=approx_tokens(payload),
+            rates=self.rates(),
         )
 
     def estimate(self, query: Query, answer: Answer) -> JouleCost:
@@ -335,7 +346,9 @@ class NeuralStage:
             approx_tokens(query.prompt if chat is None else chat.texts()),
             approx_tokens(answer.payload),
         )
-        return work_estimate(Stage.NEURAL, tokens_in=tokens_in, tokens_out=tokens_out)
+        return work_estimate(
+            Stage.NEURAL, tokens_in=tokens_in, tokens_out=tokens_out, rates=self.rates()
+        )
 
 
 MAX_TOKENS = 1 << 24

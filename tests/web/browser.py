@@ -16,14 +16,17 @@ class Session:
         self.page = page
         self.outside = outside
 
-    def ask(self, prompt: str) -> dict:
+    def ask(self, prompt: str, timeout_ms: int = 30_000) -> dict:
         """Type a prompt, press Enter, and return the newest answer card's data."""
         page = self.page
-        before = page.locator("#answers > li").count()
+        done = "#answers > li:not(.pending)"  # a model's answer streams into a pending card first
+        before = page.locator(done).count()
         page.fill("#prompt", prompt)
         page.press("#prompt", "Enter")
-        page.wait_for_function(f"document.querySelectorAll('#answers > li').length > {before}")
-        card = page.locator("#answers > li").first
+        page.wait_for_function(
+            f"document.querySelectorAll('{done}').length > {before}", timeout=timeout_ms
+        )
+        card = page.locator(done).first
         return {
             "stage": card.get_attribute("data-stage"),
             "error": card.get_attribute("data-error"),

@@ -2,6 +2,7 @@
 // wheel with micropip as any user's page would, and resolves what the user types.
 import { loadPyodide } from "./pyodide/pyodide.mjs";
 import { STAGES, formatEnergy, renderChart } from "./chart.js";
+import { PageModel } from "./model.js";
 
 const timings = (window.eocTimings = { start: performance.now() });
 const $ = (id) => document.getElementById(id);
@@ -12,6 +13,8 @@ const stats = Object.fromEntries(STAGES.map((s) => [s, { count: 0, uj: 0 }]));
 const ledger = { answers: 0, avoidedUj: 0, costUj: 0, provenances: new Set() };
 let info = null;
 let maxPromptBytes = 16384; // replaced at boot by eoc.query.MAX_PROMPT_BYTES
+let maxTokens = 256; // the most tokens one model answer may have (?max_tokens=N, 1 to 4096)
+let asking = false; // one question at a time: the cascade waits for the model in between
 const FOLD_CHARS = 200; // a longer prompt is shown folded in its answer
 const utf8 = new TextEncoder();
 
@@ -38,20 +41,53 @@ from eoc.errors import EocError
 from eoc.assemble import default_stages
 from eoc.meter import detect_all
 from eoc.stages.browser_remote import BrowserOpenAIBackend
+from eoc.stages.page_model import PageModelBackend, pyodide_run
 
 _cascade = None
 _neural = {}
 
-def eoc_connect(url):
-    """(Re)build the cascade: with no URL the default one, whose neural stage says that no model
-    is connected; with one, its neural stage asks that OpenAI-compatible server. A URL eoc cannot
-    use leaves the cascade as it was."""
+def _page_model(max_tokens):
+    """The backend for the model in this page, or the reason there is none."""
+    import js
+    model = getattr(js, "eocPageModel", None)
+    if model is None:
+        return None, js.eocPageModelMissing
+    entry = json.loads(js.JSON.stringify(model.entry))
+    backend = PageModelBackend(
+        pyodide_run(model.generate),
+        model=entry["name"],
+        identity=entry["sha256"],
+        macs_per_token=entry["macs_per_token"],
+        macs_per_prompt_token=entry["macs_per_prompt_token"],
+        max_tokens=max_tokens,
+    )
+    return backend, None
+
+def eoc_connect(url, max_tokens=256):
+    """(Re)build the cascade. With no URL, its neural stage is the model that runs in this page
+    (when the page has one and the browser can wait for it); with "none", it says that no model
+    is connected; with a URL, it asks that OpenAI-compatible server. A URL eoc cannot use leaves
+    the cascade as it was."""
     global _cascade
     url = (url or "").strip()
+    why_none = None
     if not url:
+        try:
+            backend, why_none = _page_model(int(max_tokens))
+        except EocError as exc:
+            backend, why_none = None, exc.reason
+        if backend is not None:
+            _cascade = Cascade(default_stages(backend))
+            _neural.clear()
+            _neural.update(backend=backend.name, model=True, page=True, url=None, error=None,
+                           max_tokens=backend.max_tokens)
+            return json.dumps(_neural)
+        url = "none"
+    if url == "none":
         _cascade = Cascade()
         _neural.clear()
-        _neural.update(backend=_cascade.stages[-1].backend.name, model=False, url=None, error=None)
+        _neural.update(backend=_cascade.stages[-1].backend.name, model=False, url=None,
+                       error=None, why=why_none)
         return json.dumps(_neural)
     try:
         backend = BrowserOpenAIBackend(url)
@@ -64,7 +100,7 @@ def eoc_connect(url):
         error = exc.reason  # kept: its questions fail clearly, the cheap tiers still answer
     _cascade = Cascade(default_stages(backend))
     _neural.clear()
-    _neural.update(backend=backend.name, model=True, url=backend.base_url, error=error)
+    _neural.update(backend=backend.name, model=True, page=False, url=backend.base_url, error=error)
     return json.dumps(_neural)
 
 def eoc_ask(prompt):
@@ -96,9 +132,27 @@ function setEnabled(on) {
     node.disabled = !on;
 }
 
-// Which neural backend answers: none (the default), or the OpenAI-compatible server asked for.
+const MB = (bytes) => `${(bytes / 1e6).toLocaleString("en-US", { maximumFractionDigits: 1 })} MB`;
+
+// What the model in this page is doing, on the neural-stage line.
+function describePageModel() {
+  const model = window.eocPageModel;
+  const name = model.entry.name;
+  if (model.state === "ready") {
+    const how = model.multithread
+      ? `${model.threads} threads (this page is cross-origin isolated)`
+      : "1 thread (this page is not cross-origin isolated, or the browser lacks SharedArrayBuffer)";
+    return `Neural stage: ${name}, running in this page (llama.cpp in WebAssembly) on ${how} — its answers are estimated: a browser has no energy counter.`;
+  }
+  if (model.state === "failed")
+    return `Neural stage: ${name} in this page — it could not load: ${model.error || "see the console"}. The next question tries again.`;
+  return `Neural stage: ${name}, which runs in this page (llama.cpp in WebAssembly) — it loads (${MB(model.entry.bytes)}, from this machine) on the first question the cheap tiers cannot answer; its answers are estimated.`;
+}
+
+// Which neural backend answers: the model in this page (the default), none ("none"), or the
+// OpenAI-compatible server asked for.
 function connect(url) {
-  const doc = JSON.parse(window.eoc.connect(url));
+  const doc = JSON.parse(window.eoc.connect(url, maxTokens));
   const line = $("neural-backend");
   if (doc.refused) {
     line.textContent = `Not connected — ${doc.refused}: ${doc.reason}`;
@@ -109,8 +163,13 @@ function connect(url) {
   if (!doc.model) {
     line.textContent =
       "Neural stage: no language model is connected, so questions the cheap tiers cannot answer " +
-      "get a notice saying so (never remembered). Connect an OpenAI-compatible server on your machine above.";
+      "get a notice saying so (never remembered)" +
+      (doc.why ? ` (the model in this page is unavailable: ${doc.why})` : "") +
+      ". Clear the endpoint above to use the model in this page, or connect an OpenAI-compatible server.";
     line.dataset.state = "none";
+  } else if (doc.page) {
+    line.textContent = describePageModel();
+    line.dataset.state = "model";
   } else if (doc.error) {
     line.textContent = `Neural stage: ${doc.backend} — but the server did not answer: ${doc.error}`;
     line.dataset.state = "error";
@@ -120,13 +179,47 @@ function connect(url) {
       "remote model's work.";
     line.dataset.state = "model";
   }
-  $("llm-url").value = doc.url || "";
+  $("llm-url").value = doc.url || (doc.model ? "" : "none");
   const params = new URLSearchParams(location.search);
   if (doc.url) params.set("llm", doc.url);
+  else if (!doc.model) params.set("llm", "none");
   else params.delete("llm");
   const query = params.toString();
   history.replaceState(null, "", location.pathname + (query ? `?${query}` : "") + location.hash);
   return doc;
+}
+
+// The model in this page, when the build has one and this browser can let Python wait for it.
+function setUpPageModel(manifest) {
+  if (!manifest.model) {
+    window.eocPageModelMissing = "this build of the page has no model (web/build.py puts one in)";
+    return;
+  }
+  if (typeof WebAssembly.Suspending !== "function") {
+    window.eocPageModelMissing =
+      "this browser lacks WebAssembly JSPI, which lets the Python cascade wait for the model (Chrome or Edge 137 and later have it)";
+    return;
+  }
+  const model = (window.eocPageModel = new PageModel(manifest.model));
+  const bar = $("model-progress");
+  model.on("progress", (loaded, total) => {
+    bar.hidden = false;
+    bar.max = total;
+    bar.value = loaded;
+    $("model-progress-text").textContent = `Loading the model: ${MB(loaded)} of ${MB(total)}`;
+  });
+  model.on("state", (state) => {
+    if (state !== "loading") {
+      bar.hidden = true;
+      $("model-progress-text").textContent =
+        state === "ready" ? `Model loaded in ${(model.loadMs / 1000).toFixed(1)} s.` : "";
+    }
+    if (info && info.neural && info.neural.page) $("neural-backend").textContent = describePageModel();
+  });
+  model.on("piece", (_piece, text) => {
+    const pending = document.querySelector("#answers > li.pending .payload");
+    if (pending) pending.textContent = text;
+  });
 }
 
 async function boot() {
@@ -151,14 +244,27 @@ async function boot() {
   const infoFn = pyodide.globals.get("eoc_info");
   const connectFn = pyodide.globals.get("eoc_connect");
   const params = new URLSearchParams(location.search);
-  window.eoc = { pyodide, ask: (prompt) => JSON.parse(ask(prompt)), connect: connectFn, infoFn, info: null };
-  if (params.get("llm")) setStatus("Connecting to the model endpoint…");
+  const wantedTokens = Number(params.get("max_tokens"));
+  if (Number.isInteger(wantedTokens) && wantedTokens >= 1 && wantedTokens <= 4096) maxTokens = wantedTokens;
+  setUpPageModel(manifest);
+  // With JSPI the question is asked through callPromising, so the cascade can wait for the
+  // model in this page without blocking it; without, as a plain call.
+  const canWait = typeof WebAssembly.Suspending === "function";
+  window.eoc = {
+    pyodide,
+    ask: (prompt) => JSON.parse(ask(prompt)),
+    askAsync: async (prompt) => JSON.parse(canWait ? await ask.callPromising(prompt) : ask(prompt)),
+    connect: connectFn,
+    infoFn,
+    info: null,
+  };
+  if (params.get("llm") && params.get("llm") !== "none") setStatus("Connecting to the model endpoint…");
   const wanted = params.get("llm") || "";
   window.eoc.neural = connect(wanted);
   if (window.eoc.neural.refused) {
     // a ?llm= eoc cannot use: say why, and serve with no model (there is no cascade yet)
     const why = $("neural-backend").textContent;
-    window.eoc.neural = connect("");
+    window.eoc.neural = connect("none");
     $("neural-backend").textContent = `${why} Neural stage: no language model is connected.`;
     $("neural-backend").dataset.state = "error";
     $("llm-url").value = wanted;
@@ -258,15 +364,59 @@ function renderAnswer(prompt, doc) {
   $("answers").prepend(node);
 }
 
+// The card an answer from the model in this page streams into, with a stop button.
+function showPending(text) {
+  let node = document.querySelector("#answers > li.pending");
+  if (node) return node;
+  node = $("answer-template").content.firstElementChild.cloneNode(true);
+  node.classList.add("pending");
+  showPrompt(node.querySelector(".prompt"), text);
+  const badge = node.querySelector(".stage-badge");
+  badge.textContent = "neural";
+  badge.classList.add("neural");
+  node.querySelector(".payload").textContent = "…";
+  node.querySelector(".facts").remove();
+  const stop = document.createElement("button");
+  stop.type = "button";
+  stop.className = "stop";
+  stop.textContent = "stop";
+  stop.addEventListener("click", () => window.eocPageModel.stop());
+  node.querySelector(".answer-head").append(stop);
+  $("no-answers").hidden = true;
+  $("answers").prepend(node);
+  return node;
+}
+
 async function submit(text) {
-  if (!window.eoc) return;
-  if (info && info.neural && info.neural.model) {
+  if (!window.eoc || asking) return;
+  const neural = (info && info.neural) || {};
+  const page = Boolean(neural.page);
+  if (neural.model && !page) {
     // the request to the model blocks this thread: let the status paint first
     setStatus("Asking… (a question the cheap tiers miss goes to the model, which can take a while)");
     await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
   }
+  asking = true;
+  setEnabled(false);
   const t0 = performance.now();
-  const doc = window.eoc.ask(text);
+  let doc;
+  try {
+    if (page) {
+      window.eocPageModel.on("start", () => {
+        showPending(text);
+        setStatus("The model in this page is answering… (stop ends it; a stopped answer is never remembered)");
+      });
+      doc = await window.eoc.askAsync(text);
+    } else {
+      doc = window.eoc.ask(text);
+    }
+  } catch (err) {
+    doc = { error: "PageError", reason: String((err && err.message) || err) };
+  } finally {
+    asking = false;
+    document.querySelector("#answers > li.pending")?.remove();
+    setEnabled(true);
+  }
   if (!doc.error) {
     stats[doc.stage].count += 1;
     stats[doc.stage].uj += doc.cost.uj;
@@ -282,7 +432,7 @@ async function submit(text) {
   renderAnswer(text, doc);
   renderChart($("chart"), stats);
   updateTotals();
-  if (info && info.neural && info.neural.model) setStatus("Ready — every figure here is estimated.");
+  if (neural.model) setStatus("Ready — every figure here is estimated.");
 }
 
 // A paste past the prompt limit (counted in UTF-8 bytes, as eoc counts it) is cut, and said so.
