@@ -5,7 +5,9 @@
 ``.wasm`` goes out as ``application/wasm`` and ``.mjs`` as ``text/javascript``
 (Python 3.11's table sends ``.mjs`` as ``application/javascript``). Cross-origin
 isolation headers are set so ``performance.now()`` (and Python's perf_counter)
-tick finely in the page.
+tick finely in the page, and so the model in the page can run on several threads
+(SharedArrayBuffer); ``--no-isolation`` leaves them out, and the page's model then
+runs on one thread and says so.
 
 Only regular files whose real path lies inside the served folder are sent: a symlink out of it,
 a folder without ``index.html`` (no listings), a device or a FIFO is a 404, and a NUL in the path
@@ -120,8 +122,9 @@ class Handler(SimpleHTTPRequestHandler):
         return None
 
     def end_headers(self) -> None:
-        self.send_header("Cross-Origin-Opener-Policy", "same-origin")
-        self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
+        if getattr(self.server, "isolation", True):
+            self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+            self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
         self.send_header("Cache-Control", "no-store")
         super().end_headers()
 
@@ -136,9 +139,10 @@ def _inside(real: str, root: str) -> bool:
 
 
 def make_server(
-    directory: Path = DIST, port: int = 8000, verbose: bool = False
+    directory: Path = DIST, port: int = 8000, verbose: bool = False, isolation: bool = True
 ) -> ThreadingHTTPServer:
-    """A server for ``directory`` on 127.0.0.1 (``port=0`` picks a free port)."""
+    """A server for ``directory`` on 127.0.0.1 (``port=0`` picks a free port); ``isolation``
+    False leaves out the cross-origin isolation headers."""
     if not (directory / "index.html").is_file():
         raise FileNotFoundError(
             f"{directory} has no index.html: run `make web` (python web/build.py) first"
@@ -147,6 +151,7 @@ def make_server(
         ("127.0.0.1", port), functools.partial(Handler, directory=str(directory))
     )
     server.verbose = verbose  # type: ignore[attr-defined]
+    server.isolation = isolation  # type: ignore[attr-defined]
     return server
 
 
@@ -163,9 +168,14 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--dir", type=Path, default=DIST)
     parser.add_argument("--verbose", action="store_true", help="log every request")
+    parser.add_argument(
+        "--no-isolation",
+        action="store_true",
+        help="leave out the cross-origin isolation headers (the page's model runs on one thread)",
+    )
     args = parser.parse_args()
     try:
-        server = make_server(args.dir, args.port, args.verbose)
+        server = make_server(args.dir, args.port, args.verbose, isolation=not args.no_isolation)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             print(

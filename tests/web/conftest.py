@@ -46,6 +46,8 @@ def site() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def session(browser, site: str) -> Iterator[Session]:  # type: ignore[no-untyped-def]
-    s = open_session(browser, site)
+    """The page with no model (``?llm=none``): the cheap tiers, the notice, the honesty checks.
+    tests/web/test_page_model.py opens it with the model that runs in the page."""
+    s = open_session(browser, f"{site}?llm=none")
     yield s
     s.page.close()

@@ -215,7 +215,7 @@ def test_the_would_have_cost_line_sums_the_answers_avoided_figures_or_is_not_sho
     browser,  # type: ignore[no-untyped-def]
     site: str,
 ) -> None:
-    s = open_session(browser, site)
+    s = open_session(browser, f"{site}?llm=none")
     for prompt in ("what is 2+2", "Paris is the capital of which country?"):
         assert "avoided" not in json.loads(s.ask(prompt)["json"])
     # no model connected: nothing to compare with, so no line (not a guess, not 0)

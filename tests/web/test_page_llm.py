@@ -1,7 +1,8 @@
-"""The page and a language model: none runs in it, and it can be pointed at one on this machine.
+"""The page pointed at a language model on this machine, or at none.
 
-Without ``?llm=`` the page's neural stage says plainly that no model is connected, and that
-notice is never remembered. With ``?llm=<base url>`` (or the endpoint field) it asks a real
+With ``?llm=none`` the page's neural stage says plainly that no model is connected, and that
+notice is never remembered (without ``?llm=`` it runs the model in the page:
+tests/web/test_page_model.py). With ``?llm=<base url>`` (or the endpoint field) it asks a real
 llama.cpp OpenAI-compatible server (tests/llama_server.py) through a synchronous XHR from
 Pyodide; those answers are ESTIMATED, with a basis naming the remote model.
 """
@@ -116,8 +117,13 @@ def test_an_endpoint_that_fails_is_shown_clearly_and_the_page_keeps_serving(
     assert f"@{urlsplit(llama_url).netloc}" in up
     assert quote(llama_url, safe="") in page.url or llama_url in page.url
 
-    # an empty field disconnects: no model again
-    connect(session, "")
-    assert page.locator("#neural-backend").get_attribute("data-state") == "none"
+    # an empty field goes back to the model in the page (loaded only when a question needs it)
+    back = connect(session, "")
+    assert page.locator("#neural-backend").get_attribute("data-state") == "model"
+    assert "SmolLM2-135M-Instruct.Q4_1.gguf, which runs in this page" in back
     assert "llm=" not in page.url
+    # "none": no model again
+    connect(session, "none")
+    assert page.locator("#neural-backend").get_attribute("data-state") == "none"
+    assert "llm=none" in page.url
     assert session.outside == []
