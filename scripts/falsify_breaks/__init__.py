@@ -14,6 +14,7 @@ from falsify_breaks import (
     memo,
     model,
     native_data,
+    page,
     partition,
     serve,
     stages,
@@ -114,6 +115,8 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
     ),
     ("eoc/compute/", ["tests/test_compute.py"]),
     ("native/eoc_native/graph/", ["tests/native/test_oxigraph.py"]),
+    ("eoc/stages/page_model.py", ["tests/test_page_model.py"]),
+    ("web/ggufmacs.py", ["tests/native/test_ggufmacs.py"]),
     (
         "eoc/stages/",
         [
@@ -195,12 +198,14 @@ BREAKS: list[tuple[str, str, str, str]] = [
     *native_data.BREAKS,
     *serve.BREAKS,
     *memo.BREAKS,
+    *page.BREAKS,
     *partition.BREAKS,
     *tools.BREAKS,
     *userstore.BREAKS,
 ]
 
 FOCUS: dict[str, list[str]] = {
+    **page.FOCUS,
     **partition.FOCUS,
     "kv and graph answer a question inside a conversation": [
         "tests/test_partitions.py",

@@ -317,8 +317,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "the worst case counts no generated tokens",
         "eoc/stages/neural.py",
-        "        return work_estimate(Stage.NEURAL, tokens_in=tokens_in, tokens_out=out)",
-        "        return work_estimate(Stage.NEURAL, tokens_in=tokens_in, tokens_out=0)",
+        "        return work_estimate(Stage.NEURAL, tokens_in=tokens_in, tokens_out=out, rates=self.rates())",
+        "        return work_estimate(Stage.NEURAL, tokens_in=tokens_in, tokens_out=0, rates=self.rates())",
     ),
     (
         "an integer root walks by ones",

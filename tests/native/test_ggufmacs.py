@@ -13,7 +13,7 @@ import pytest
 from eoc_native.llm.backend import default_model_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "web"))
-from ggufmacs import GGUFHeaderError, model_work  # noqa: E402
+from ggufmacs import GGUFHeaderError, model_work
 
 SMOLLM2 = default_model_path()
 needs_model = pytest.mark.skipif(

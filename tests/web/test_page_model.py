@@ -89,7 +89,10 @@ def test_the_models_answer_streams_in_estimated_and_the_page_stays_responsive(
     assert watch["progress"] and watch["progress"][-1] == [total, total]
     assert page.locator("#model-progress-text").inner_text().startswith("Model loaded in ")
     # responsive: the 50 ms timer kept ticking while the model loaded and answered
-    assert elapsed_ms > 1000 and watch["ticks"] >= 0.5 * elapsed_ms / 50, (watch["ticks"], elapsed_ms)
+    assert elapsed_ms > 1000 and watch["ticks"] >= 0.5 * elapsed_ms / 50, (
+        watch["ticks"],
+        elapsed_ms,
+    )
 
     line = page.locator("#neural-backend").inner_text()
     assert "running in this page (llama.cpp in WebAssembly) on 2 threads" in line
@@ -165,7 +168,10 @@ def test_without_cross_origin_isolation_the_model_runs_on_one_thread_and_says_so
     assert s.page.evaluate("crossOriginIsolated") is False
     shown = s.ask("tell me about kettles", timeout_ms=MODEL_TIMEOUT_MS)
     doc = json.loads(shown["json"])
-    assert shown["stage"] == "neural" and "(llama.cpp in WebAssembly, 1 thread)" in doc["cost"]["basis"]
+    assert (
+        shown["stage"] == "neural"
+        and "(llama.cpp in WebAssembly, 1 thread)" in doc["cost"]["basis"]
+    )
     line = s.page.locator("#neural-backend").inner_text()
     assert "on 1 thread (this page is not cross-origin isolated" in line
     assert s.outside == []

@@ -189,3 +189,24 @@ def test_the_served_folder_is_named_relative_to_the_checkout(tmp_path: Path, mon
     monkeypatch.chdir(tmp_path)
     assert shown(tmp_path / "web" / "dist") == os.path.join("web", "dist")
     assert shown(Path("/elsewhere/dist")) == "/elsewhere/dist"
+
+
+def test_isolation_headers_are_sent_unless_turned_off(tmp_path: Path) -> None:
+    """The page's model runs on several threads only in a cross-origin isolated page."""
+    (tmp_path / "index.html").write_text("<p>hi</p>", encoding="utf-8")
+    for isolation, want in ((True, ("same-origin", "require-corp")), (False, (None, None))):
+        server = make_server(tmp_path, port=0, isolation=isolation)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            status, headers, _ = _get(server.server_address[1], "/")
+        finally:
+            server.shutdown()
+            server.server_close()
+            thread.join(5)
+        assert status == 200
+        got = (
+            headers.get("cross-origin-opener-policy"),
+            headers.get("cross-origin-embedder-policy"),
+        )
+        assert got == want, isolation
