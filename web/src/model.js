@@ -105,7 +105,9 @@ export class PageModel {
           const piece = choice && choice.delta && choice.delta.content;
           if (piece) {
             chunks += 1;
-            if (reply.first_token_ms === undefined) reply.first_token_ms = performance.now() - started;
+            const now = performance.now() - started;
+            if (reply.first_token_ms === undefined) reply.first_token_ms = now;
+            reply.last_token_ms = now;
             reply.text += piece;
             this.listeners.piece(piece, reply.text);
           }
