@@ -196,12 +196,15 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--tokens", type=int, default=64, help="most tokens of the model's answer")
     parser.add_argument("--no-model", action="store_true", help="leave out the model rows")
+    parser.add_argument("--dist", type=Path, default=DIST, help="the built page (web/dist)")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    server = make_server(DIST, port=0)
+    server = make_server(args.dist, port=0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     site = f"http://127.0.0.1:{server.server_address[1]}/"
+    # the page's defaults: a page with a model of its own loads it only when a question needs it
+    has_model = "model" in json.loads((args.dist / "manifest.json").read_text())
     firsts: list[float] = []
     phases: list[dict[str, float]] = []
     with sync_playwright() as p:
@@ -209,7 +212,7 @@ def main() -> None:
         for _ in range(args.loads):
             context = browser.new_context()
             page = context.new_page()
-            page.goto(site + "?q=what+is+2%2B2&llm=none")
+            page.goto(site + "?q=what+is+2%2B2")
             page.wait_for_function(
                 "window.eocTimings && window.eocTimings.firstAnswer", timeout=60_000
             )
@@ -222,7 +225,7 @@ def main() -> None:
         page.wait_for_selector("body[data-state=ready]", timeout=60_000)
         code = HITS + "\njson.dumps(measure())"
         in_pyodide = json.loads(page.evaluate("code => window.eoc.pyodide.runPython(code)", code))
-        in_page = None if args.no_model else page_model(browser, site, args.tokens)
+        in_page = None if args.no_model or not has_model else page_model(browser, site, args.tokens)
         browser.close()
     server.shutdown()
     native = run_natively()
