@@ -168,3 +168,19 @@ def test_origin_names_the_file_and_max_tokens() -> None:
     a, b = backend(max_tokens=32), backend(max_tokens=64)
     assert a.origin != b.origin
     assert "b179c952" in a.origin and backend(identity="other").origin != a.origin
+
+
+def test_a_repetition_loop_from_the_page_is_served_and_never_remembered() -> None:
+    loop = "A moment of stillness, " * 40
+    b = backend(reply(loop, finish_reason="length", completion_tokens=256))
+    c = Cascade(small_stages(b))
+    assert c.resolve("describe calm").payload == loop
+    assert c.resolve("describe calm").stage is Stage.NEURAL
+    assert len(b.asked) == 2  # type: ignore[attr-defined]
+
+
+def test_what_the_page_says_of_energy_never_becomes_the_figure() -> None:
+    said = reply(energy_uj=5, provenance="measured", counter="rapl", joules=0.000005)
+    got = Cascade(small_stages(backend(said))).resolve("why does the kettle sing")
+    assert got.cost.provenance is Provenance.ESTIMATED and got.cost.uj > 1_000_000
+    assert got.receipt.verify()

@@ -176,3 +176,18 @@ def test_without_cross_origin_isolation_the_model_runs_on_one_thread_and_says_so
     assert "on 1 thread (this page is not cross-origin isolated" in line
     assert s.outside == []
     s.page.close()
+
+
+def test_a_model_file_the_page_cannot_fetch_is_a_clear_error_and_the_page_keeps_serving(
+    browser,  # type: ignore[no-untyped-def]
+    site: str,
+) -> None:
+    s = open_session(browser, f"{site}?max_tokens=8")
+    s.page.route("**/models/*", lambda route: route.fulfill(status=404, body="gone"))
+    failed = s.ask("why does the kettle sing", timeout_ms=MODEL_TIMEOUT_MS)
+    assert failed["error"] == "BackendError"
+    assert "could not answer" in failed["payload"] and "reload the page" in failed["payload"]
+    assert "it could not load" in s.page.locator("#neural-backend").inner_text()
+    assert s.ask("what is 2+2")["payload"] == "4"
+    assert s.outside == []
+    s.page.close()
