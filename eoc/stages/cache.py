@@ -152,6 +152,27 @@ class CacheStage:
                     answer.cost = work_estimate(Stage.CACHE, nbytes=query.size)
             return answer
 
+    def peek(self, qid: str) -> Answer | None:
+        """The entry for the query id ``qid`` when it may be served as it stands, without a
+        :class:`Query` (the cascade's exact-repeat path, :meth:`eoc.cascade.Cascade.resolve`):
+        this cache has no TTL and the entry's cost is already set. Moves it to the front of the
+        LRU order like :meth:`lookup`. ``None`` sends the caller to :meth:`lookup`.
+
+        It takes no lock: each of its two steps is one operation on the ``OrderedDict``, atomic
+        under CPython's GIL (and Pyodide runs one thread), and an entry evicted between them is
+        left to :meth:`lookup`."""
+        if self._aging:
+            return None
+        entries = self._entries
+        answer = entries.get(qid)
+        if answer is None or answer.cost is None:
+            return None
+        try:
+            entries.move_to_end(qid)
+        except KeyError:  # evicted or forgotten meanwhile
+            return None
+        return answer
+
     def remember(
         self,
         query: Query,

@@ -16,6 +16,7 @@ from falsify_breaks import (
     native_data,
     page,
     partition,
+    repeat,
     serve,
     stages,
     stores,
@@ -200,6 +201,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     *memo.BREAKS,
     *page.BREAKS,
     *partition.BREAKS,
+    *repeat.BREAKS,
     *tools.BREAKS,
     *userstore.BREAKS,
 ]
@@ -207,6 +209,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
 FOCUS: dict[str, list[str]] = {
     **page.FOCUS,
     **partition.FOCUS,
+    **repeat.FOCUS,
     "kv and graph answer a question inside a conversation": [
         "tests/test_partitions.py",
         "tests/test_cascade.py",
