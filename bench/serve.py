@@ -34,19 +34,21 @@ Measured:
    uvloop and httptools when installed; the GPTCache venv gets the same uvicorn, uvloop and
    httptools versions as eoc's.
 
-2. semantic hits: paraphrases of questions in eoc's seeded kv pack, each sent once to eoc serve
-   (its kv stage: all-MiniLM-L6-v2, cosine >= 0.7, entity guard) and to GPTCache's ``/get`` on
-   its similar cache (``sqlite,faiss`` data manager, ``SearchDistanceEvaluation``, ``Config()``
-   defaults: similarity_threshold 0.8 of a score of 4 - squared L2 distance, which on unit
-   vectors is cosine >= 0.6) holding the same pack pairs; both servers up, sequential Python
+2. semantic hits: paraphrases of the questions of the bench's own FAQ (``SERVE_PACK``: ports,
+   units, SI prefixes and units, country codes; none of it in eoc's own kv pack), each sent once
+   to eoc serve (the FAQ written to its store's kv, ``--store``: all-MiniLM-L6-v2 and the
+   entity guard) and to GPTCache's ``/get`` on its similar cache (``sqlite,faiss`` data manager,
+   ``SearchDistanceEvaluation``, ``Config()`` defaults: similarity_threshold 0.8 of a score of
+   4 - squared L2 distance, which on unit vectors is cosine >= 0.6) holding the same pairs; both servers up, sequential Python
    client with keep-alive, the server order alternating. Both embed with the same model files
    through the same code: GPTCache's launcher imports eoc's numpy MiniLM embedder
    (``eoc_native.semantic.minilm``) by putting this checkout on its ``sys.path`` (its venv has
    numpy). eoc serve gets a private embedding cache holding only the pack's vectors, so no
    paraphrase is pre-embedded.
 
-3. the latency eoc serve adds on a miss: never-repeated questions ("What is A times B?",
-   4-digit numbers; ``max_tokens`` 8, temperature 0) sent to an upstream directly, through
+3. the latency eoc serve adds on a miss: never-repeated requests no cheap tier can answer
+   ("Write a one-line slogan for bakery number N.", 4-digit N; ``max_tokens`` 8, temperature 0;
+   the run fails if eoc answers one before the upstream) sent to an upstream directly, through
    ``eoc serve --upstream`` (its default MiniLM kv), and through eoc serve with
    ``EOC_EMBEDDER=hashed`` (the core's n-gram kv, no neural embedding), in rounds of one
    question per path, the order rotating, sequential. The figure is the median over rounds of
@@ -95,7 +97,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # eoc's `native` package, not bench/native.py beside this file
+sys.path[:0] = [str(ROOT), str(ROOT / "native")]  # eoc and eoc_native from this checkout
 VENV_BIN = ROOT / ".venv" / "bin"
 PYTHON = str(VENV_BIN / "python") if (VENV_BIN / "python").exists() else sys.executable
 GPTCACHE_VENV = ROOT / "bench" / ".venv-gptcache"
@@ -113,10 +115,11 @@ def _version(name: str) -> str | None:
 
 def gptcache_pins() -> list[str]:
     """What the GPTCache venv holds: gptcache 0.1.44, what its server imports at start-up
-    (openai 0.28.1, FastAPI) and its similar cache needs (faiss-cpu, SQLAlchemy), and the
-    uvicorn, uvloop and httptools versions of eoc's venv."""
+    (openai 0.28.1, FastAPI) and its similar cache needs (faiss-cpu, SQLAlchemy), the uvicorn,
+    uvloop and httptools versions of eoc's venv, and what eoc's MiniLM embedder reads the
+    model with (safetensors, tokenizers: both embed with the same code)."""
     pins = ["gptcache==0.1.44", "openai==0.28.1", "faiss-cpu", "sqlalchemy", "fastapi"]
-    for name in ("uvicorn", "uvloop", "httptools"):
+    for name in ("uvicorn", "uvloop", "httptools", "safetensors", "tokenizers"):
         v = _version(name)
         pins.append(f"{name}=={v}" if v else name)
     return pins
@@ -227,7 +230,7 @@ else:
         cache.init(pre_embedding_func=get_prompt, data_manager=manager_factory("map", data_dir=data_dir))
     elif mode == "gptcache-similar":
         spec = json.loads(open(sys.argv[3]).read())
-        sys.path.insert(0, spec["root"])
+        sys.path[:0] = [spec["root"], spec["root"] + "/native"]  # eoc, and its native package
         from eoc_native.semantic.minilm import MiniLMEmbedder
         from gptcache.similarity_evaluation import SearchDistanceEvaluation
         embedder = MiniLMEmbedder(spec["model_dir"])
@@ -684,6 +687,39 @@ def exact_hits(
 
 # -- 2. semantic hits -----------------------------------------------------------------------
 
+SERVE_PACK = {  # the FAQ both servers hold: none of it is in eoc's own kv pack
+    "what is the default port for ssh": "22",
+    "what is the default port for redis": "6379",
+    "what is the default port for postgresql": "5432",
+    "what is the default port for mysql": "3306",
+    "what is the default port for mongodb": "27017",
+    "what is the default port for https": "443",
+    "what is the default port for http": "80",
+    "what is the default port for kafka": "9092",
+    "what is the default port for elasticsearch": "9200",
+    "what is the default port for rdp": "3389",
+    "what is the default port for memcached": "11211",
+    "what is the default port for dns": "53",
+    "how many seconds are in an hour": "3600",
+    "how many seconds are in a day": "86400",
+    "how many feet are in a mile": "5280",
+    "how many inches are in a foot": "12",
+    "how many bits are in a byte": "8",
+    "how many grams are in an ounce": "28.349523125",
+    "how many ounces are in a pound": "16",
+    "how many joules are in a calorie": "4.184",
+    "how many milliliters are in a liter": "1000",
+    "how many meters are in a kilometer": "1000",
+    "what does the si prefix giga mean": "10^9",
+    "what does the si prefix nano mean": "10^-9",
+    "what does the si prefix kilo mean": "10^3",
+    "what is the si unit of force": "newton",
+    "what is the si unit of pressure": "pascal",
+    "what is the si unit of power": "watt",
+    "what is the si unit of frequency": "hertz",
+    "what is the iso 3166 code of japan": "JP",
+    "what is the iso 3166 code of france": "FR",
+}
 PARAPHRASES = [  # (asked, the pack question it rephrases)
     ("Which port does SSH use by default?", "what is the default port for ssh"),
     ("What port does Redis listen on by default?", "what is the default port for redis"),
@@ -696,13 +732,6 @@ PARAPHRASES = [  # (asked, the pack question it rephrases)
     ("what port does RDP use", "what is the default port for rdp"),
     ("Which port does memcached listen on?", "what is the default port for memcached"),
     ("what's the default port of the DNS service", "what is the default port for dns"),
-    ("What is the value of the speed of light?", "what is the speed of light"),
-    ("tell me the Planck constant", "what is the planck constant"),
-    ("What's the value of Boltzmann's constant?", "what is the boltzmann constant"),
-    ("what is Avogadro's number", "what is the avogadro constant"),
-    ("what is the mass of an electron", "what is the electron mass"),
-    ("What is the mass of a proton?", "what is the proton mass"),
-    ("what is the value of the gravitational constant G", "what is the gravitational constant"),
     ("How many seconds are there in one hour?", "how many seconds are in an hour"),
     ("how many seconds in a day", "how many seconds are in a day"),
     ("How many feet make a mile?", "how many feet are in a mile"),
@@ -720,13 +749,33 @@ PARAPHRASES = [  # (asked, the pack question it rephrases)
     ("Which SI unit measures pressure?", "what is the si unit of pressure"),
     ("what's the SI unit of power", "what is the si unit of power"),
     ("What is the SI unit for frequency?", "what is the si unit of frequency"),
-    ("What is the ISO 3166 country code for Japan?", "what is the iso 3166 code of Japan"),
-    ("ISO 3166 code for France?", "what is the iso 3166 code of France"),
-    ("what is absolute zero in degrees Celsius", "what is absolute zero in celsius"),
-    ("What's the value of pi?", "what is the value of pi"),
-    ("what is the square root of 144?", "what is the square root of 144"),
+    ("What is the ISO 3166 country code for Japan?", "what is the iso 3166 code of japan"),
+    ("ISO 3166 code for France?", "what is the iso 3166 code of france"),
 ]
 WARM_PARAPHRASE = ("What port does HTTP use by default?", "what is the default port for http")
+
+# Writes the bench's FAQ into a SQLite store as facts (answers no model made), through eoc's own
+# kv, run with eoc serve's environment (its embedder and embedding cache).
+WRITE_STORE = r"""
+import json, sys
+from eoc.assemble import assemble
+from eoc.stages.neural import NoModelBackend
+built = assemble(NoModelBackend(), store=sys.argv[1], pack_in_store=False)
+kv = built.stages[1]
+for question, answer in json.loads(open(sys.argv[2], encoding="utf-8").read()).items():
+    kv.put(question, answer)
+for stage in built.stages:
+    getattr(stage, "close", lambda: None)()
+"""
+
+
+def serve_store(tmp: Path, eoc_env: dict[str, str]) -> Path:
+    """A SQLite store holding :data:`SERVE_PACK` in its kv, for ``eoc serve --store``."""
+    pack = tmp / "serve-pack.json"
+    pack.write_text(json.dumps(SERVE_PACK), encoding="utf-8")
+    store = tmp / "serve-pack.sqlite"
+    subprocess.run([PYTHON, "-c", WRITE_STORE, str(store), str(pack)], env=eoc_env, check=True)
+    return store
 
 
 def summary(times: list[float]) -> dict[str, float]:
@@ -772,20 +821,25 @@ GPT_SIMILAR = "GPTCache /get (similar)"
 def semantic(
     args: argparse.Namespace, eoc_env: dict[str, str], env: dict[str, str], tmp: Path
 ) -> dict[str, Any]:
-    """Both servers up; each paraphrase asked of one then the other (the order alternating)."""
+    """Both servers up, holding the same FAQ (:data:`SERVE_PACK`: eoc serve in its store's kv,
+    GPTCache in its similar cache); each paraphrase asked of one then the other (the order
+    alternating)."""
     from eoc.knowledge import kv_pairs
 
-    answers = dict(kv_pairs())
+    answers = dict(SERVE_PACK)
     pairs = PARAPHRASES[: args.paraphrases]
     for _, stored in [*pairs, WARM_PARAPHRASE]:
-        expect(stored in answers, f"not in the kv pack: {stored!r}")
+        expect(stored in answers, f"not in the bench's FAQ: {stored!r}")
+    own = {q.lower() for q, _ in kv_pairs()}
+    expect(not own & set(answers), f"eoc's own kv pack holds {sorted(own & set(answers))}")
+    store = serve_store(tmp, eoc_env)
     spec = tmp / "gptcache-similar.json"
     spec.write_text(
         json.dumps({"root": str(ROOT), "model_dir": minilm_dir(), "pairs": list(answers.items())})
     )
     with contextlib.ExitStack() as stack:
         port = free_port()
-        eoc_cmd = [*eoc_serve_cmd(), "--port", str(port)]
+        eoc_cmd = [*eoc_serve_cmd(), "--port", str(port), "--store", str(store)]
         stack.enter_context(running("eoc serve", eoc_cmd, port, eoc_env, "/healthz"))
         model = eoc_model(port)
         ec = Client(port)
@@ -823,12 +877,15 @@ def semantic(
 
 
 def unique_questions(n: int, seed: int) -> list[str]:
+    """Requests no cheap tier can answer (nothing to compute, no fact, never stored): a slogan
+    for a shop named with a 4-digit number, so each has the same token count and a number the
+    kv's guard reads as decisive. :func:`through_upstream` checks that each reached the model."""
     rng = random.Random(seed)
     seen: set[str] = set()
     out = []
     while len(out) < n:
-        a, b = rng.randrange(1000, 10000), rng.randrange(1000, 10000)  # same token counts
-        q = f"What is {a} times {b}?"
+        a = rng.randrange(1000, 10000)
+        q = f"Write a one-line slogan for bakery number {a}."
         if q not in seen:
             seen.add(q)
             out.append(q)
@@ -888,7 +945,7 @@ def through_upstream(port: int, n: int, eoc_env: dict[str, str]) -> dict[str, An
     and through eoc serve with ``EOC_EMBEDDER=hashed`` (the core's n-gram kv: no neural
     embedding): in rounds of one question per path, the order rotating from round to round.
 
-    The questions share one template ("What is A times B?", 4-digit numbers), so each costs
+    The questions share one template (:func:`unique_questions`), so each costs
     llama.cpp the same prefill (the prefix it can reuse from the previous request is the same
     whatever the path) and the same 8 generated tokens. The figure kept is the median over
     rounds of (path - direct) within the round, which cancels slow drifts of the machine."""
@@ -929,6 +986,9 @@ def through_upstream(port: int, n: int, eoc_env: dict[str, str]) -> dict[str, An
         for i in range(n):
             for j, name in enumerate(names[i % k :] + names[: i % k]):
                 times[name].append(ask(name, questions[k * i + j]))
+    for name, seen in stages.items():  # a miss is measured only if it was one
+        answered = sorted(set(seen) - {"neural"})
+        expect(not answered, f"{name} answered never-seen requests from {answered}: not a miss")
     out: dict[str, Any] = {"rounds": n, "paths": {}}
     for name, ts in times.items():
         row = summary(ts)
@@ -1184,11 +1244,12 @@ def main() -> None:
 
         eoc_cache = tmp / "eoc-cache"
         eoc_cache.mkdir()
-        kept = pack_embedding_cache(eoc_cache, [q for q, _ in kv_pairs()])
-        if kept < len(kv_pairs()):
+        pack = [q for q, _ in kv_pairs()] + list(SERVE_PACK)
+        kept = pack_embedding_cache(eoc_cache, pack)
+        if kept < len(pack):
             result["notes"].append(
-                f"eoc's embedding cache held {kept} of the pack's {len(kv_pairs())} vectors: "
-                "eoc serve embeds the rest at start-up (slow on a busy machine)"
+                f"eoc's embedding cache held {kept} of the packs' {len(pack)} vectors: the rest "
+                "are embedded when the bench's FAQ is written, or by eoc serve at start-up"
             )
         env = child_env(args.blas_threads)
         eoc_env = child_env(args.blas_threads, EOC_MODEL="none", EOC_CACHE_DIR=str(eoc_cache))

@@ -148,8 +148,8 @@ class PageModelBackend:
             raise
         except Exception as exc:  # the page's loader or llama.cpp failed: say what to do
             raise self._fail(
-                f"could not answer ({type(exc).__name__}: {str(exc)[:200]}); reload the page to "
-                "load the model again, or connect an OpenAI-compatible server"
+                f"could not answer ({type(exc).__name__}: {str(exc)[:200]}); ask again to load it "
+                "once more, reload the page, or connect an OpenAI-compatible server"
             ) from None
         doc = self._document(raw)
         text, finish, stopped = self._text(doc)

@@ -189,5 +189,8 @@ def test_a_model_file_the_page_cannot_fetch_is_a_clear_error_and_the_page_keeps_
     assert "could not answer" in failed["payload"] and "reload the page" in failed["payload"]
     assert "it could not load" in s.page.locator("#neural-backend").inner_text()
     assert s.ask("what is 2+2")["payload"] == "4"
+    s.page.unroute("**/models/*")  # the file is back: the next question loads it
+    again = s.ask("why does the kettle sing", timeout_ms=MODEL_TIMEOUT_MS)
+    assert again["stage"] == "neural" and again["error"] is None
     assert s.outside == []
     s.page.close()
