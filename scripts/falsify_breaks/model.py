@@ -260,3 +260,24 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "            if span <= n and seen[n - span : n - period] == seen[n - span + period : n]:\n                pass",
     ),
 ]
+
+BREAKS += [
+    (
+        "a GGUF metadata key given twice is taken",
+        "native/eoc_native/llm/gguf_header.py",
+        "        if key in metadata:",
+        "        if False:",
+    ),
+    (
+        "a GGUF tensor's dimension count is not checked",
+        "native/eoc_native/llm/gguf_header.py",
+        "        if not 1 <= n_dims <= MAX_DIMS:",
+        "        if False:",
+    ),
+    (
+        "an unknown GGUF value type is read as nothing",
+        "native/eoc_native/llm/gguf_header.py",
+        '        raise HeaderError(f"{what}: unknown value type {kind} at offset {self.off:,}")',
+        "        return None",
+    ),
+]
