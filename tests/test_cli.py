@@ -292,3 +292,23 @@ def test_query_on_the_fake_meter_says_fake_in_every_line_field_and_receipt(
 def test_the_browser_refuses_even_a_simulated_meter() -> None:
     code, _ = run("query", "--meter", "fake", "what is 2+2")
     assert code != 0
+
+
+def test_model_progress_lines_on_a_pipe_and_on_a_terminal() -> None:
+    from eoc.cli.query import _ModelWork
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    for stream, tty in ((io.StringIO(), False), (Tty(), True)):
+        show = _ModelWork(stream)
+        for i in (1, 2):
+            show.progress(f"loading m.gguf: layer {i}/2", i / 2)
+        show.progress("compiling the matmul kernels: the first run only", 0.0)
+        show.piece("Blue")
+        show.done()
+        text = stream.getvalue()
+        assert "loading m.gguf: layer 2/2 (100%)" in text
+        assert "compiling the matmul kernels: the first run only\n" in text  # no percentage
+        assert text.endswith("neural : Blue\n"), (tty, text)

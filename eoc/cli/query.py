@@ -87,10 +87,11 @@ class _ModelWork:
 
     def progress(self, what: str, fraction: float) -> None:
         step = int(fraction * 10)  # a line per 10 % off a terminal, a redrawn one on it
+        shown = what if fraction <= 0 else f"{what} ({fraction:.0%})"  # 0: a step that starts
         if self.tty:
-            self.err.write(f"\r\x1b[2K{what} ({fraction:.0%})")
+            self.err.write(f"\r\x1b[2K{shown}")
         elif step != self._step:
-            self.err.write(f"{what} ({fraction:.0%})\n")
+            self.err.write(f"{shown}\n")
         self._step = step
         if fraction >= 1.0 and self.tty:
             self.err.write("\n")
@@ -98,6 +99,8 @@ class _ModelWork:
 
     def piece(self, text: str) -> None:
         if not self._started:
+            if self.tty and self._step == 0:  # a step that started is still on the line
+                self.err.write("\n")
             self.err.write("neural : ")
             self._started = True
         self.err.write(text)

@@ -208,6 +208,13 @@ BREAKS: list[tuple[str, str, str, str]] = [
 ]
 
 FOCUS: dict[str, list[str]] = {
+    "a first run compiles the kernels without saying so": [
+        "tests/native/test_model_cli.py::"
+        "test_a_first_run_says_it_compiles_the_kernels_and_a_later_one_does_not"
+    ],
+    "a step that starts is shown at 0 %": [
+        "tests/test_cli.py::test_model_progress_lines_on_a_pipe_and_on_a_terminal"
+    ],
     **page.FOCUS,
     **partition.FOCUS,
     **repeat.FOCUS,

@@ -281,3 +281,18 @@ BREAKS += [
         "        return None",
     ),
 ]
+
+BREAKS += [
+    (
+        "a first run compiles the kernels without saying so",
+        "native/eoc_native/llm/generate.py",
+        "    if progress is not None and not kernels_cached():",
+        "    if False:",
+    ),
+    (
+        "a step that starts is shown at 0 %",
+        "eoc/cli/query.py",
+        '        shown = what if fraction <= 0 else f"{what} ({fraction:.0%})"',
+        '        shown = f"{what} ({fraction:.0%})"',
+    ),
+]

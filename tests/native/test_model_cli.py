@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -65,3 +66,29 @@ def test_eoc_query_model_flag_and_meter_name_the_model(
     neural = json.loads(out.getvalue())["neural"]
     assert "SmolLM2-135M-Instruct" in neural["neural model"]
     assert "cpu-quant" in neural["neural dispatch"] and "numpy" in neural["neural backends"]
+
+
+def test_a_first_run_says_it_compiles_the_kernels_and_a_later_one_does_not(
+    tiny: Path, tmp_path: Path
+) -> None:
+    """Progress on stderr while something slow happens the first time: the kernels compile once
+    (numba keeps them in its cache, here a fresh one), and the next run says nothing of it."""
+    env = {
+        "EOC_EMBEDDER": "hashed",
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "NUMBA_CACHE_DIR": str(tmp_path / "numba"),
+        # the code under test (scripts/falsify.py runs a copy, found through PYTHONPATH)
+        **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
+    }
+    ask = [sys.executable, "-m", "eoc", "query", "--no-store", "--model", str(tiny)]
+    ask += ["--max-tokens", "2", "why is the sky blue"]
+    said = []
+    for _ in range(2):
+        run = subprocess.run(ask, capture_output=True, text=True, env=env, timeout=300)
+        assert run.returncode == 0, run.stderr
+        said.append(run.stderr)
+    line = "compiling the matmul kernels: the first run only (numba keeps them)\n"
+    assert line in said[0] and "(0%)" not in said[0]
+    assert said[0].index("loading tiny.gguf: layer") < said[0].index(line)
+    assert "compiling" not in said[1] and "loading tiny.gguf" in said[1]

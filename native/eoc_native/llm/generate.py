@@ -20,6 +20,7 @@ from eoc_native.autotune.dispatch import Dispatcher
 from eoc_native.llm.gguf import GGUFFile
 from eoc_native.llm.llama import Llama, ModelArgs
 from eoc_native.llm.tokenizer import GGUFTokenizer
+from eoc_native.quant import kernels_cached
 
 
 def load(
@@ -37,6 +38,8 @@ def load(
     ModelArgs.from_metadata(gf.metadata)  # refuse an unsupported architecture first
     tokenizer = GGUFTokenizer(gf.metadata)  # and a tokenizer, before the slow weight load
     model = Llama.from_gguf(gf, n_ctx=n_ctx, dispatcher=dispatcher, progress=progress)
+    if progress is not None and not kernels_cached():
+        progress("compiling the matmul kernels: the first run only (numba keeps them)", 0.0)
     return model, tokenizer
 
 

@@ -13,6 +13,7 @@ kernels) and :mod:`eoc_native.llm` (the model reads its weights into blocks) and
 
 from __future__ import annotations
 
+import os
 from types import ModuleType
 
 from eoc_native import require
@@ -31,4 +32,15 @@ def load_kernels() -> ModuleType:
     return kernels
 
 
-__all__ = ["load_kernels"]
+def kernels_cached() -> bool:
+    """Whether numba's cache holds the decode kernel already (else the first forward compiles
+    the kernels, about 5 s on a small machine). ``True`` when it cannot tell: nothing is said."""
+    kernels = load_kernels()
+    try:
+        index = kernels.q4_matvec._cache._cache_file._index_path
+    except AttributeError:  # another numba: its cache is laid out otherwise
+        return True
+    return bool(os.path.exists(index))
+
+
+__all__ = ["kernels_cached", "load_kernels"]
