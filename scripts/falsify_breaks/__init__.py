@@ -116,6 +116,7 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
     ),
     ("eoc/compute/", ["tests/test_compute.py"]),
     ("native/eoc_native/graph/", ["tests/native/test_oxigraph.py"]),
+    ("native/eoc_native/llm/layout_cache.py", ["tests/native/test_layout_cache.py"]),
     ("native/eoc_native/llm/gguf_header.py", ["tests/native/test_gguf_header.py"]),
     ("eoc/stages/page_model.py", ["tests/test_page_model.py"]),
     ("web/ggufmacs.py", ["tests/native/test_ggufmacs.py"]),

@@ -296,3 +296,24 @@ BREAKS += [
         '        shown = f"{what} ({fraction:.0%})"',
     ),
 ]
+
+BREAKS += [
+    (
+        "a damaged layout file stops the model loading",
+        "native/eoc_native/llm/layout_cache.py",
+        "        except (OSError, ValueError, KeyError, TypeError, EOFError):",
+        "        except KeyError:",
+    ),
+    (
+        "the layout cache ignores a changed model file",
+        "native/eoc_native/llm/layout_cache.py",
+        '        key = f"{model}|{st.st_size}|{st.st_mtime_ns}|{head}|layout {LAYOUT_VERSION}"',
+        '        key = f"{model}|{st.st_size}|{head}|layout {LAYOUT_VERSION}"',
+    ),
+    (
+        "a layout cache that cannot be written stops the model loading",
+        "native/eoc_native/llm/layout_cache.py",
+        "        except OSError:\n            return  # a read-only or full disk",
+        "        except KeyError:\n            return  # a read-only or full disk",
+    ),
+]

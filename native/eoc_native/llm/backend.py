@@ -28,6 +28,7 @@ from eoc.stages.neural import DEFAULT_MAX_TOKENS, Reply, origin_of
 from eoc_native.autotune.dispatch import Dispatcher
 from eoc_native.llm.energy import estimate
 from eoc_native.llm.generate import Sampler, generate_ids, load, text_pieces
+from eoc_native.llm.layout_cache import LayoutCache
 from eoc_native.llm.llama import Llama
 from eoc_native.llm.locate import (  # re-exported: callers import them from here too
     ENV_MODEL,
@@ -70,6 +71,7 @@ class LocalModel:
         n_ctx: int = DEFAULT_N_CTX,
         dispatcher: Dispatcher | None = None,
         loop_stop: bool = True,
+        layout_cache: bool = True,
     ) -> None:
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
             raise ConfigError(
@@ -85,6 +87,7 @@ class LocalModel:
         self.system = system
         self.n_ctx = n_ctx
         self.loop_stop = loop_stop
+        self.layout_cache = layout_cache  # keep the tiled weights on disk (layout_cache.py)
         self.dispatcher = dispatcher if dispatcher is not None else Dispatcher()
         self.name = f"local:{self.path.name}"
         self._model: Llama | None = None
@@ -144,11 +147,18 @@ class LocalModel:
         """Read the model now (it is read on the first question otherwise)."""
         with self._lock:
             if self._model is None:
+                layouts = None
+                if self.layout_cache:
+                    try:
+                        layouts = LayoutCache(self.path)
+                    except OSError:
+                        layouts = None  # the model file's own errors are load()'s to report
                 self._model, self._tokenizer = load(
                     self.path,
                     n_ctx=self.n_ctx,
                     dispatcher=self.dispatcher,
                     progress=progress or self.progress,
+                    layouts=layouts,
                 )
         return self
 

@@ -18,6 +18,7 @@ import numpy.typing as npt
 from eoc.errors import InputError
 from eoc_native.autotune.dispatch import Dispatcher
 from eoc_native.llm.gguf import GGUFFile
+from eoc_native.llm.layout_cache import LayoutCache
 from eoc_native.llm.llama import Llama, ModelArgs
 from eoc_native.llm.tokenizer import GGUFTokenizer
 from eoc_native.quant import kernels_cached
@@ -29,15 +30,19 @@ def load(
     n_ctx: int = 512,
     dispatcher: Dispatcher | None = None,
     progress: Callable[[str, float], None] | None = None,
+    layouts: LayoutCache | None = None,
 ) -> tuple[Llama, GGUFTokenizer]:
     """Open a GGUF file and return its model (with an ``n_ctx`` KV cache) and tokenizer.
 
-    ``progress(what, fraction)`` is told as the layers are read.
+    ``progress(what, fraction)`` is told as the layers are read; ``layouts`` keeps the tiled
+    weights for the next load (:class:`~eoc_native.llm.layout_cache.LayoutCache`).
     """
     gf = GGUFFile(path)
     ModelArgs.from_metadata(gf.metadata)  # refuse an unsupported architecture first
     tokenizer = GGUFTokenizer(gf.metadata)  # and a tokenizer, before the slow weight load
-    model = Llama.from_gguf(gf, n_ctx=n_ctx, dispatcher=dispatcher, progress=progress)
+    model = Llama.from_gguf(
+        gf, n_ctx=n_ctx, dispatcher=dispatcher, progress=progress, layouts=layouts
+    )
     if progress is not None and not kernels_cached():
         progress("compiling the matmul kernels: the first run only (numba keeps them)", 0.0)
     return model, tokenizer

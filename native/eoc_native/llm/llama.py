@@ -23,7 +23,8 @@ import numpy.typing as npt
 from eoc.errors import EocError, InputError, PromptTooLong
 from eoc_native.autotune.dispatch import DispatchedWeight, Dispatcher
 from eoc_native.llm.gguf import GGUFFile
-from eoc_native.llm.weights import read_weight
+from eoc_native.llm.layout_cache import LayoutCache
+from eoc_native.llm.weights import Weight, read_weight
 from eoc_native.quant import load_kernels
 from eoc_native.quant.formats import dequantize
 
@@ -155,10 +156,12 @@ class Llama:
         n_ctx: int = 512,
         dispatcher: Dispatcher | None = None,
         progress: Callable[[str, float], None] | None = None,
+        layouts: LayoutCache | None = None,
     ) -> Llama:
         """Read the weights of a ``llama`` GGUF file (quantized ones stay quantized).
 
-        ``progress(what, fraction)`` is told after each layer.
+        ``progress(what, fraction)`` is told after each layer. ``layouts`` keeps the tiled
+        quantized matrices on disk and maps them on later loads (:mod:`.layout_cache`).
         """
         args = ModelArgs.from_metadata(gf.metadata)
         dispatcher = dispatcher or Dispatcher()
@@ -167,7 +170,14 @@ class Llama:
             return gf.tensor(name)
 
         def w(*names: str) -> DispatchedWeight:
-            return dispatcher.weight(read_weight(gf, *names))
+            label = "+".join(names)
+            kept = layouts.get(label) if layouts is not None else None
+            if kept is not None:
+                return dispatcher.weight(Weight(label, quant=kept))
+            weight = read_weight(gf, *names)
+            if layouts is not None and weight.quant is not None:
+                layouts.put(label, weight.quant)
+            return dispatcher.weight(weight)
 
         layers = []
         for i in range(args.n_layers):
