@@ -9,30 +9,22 @@ embeddings when the head is tied to them); a prompt token skips the head (llama.
 logits of the last prompt token only). Attention over the context adds a little more per token
 and is left out (at SmolLM2-135M's sizes and a short context it is under 1 %).
 
-Only the header is read (the key-value metadata, then the tensor list), with the standard
-library, in bounded steps: a file that is not GGUF, cut short, or claims absurd sizes is a
-:class:`GGUFHeaderError` saying so.
+Only the header is read, by eoc's own parser (``native/eoc_native/llm/gguf_header.py``, standard
+library only, so this runs in the venv ``make demo`` makes with pip alone): a file that is not
+GGUF, cut short, or claims absurd sizes is a :class:`GGUFHeaderError` saying so.
 """
 
 from __future__ import annotations
 
-import struct
+import mmap
 import sys
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from typing import NamedTuple
 
-MAGIC = b"GGUF"
-MAX_COUNT = 1 << 24
-"""The most tensors, metadata keys or array items the header may claim."""
-MAX_STRING = 1 << 20
-"""The longest string in the header (a chat template is a few KB)."""
-MAX_DIMS = 8
-_FIXED = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
-_STRING, _ARRAY = 8, 9
-
-
-class GGUFHeaderError(ValueError):
-    """The file is not a GGUF model whose header eoc can read."""
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [p for p in (str(ROOT), str(ROOT / "native")) if p not in sys.path]
+from eoc_native.llm.gguf_header import HeaderError as GGUFHeaderError  # noqa: E402
+from eoc_native.llm.gguf_header import parse  # noqa: E402
 
 
 class ModelWork(NamedTuple):
@@ -44,78 +36,21 @@ class ModelWork(NamedTuple):
     parameters: int
 
 
-class _Reader:
-    def __init__(self, f: BinaryIO, name: str) -> None:
-        self.f = f
-        self.name = name
-
-    def take(self, n: int) -> bytes:
-        data = self.f.read(n)
-        if len(data) != n:
-            raise GGUFHeaderError(f"{self.name}: the GGUF header is cut short")
-        return data
-
-    def fixed(self, code: str) -> object:
-        return struct.unpack("<" + code, self.take(struct.calcsize(code)))[0]
-
-    def count(self, what: str) -> int:
-        n = int(self.fixed("Q"))  # type: ignore[call-overload]
-        if n > MAX_COUNT:
-            raise GGUFHeaderError(f"{self.name}: the header claims {n:,} {what}: not a model file")
-        return n
-
-    def string(self) -> str:
-        n = int(self.fixed("Q"))  # type: ignore[call-overload]
-        if n > MAX_STRING:
-            raise GGUFHeaderError(f"{self.name}: a header string of {n:,} bytes: damaged file")
-        return self.take(n).decode("utf-8", "replace")
-
-    def value(self, kind: int) -> object:
-        if kind in _FIXED:
-            return self.fixed(_FIXED[kind])
-        if kind == _STRING:
-            return self.string()
-        if kind == _ARRAY:
-            item = int(self.fixed("I"))  # type: ignore[call-overload]
-            n = self.count("array items")
-            if item in _FIXED:  # skipped in one read: a vocabulary's scores, say
-                self.take(n * struct.calcsize(_FIXED[item]))
-                return n
-            for _ in range(n):
-                self.value(item)
-            return n
-        raise GGUFHeaderError(f"{self.name}: unknown metadata type {kind}: damaged or newer file")
-
-
 def model_work(path: str | Path) -> ModelWork:
     """The multiply-adds a token takes in the GGUF model at ``path``."""
     path = Path(path)
-    with open(path, "rb") as f:
-        r = _Reader(f, path.name)
-        if r.take(4) != MAGIC:
-            raise GGUFHeaderError(f"{path.name}: not a GGUF file (no GGUF magic)")
-        version = r.fixed("I")
-        if version not in (2, 3):
-            raise GGUFHeaderError(f"{path.name}: GGUF version {version}, eoc reads 2 and 3")
-        n_tensors = r.count("tensors")
-        n_keys = r.count("metadata keys")
-        arch = ""
-        for _ in range(n_keys):
-            key = r.string()
-            value = r.value(int(r.fixed("I")))  # type: ignore[call-overload]
-            if key == "general.architecture" and isinstance(value, str):
-                arch = value
-        sizes: dict[str, tuple[int, ...]] = {}
-        for _ in range(n_tensors):
-            name = r.string()
-            n_dims = int(r.fixed("I"))  # type: ignore[call-overload]
-            if not 1 <= n_dims <= MAX_DIMS:
-                raise GGUFHeaderError(f"{path.name}: tensor {name!r} has {n_dims} dimensions")
-            dims = tuple(int(r.fixed("Q")) for _ in range(n_dims))  # type: ignore[call-overload]
-            r.fixed("I")  # its type
-            r.fixed("Q")  # its offset
-            sizes[name] = dims
-    return _work(arch, sizes, path.name)
+    try:
+        with open(path, "rb") as f:
+            if path.stat().st_size == 0:
+                header = parse(b"")  # an empty file cannot be mapped: say it is cut short
+            else:
+                with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+                    header = parse(buf)
+    except GGUFHeaderError as exc:
+        raise GGUFHeaderError(f"{path.name}: {exc}") from None
+    arch = header.metadata.get("general.architecture")
+    sizes = {t.name: t.dims for t in header.tensors}
+    return _work(arch if isinstance(arch, str) else "", sizes, path.name)
 
 
 def _work(arch: str, sizes: dict[str, tuple[int, ...]], name: str) -> ModelWork:

@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from eoc.errors import InputError
 from eoc_native import require
-from eoc_native.llm.gguf_header import HeaderError, TensorInfo, parse, tensor_bytes
+from eoc_native.llm.gguf_header import HeaderError, TensorInfo, parse
 from eoc_native.quant.formats import SUPPORTED_TYPES, dequantize
 
 GGUF_MAGIC = b"GGUF"
@@ -147,6 +147,16 @@ _ITEM_TYPES = {"F16": np.float16, "F32": np.float32, "F64": np.float64, "I8": np
 _ITEM_TYPES.update({"I16": np.int16, "I32": np.int32, "I64": np.int64})
 
 
+def _tensor_bytes(buf: mmap.mmap, start: int, nbytes: int) -> npt.NDArray[np.uint8]:
+    """``nbytes`` bytes of the map from ``start`` as a plain (not memmap) uint8 array."""
+    if start < 0 or nbytes < 0 or start + nbytes > len(buf):
+        raise HeaderError(
+            f"a tensor's {nbytes:,} bytes at offset {start:,} run past the end of the "
+            f"{len(buf):,}-byte file"
+        )
+    return np.frombuffer(buf, np.uint8, nbytes, start)
+
+
 def _tensor(gguf: Any, buf: mmap.mmap, start: int, info: TensorInfo) -> _Tensor:
     """``info``'s bytes from the map, viewed as the reader views them (typed elements for the
     plain types, bytes in blocks for the quantized ones)."""
@@ -156,7 +166,7 @@ def _tensor(gguf: Any, buf: mmap.mmap, start: int, info: TensorInfo) -> _Tensor:
         n_elems *= d
     block, size = gguf.GGML_QUANT_SIZES[qtype]
     n_bytes = n_elems * size // block
-    data = tensor_bytes(buf, start + info.offset, n_bytes)
+    data = _tensor_bytes(buf, start + info.offset, n_bytes)
     np_dims = tuple(reversed(info.dims))
     item = _ITEM_TYPES.get(qtype.name)
     if item is not None:

@@ -3,11 +3,13 @@
 The ``gguf`` package's reader builds a numpy view for every part of every field, which takes
 3.6 s here for SmolLM2's 49k-token vocabulary (most of what loading the model took). This reads
 the same header with :mod:`struct` and one ``bytes`` slice per string (about 0.1 s), gives the
-same values (:func:`tests.native.test_llm_gguf` compares them with the package's reader), and
-keeps the package for what it is good at: the tensor types, their block sizes and dequantizing.
+same values (tests/native/test_gguf_header.py compares them with the package's reader), and
+leaves the package what it is good at: the tensor types, their block sizes and dequantizing.
 
-Every count and length is checked against the file's size before it is used, so a cut-off or
-damaged header is a :class:`HeaderError` with the offset, never a huge allocation.
+Standard library only, so the demo's build (``web/ggufmacs.py``, in a venv with pip alone) reads
+headers with it too. Every count and length is checked against the file's size before it is
+used, so a cut-off or damaged header is a :class:`HeaderError` with the offset, never a huge
+allocation.
 """
 
 from __future__ import annotations
@@ -16,17 +18,12 @@ import mmap
 import struct
 from typing import Any, NamedTuple
 
-import numpy as np
-import numpy.typing as npt
-
 MAX_DIMS = 4
 """GGML tensors have at most four dimensions."""
 DEFAULT_ALIGNMENT = 32
 
 # GGUF value types: the struct code of each fixed-size one
 _FIXED = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
-_NUMPY = {0: "<u1", 1: "<i1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4", 7: "?"}
-_NUMPY.update({10: "<u8", 11: "<i8", 12: "<f8"})
 _STRING, _ARRAY = 8, 9
 
 
@@ -63,8 +60,8 @@ class _Cursor:
     def need(self, n: int, what: str) -> None:
         if n < 0 or self.off + n > self.size:
             raise HeaderError(
-                f"the header is cut short: {what} needs {n:,} bytes at offset {self.off:,} "
-                f"of a {self.size:,}-byte file"
+                f"the header is cut short or damaged: {what} needs {n:,} bytes at offset "
+                f"{self.off:,} of a {self.size:,}-byte file"
             )
 
     def fixed(self, code: str, what: str) -> Any:
@@ -89,11 +86,10 @@ class _Cursor:
         if kind == _ARRAY:
             item = self.fixed("I", what)
             n = self.fixed("Q", what)
-            if item in _NUMPY:
-                width = np.dtype(_NUMPY[item]).itemsize
-                self.need(n * width, what)
-                out = np.frombuffer(self.buf, _NUMPY[item], n, self.off).tolist()
-                self.off += n * width
+            if item in _FIXED:
+                code = f"<{self._count(n, struct.calcsize(_FIXED[item]), what)}{_FIXED[item]}"
+                out = list(struct.unpack_from(code, self.buf, self.off))
+                self.off += struct.calcsize(code)
                 return out
             if item == _STRING:
                 return [self.string(what) for _ in range(self._count(n, 8, what))]
@@ -104,8 +100,16 @@ class _Cursor:
 
     def _count(self, n: int, least: int, what: str) -> int:
         """``n`` items of at least ``least`` bytes each must fit in what is left of the file."""
-        self.need(n * least, what)
+        self.claims(n * least, f"{n:,} items in {what}")
         return n
+
+    def claims(self, nbytes: int, claim: str) -> None:
+        """``nbytes`` more bytes, which ``claim`` needs, must fit in what is left of the file."""
+        if self.off + nbytes > self.size:
+            raise HeaderError(
+                f"the header claims {claim}, more than its {self.size:,}-byte file can hold: "
+                "the file is cut short or damaged, or not a model file"
+            )
 
 
 def parse(buf: mmap.mmap | bytes) -> Header:
@@ -120,7 +124,7 @@ def parse(buf: mmap.mmap | bytes) -> Header:
         raise HeaderError(f"GGUF version {version}: eoc reads versions 2 and 3")
     n_tensors = c.fixed("Q", "the tensor count")
     n_keys = c.fixed("Q", "the metadata count")
-    c.need(n_keys * 12 + n_tensors * 24, "the metadata and tensor list")
+    c.claims(n_keys * 12 + n_tensors * 24, f"{n_keys:,} metadata keys and {n_tensors:,} tensors")
     metadata: dict[str, Any] = {}
     for _ in range(n_keys):
         key = c.string("a metadata key")
@@ -150,14 +154,4 @@ def parse(buf: mmap.mmap | bytes) -> Header:
     return Header(version, metadata, tensors, start)
 
 
-def tensor_bytes(buf: mmap.mmap | bytes, start: int, nbytes: int) -> npt.NDArray[np.uint8]:
-    """``nbytes`` bytes of the map from ``start`` as a plain (not memmap) uint8 array."""
-    if start < 0 or nbytes < 0 or start + nbytes > len(buf):
-        raise HeaderError(
-            f"a tensor's {nbytes:,} bytes at offset {start:,} run past the end of the "
-            f"{len(buf):,}-byte file"
-        )
-    return np.frombuffer(buf, np.uint8, nbytes, start)
-
-
-__all__ = ["Header", "HeaderError", "TensorInfo", "parse", "tensor_bytes"]
+__all__ = ["Header", "HeaderError", "TensorInfo", "parse"]
