@@ -30,7 +30,6 @@ import statistics
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -145,27 +144,11 @@ def native_eoc(tokens: int) -> dict[str, Any]:
     model = LocalModel(max_tokens=tokens)
     model.generate(WARM)  # loads, prepares and compiles
 
-    def pieces() -> Iterator[str]:
-        out: list[str] = []
-        done = threading.Event()
-
-        def work() -> None:
-            model.generate(PROMPT, on_piece=out.append)
-            done.set()
-
-        threading.Thread(target=work, daemon=True).start()
-        seen = 0
-        while not done.is_set() or seen < len(out):
-            if seen < len(out):
-                seen += 1
-                yield out[seen - 1]
-            else:
-                time.sleep(0.0005)
-
-    first, last, _, text = _timed(pieces())
-    reply_tokens = model.generate(PROMPT).tokens_out or 0  # the model's own count (cached text)
-    row = _row(first, last, reply_tokens, text)
-    return row
+    stamps: list[float] = []  # when each piece came, from the question
+    t0 = time.perf_counter()
+    reply = model.generate(PROMPT, on_piece=lambda p: stamps.append(time.perf_counter() - t0))
+    first, last = (stamps[0], stamps[-1]) if stamps else (None, None)
+    return _row(first, last, reply.tokens_out or 0, reply.text)
 
 
 def native_llama_cpp(tokens: int, threads: int) -> dict[str, Any]:
