@@ -158,6 +158,7 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
         "native/eoc_native/llm/tokenizer.py",
         ["tests/native/test_llm_vocab.py", "tests/native/test_llm_tiny.py"],
     ),
+    ("native/eoc_native/llm/threads.py", ["tests/native/test_decode_layer.py"]),
     (
         "native/eoc_native/llm/",
         [
@@ -209,6 +210,17 @@ BREAKS: list[tuple[str, str, str, str]] = [
 ]
 
 FOCUS: dict[str, list[str]] = {
+    **{
+        name: ["tests/native/test_decode_layer.py"]
+        for name in (
+            "the layer kernel runs where the dispatcher sends a product elsewhere",
+            "the layer kernel's products go uncounted",
+            "the layer kernel drops the attention's residual",
+            "numba's pool keeps its own thread count",
+            "the BLAS pool keeps its own thread count",
+            "a thread count above numba's pool is taken",
+        )
+    },
     "a first run compiles the kernels without saying so": [
         "tests/native/test_model_cli.py::"
         "test_a_first_run_says_it_compiles_the_kernels_and_a_later_one_does_not"

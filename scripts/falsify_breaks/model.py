@@ -142,14 +142,14 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "8-bit kernel forgets the block scale",
         "native/eoc_native/quant/kernels.py",
-        "                acc[i] += db[i] * tmp[i]\n",
+        "                acc[i] += f16(db[i]) * tmp[i]\n",
         "                acc[i] += tmp[i]\n",
     ),
     (
         "Q4_0 read with the wrong offset",
         "native/eoc_native/quant/blocks.py",
-        "m = np.ascontiguousarray(d * np.float32(-8))",
-        "m = np.ascontiguousarray(d * np.float32(-7))",
+        "_f16_bits(d.view(np.float16) * -8)",
+        "_f16_bits(d.view(np.float16) * -7)",
     ),
     (
         "short tensor bytes accepted",
@@ -196,8 +196,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "fused decode attention skips the newest key",
         "native/eoc_native/quant/kernels.py",
-        "            for j in range(hd):\n                acc += q[h, j] * cache_k[t, g, j]",
-        "            for j in range(hd):\n                acc += q[h, j] * cache_k[t, g, j] * (t < pos)",
+        "            for j in range(hd):\n                acc += q[j] * cache_k[t, g, j]",
+        "            for j in range(hd):\n                acc += q[j] * cache_k[t, g, j] * (t < pos)",
     ),
     (
         "one-token RMSNorm forgets the mean",
@@ -315,5 +315,59 @@ BREAKS += [
         "native/eoc_native/llm/layout_cache.py",
         "        except OSError:\n            return  # a read-only or full disk",
         "        except KeyError:\n            return  # a read-only or full disk",
+    ),
+]
+
+# A decode step in one compiled call a layer, float16 scales, and eoc's thread count.
+BREAKS += [
+    (
+        "the layer kernel runs where the dispatcher sends a product elsewhere",
+        "native/eoc_native/llm/llama.py",
+        "            self.dispatcher.backend_for(dw, 1).name == FUSED\n",
+        "            True\n",
+    ),
+    (
+        "the layer kernel's products go uncounted",
+        "native/eoc_native/llm/llama.py",
+        "        calls.update(plan.counts)\n",
+        "        pass\n",
+    ),
+    (
+        "the layer kernel drops the attention's residual",
+        "native/eoc_native/quant/kernels.py",
+        "    q4_matvec(wo[0], wo[1], wo[2], heads, b_o)\n    for i in range(dim):\n"
+        "        x[i] += b_o[i]",
+        "    q4_matvec(wo[0], wo[1], wo[2], heads, b_o)\n    for i in range(dim):\n"
+        "        x[i] = b_o[i]",
+    ),
+    (
+        "the 4-bit kernel takes the block scale for its minimum",
+        "native/eoc_native/quant/kernels.py",
+        "acc[i] += f16(db[i]) * tmp[i] + f16(mb[i]) * sb",
+        "acc[i] += f16(db[i]) * tmp[i] + f16(db[i]) * sb",
+    ),
+    (
+        "numba's pool keeps its own thread count",
+        "native/eoc_native/llm/threads.py",
+        "            k.set_num_threads(self.threads)\n        try:",
+        "            pass\n        try:",
+    ),
+    (
+        "the BLAS pool keeps its own thread count",
+        "native/eoc_native/llm/threads.py",
+        "        return self._blas.limit(limits=self.threads) if self._blas else nullcontext()",
+        "        return nullcontext()",
+    ),
+    (
+        "a thread count above numba's pool is taken",
+        "native/eoc_native/llm/threads.py",
+        "    if requested > pool:",
+        "    if False:",
+    ),
+    (
+        "a layout cache of float32 scales is read",
+        "native/eoc_native/llm/layout_cache.py",
+        "or d.dtype != np.uint16:",
+        "or d.dtype not in (np.uint16, np.float32):",
     ),
 ]

@@ -76,3 +76,24 @@ def test_a_cache_that_cannot_be_written_only_costs_time(model: Path, tmp_path: P
     cache = LayoutCache(model, blocked)
     assert tokens(model, cache) == tokens(model, None)
     assert cache.writes == 0 and cache.hits == 0
+
+
+def test_scales_of_another_type_are_not_read(model: Path, tmp_path: Path) -> None:
+    """An array saved with float32 scales (an older layout's), described as such, is tiled again:
+    the kernels read float16 bits."""
+    import json
+
+    want = tokens(model, None)
+    cache = LayoutCache(model, tmp_path / "cache")
+    tokens(model, cache)
+    metas = [f for f in sorted(cache.folder.iterdir()) if f.suffix == ".json"]
+    meta_path = next(f for f in metas if json.loads(f.read_text())["bits"] == 8)  # d alone
+    meta = json.loads(meta_path.read_text())
+    d_path = meta_path.with_name(meta_path.name.removesuffix("json") + "d.npy")
+    scales = np.load(d_path).view(np.float16).astype(np.float32)
+    np.save(d_path, scales)
+    meta["parts"]["d"][0] = "float32"
+    meta_path.write_text(json.dumps(meta))
+    again = LayoutCache(model, tmp_path / "cache")
+    assert tokens(model, again) == want
+    assert again.writes == 1

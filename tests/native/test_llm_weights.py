@@ -34,12 +34,15 @@ def _matrix(n_out: int, n_in: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize("qtype", ["Q4_0", "Q4_1", "Q8_0"])
-def test_blocks_are_the_files_weights(qtype: str) -> None:
-    w = _matrix(40, 96)  # GGUF layout: (n_out, n_in)
+@pytest.mark.parametrize("n_out", [40, 96])  # a padded last tile; whole tiles
+def test_blocks_are_the_files_weights(qtype: str, n_out: int) -> None:
+    w = _matrix(n_out, 96)  # GGUF layout: (n_out, n_in)
     raw = quantize(w, qtype)
-    blocks = blocks_from_raw(raw, qtype, 40, 96)
-    reference = dequantize(raw, qtype).reshape(40, 96).T  # (n_in, n_out) for x @ W
-    assert blocks.n_in == 96 and blocks.n_out == 40
+    blocks = blocks_from_raw(raw, qtype, n_out, 96)
+    reference = dequantize(raw, qtype).reshape(n_out, 96).T  # (n_in, n_out) for x @ W
+    assert blocks.n_in == 96 and blocks.n_out == n_out
+    # the scales are the file's float16, kept as their bits
+    assert blocks.d.dtype == np.uint16 and (blocks.m is None or blocks.m.dtype == np.uint16)
     np.testing.assert_allclose(blocks.dense(), reference, rtol=0, atol=1e-6)
 
 

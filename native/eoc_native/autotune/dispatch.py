@@ -120,17 +120,29 @@ class Dispatcher:
         """Wrap a model weight for :meth:`apply`."""
         return DispatchedWeight(weight)
 
+    def backend_for(self, dw: DispatchedWeight, m: int) -> Any:
+        """The backend :meth:`apply` runs ``W`` on for ``m`` rows of ``x``."""
+        if self.autotuning:
+            k, n = dw.weight.shape
+            return self.choose(Shape(m, k, n), dw.weight)
+        # the default depends only on the weight's kind (q4, q8, f32): remember it
+        backend = self._choice.get(dw.weight.kind)
+        if backend is None:
+            backend = self._choice.setdefault(dw.weight.kind, self._default_for(dw.weight))
+        return backend
+
+    def count(self, backend: str, m: int, dw: DispatchedWeight, calls: int = 1) -> None:
+        """Count ``calls`` products of ``m`` rows with ``W`` that a caller ran on ``backend``
+        itself (a fused kernel), as :meth:`apply` counts its own."""
+        k, n = dw.weight.shape
+        self.calls[(backend, f"{m}x{k}x{n}")] += calls
+
     def apply(self, x: Any, dw: DispatchedWeight) -> Any:
         """``x @ W`` for a model weight, on the chosen backend; float32 (m, n_out) on the host."""
         k, n = dw.weight.shape
         m = int(x.shape[0])
         key = f"{m}x{k}x{n}"
-        if self.autotuning:
-            backend = self.choose(Shape(m, k, n), dw.weight)
-        else:  # the default depends only on the weight's kind (q4, q8, f32): remember it
-            backend = self._choice.get(dw.weight.kind)
-            if backend is None:
-                backend = self._choice.setdefault(dw.weight.kind, self._default_for(dw.weight))
+        backend = self.backend_for(dw, m)
         copy = dw.copies.get(backend.name)
         if copy is None:
             with self._lock:

@@ -35,6 +35,7 @@ from eoc_native.llm.locate import (  # re-exported: callers import them from her
     default_model_path,
     resolve_model_path,
 )
+from eoc_native.llm.threads import model_threads
 from eoc_native.llm.tokenizer import GGUFTokenizer
 
 DEFAULT_N_CTX = 2048
@@ -55,6 +56,8 @@ class LocalModel:
         system: a system message put before each question, if the template takes one.
         n_ctx: the context (KV cache) size.
         dispatcher: where the matmuls run (default: a new :class:`Dispatcher`).
+        threads: the kernels' thread count (default ``$EOC_THREADS``, else the cores this
+            process may run on: :mod:`eoc_native.llm.threads`).
     """
 
     runs_model = True
@@ -72,6 +75,7 @@ class LocalModel:
         dispatcher: Dispatcher | None = None,
         loop_stop: bool = True,
         layout_cache: bool = True,
+        threads: int | None = None,
     ) -> None:
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
             raise ConfigError(
@@ -88,6 +92,8 @@ class LocalModel:
         self.n_ctx = n_ctx
         self.loop_stop = loop_stop
         self.layout_cache = layout_cache  # keep the tiled weights on disk (layout_cache.py)
+        model_threads(threads, pool=1 << 16)  # a bad count or $EOC_THREADS: now, not at load
+        self.threads = threads
         self.dispatcher = dispatcher if dispatcher is not None else Dispatcher()
         self.name = f"local:{self.path.name}"
         self._model: Llama | None = None
@@ -159,6 +165,7 @@ class LocalModel:
                     dispatcher=self.dispatcher,
                     progress=progress or self.progress,
                     layouts=layouts,
+                    threads=self.threads,
                 )
         return self
 

@@ -31,17 +31,24 @@ def load(
     dispatcher: Dispatcher | None = None,
     progress: Callable[[str, float], None] | None = None,
     layouts: LayoutCache | None = None,
+    threads: int | None = None,
 ) -> tuple[Llama, GGUFTokenizer]:
     """Open a GGUF file and return its model (with an ``n_ctx`` KV cache) and tokenizer.
 
     ``progress(what, fraction)`` is told as the layers are read; ``layouts`` keeps the tiled
-    weights for the next load (:class:`~eoc_native.llm.layout_cache.LayoutCache`).
+    weights for the next load (:class:`~eoc_native.llm.layout_cache.LayoutCache`); ``threads``
+    is the kernels' thread count (:mod:`eoc_native.llm.threads`).
     """
     gf = GGUFFile(path)
     ModelArgs.from_metadata(gf.metadata)  # refuse an unsupported architecture first
     tokenizer = GGUFTokenizer(gf.metadata)  # and a tokenizer, before the slow weight load
     model = Llama.from_gguf(
-        gf, n_ctx=n_ctx, dispatcher=dispatcher, progress=progress, layouts=layouts
+        gf,
+        n_ctx=n_ctx,
+        dispatcher=dispatcher,
+        progress=progress,
+        layouts=layouts,
+        threads=threads,
     )
     if progress is not None and not kernels_cached():
         progress("compiling the matmul kernels: the first run only (numba keeps them)", 0.0)

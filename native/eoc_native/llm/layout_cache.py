@@ -27,8 +27,9 @@ import numpy as np
 
 from eoc_native.quant.blocks import QuantBlocks
 
-LAYOUT_VERSION = 1
-"""Bumped whenever the tiled layout changes, so an older cache is never read."""
+LAYOUT_VERSION = 2
+"""Bumped whenever the tiled layout changes, so an older cache is never read (2: the scales are
+kept as float16 bits)."""
 MAX_META_BYTES = 4096
 
 
@@ -129,9 +130,11 @@ def _checked(meta: dict[str, Any], arrays: dict[str, Any]) -> QuantBlocks | None
     nt, nb, rows, t = qs.shape
     if d.shape != (nt, nb, t) or rows != (16 if bits == 4 else 32):
         return None
-    if (bits == 4) != (m is not None) or (m is not None and m.shape != d.shape):
+    if (bits == 4) != (m is not None) or (
+        m is not None and (m.shape, m.dtype) != (d.shape, d.dtype)
+    ):
         return None
-    if qs.dtype != (np.uint8 if bits == 4 else np.int8) or d.dtype != np.float32:
+    if qs.dtype != (np.uint8 if bits == 4 else np.int8) or d.dtype != np.uint16:
         return None
     n_out = meta.get("n_out")
     if not isinstance(n_out, int) or not 0 < n_out <= nt * t:

@@ -8,11 +8,17 @@ Every matrix product goes through the model's :class:`~eoc_native.autotune.dispa
 the products with a weight (:meth:`Dispatcher.apply`, each weight prepared once per backend,
 kept quantized as the file stores it until a backend wants another form) and the attention's
 products of activations (:meth:`Llama._product`, counted as numpy's).
+
+One token at a time (decoding), when the dispatcher runs every layer's products on the
+quantized CPU kernels (its default for a 4-bit model), each layer is one compiled call
+(:func:`eoc_native.quant.kernels.decode_layer`): the same products, norms and attention, with
+no Python between them. The dispatcher still counts each product, as if it had run it.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +30,7 @@ from eoc.errors import EocError, InputError, PromptTooLong
 from eoc_native.autotune.dispatch import DispatchedWeight, Dispatcher
 from eoc_native.llm.gguf import GGUFFile
 from eoc_native.llm.layout_cache import LayoutCache
+from eoc_native.llm.threads import Pools
 from eoc_native.llm.weights import Weight, read_weight
 from eoc_native.quant import load_kernels
 from eoc_native.quant.formats import dequantize
@@ -131,8 +138,10 @@ class Llama:
         *,
         n_ctx: int = 512,
         rope_freq_factors: Array | None = None,
+        threads: int | None = None,
     ) -> None:
-        """Wrap prepared weights; ``n_ctx`` bounds the KV cache (and so the sequence length)."""
+        """Wrap prepared weights; ``n_ctx`` bounds the KV cache (and so the sequence length);
+        ``threads`` is the kernels' thread count (:mod:`eoc_native.llm.threads`)."""
         self.args = args
         self.n_ctx = min(n_ctx, args.context_length)
         self.token_embd = token_embd  # rows by token id
@@ -147,6 +156,8 @@ class Llama:
         self.cos, self.sin = rope_tables(args, self.n_ctx, rope_freq_factors)
         self._k = _kernels_or_none()
         self._fused = self._k.decode_attention if self._k is not None and _fusable(args) else None
+        self._decode: _DecodePlan | None = None
+        self.pools = Pools(self._k, threads)
 
     @classmethod
     def from_gguf(
@@ -157,6 +168,7 @@ class Llama:
         dispatcher: Dispatcher | None = None,
         progress: Callable[[str, float], None] | None = None,
         layouts: LayoutCache | None = None,
+        threads: int | None = None,
     ) -> Llama:
         """Read the weights of a ``llama`` GGUF file (quantized ones stay quantized).
 
@@ -211,6 +223,7 @@ class Llama:
             dispatcher,
             n_ctx=n_ctx,
             rope_freq_factors=freq_factors,
+            threads=threads,
         )
 
     def weights(self) -> list[DispatchedWeight]:
@@ -253,16 +266,75 @@ class Llama:
         ids = np.asarray(tokens, dtype=np.int64)
         if ids.min() < 0 or ids.max() >= self.args.vocab_size:
             raise InputError(f"token id out of range 0..{self.args.vocab_size - 1}")
-        x = self.token_embd[ids]  # (n, dim)
-        norm = self._norm
-        for i, layer in enumerate(self.layers):
-            x = x + self._attention(i, layer, norm(x, layer.attn_norm))
-            x = x + self._mlp(layer, norm(x, layer.ffn_norm))
-        self.pos += n
-        if not all_logits:
-            x = x[-1:]
-        out: Array = self.dispatcher.apply(norm(x, self.output_norm), self.output)
+        with self.pools(n):  # eoc's thread count for numba and BLAS (threads.py)
+            x = self.token_embd[ids]  # (n, dim)
+            norm = self._norm
+            plan = self._decode_plan() if n == 1 else None
+            if plan is not None:
+                x = self._decode_layers(x, plan)
+            else:
+                for i, layer in enumerate(self.layers):
+                    x = x + self._attention(i, layer, norm(x, layer.attn_norm))
+                    x = x + self._mlp(layer, norm(x, layer.ffn_norm))
+            self.pos += n
+            if not all_logits:
+                x = x[-1:]
+            out: Array = self.dispatcher.apply(norm(x, self.output_norm), self.output)
         return out
+
+    def _decode_plan(self) -> _DecodePlan | None:
+        """The layers' blocks for :func:`~eoc_native.quant.kernels.decode_layer`, when it can run
+        this model and the dispatcher runs each layer's products on the quantized CPU kernels;
+        else ``None`` (each product then goes through the dispatcher)."""
+        if self._fused is None:
+            return None
+        plan = self._decode
+        if plan is None:
+            plan = self._decode = _DecodePlan.of(self)
+        if not plan.blocks:
+            return None
+        if plan.decided and not self.dispatcher.autotuning:
+            return plan if plan.quant else None
+        on_quant = all(
+            self.dispatcher.backend_for(dw, 1).name == FUSED
+            for layer in self.layers
+            for dw in (layer.wqkv, layer.wo, layer.w_gate_up, layer.w_down)
+        )
+        plan.decided, plan.quant = True, on_quant
+        return plan if on_quant else None
+
+    def _decode_layers(self, x: Array, plan: _DecodePlan) -> Array:
+        """Every layer for one token (``x`` is (1, dim)), one compiled call a layer."""
+        a, p = self.args, self.pos
+        row = np.ascontiguousarray(x[0], dtype=np.float32)
+        scale = np.float32(1 / math.sqrt(a.head_dim))
+        cos, sin, decode_layer = self.cos[p], self.sin[p], plan.kernel
+        for i, (layer, (qkv, wo, gate_up, down)) in enumerate(
+            zip(self.layers, plan.blocks, strict=True)
+        ):
+            decode_layer(
+                row,
+                layer.attn_norm,
+                layer.ffn_norm,
+                a.norm_eps,
+                qkv,
+                wo,
+                gate_up,
+                down,
+                self.cache_k[i],
+                self.cache_v[i],
+                p,
+                cos,
+                sin,
+                a.n_heads,
+                scale,
+                plan.hidden,
+                plan.scratch,
+            )
+        calls = self.dispatcher.calls
+        calls.update(plan.counts)
+        calls[(FUSED, f"{a.n_heads}x{a.head_dim}x{p + 1}")] += 2 * len(self.layers)
+        return row[None, :]
 
     def _attention(self, i: int, layer: Layer, x: Array) -> Array:
         a = self.args
@@ -329,7 +401,45 @@ class Llama:
 
 
 FUSED = "cpu-quant"
-"""The dispatcher's name for the fused decode attention (it is one of cpu-quant's kernels)."""
+"""The dispatcher's name for the fused decode attention and layers (cpu-quant's kernels)."""
+
+
+@dataclass
+class _DecodePlan:
+    """What :meth:`Llama._decode_layers` hands the compiled layer: each layer's four 4-bit
+    matrices as ``(qs, d, m)``, one scratch buffer, and the products it counts a token."""
+
+    kernel: Any
+    blocks: list[tuple[tuple[Any, Any, Any], ...]]
+    hidden: int
+    scratch: Array
+    counts: Counter[tuple[str, str]]
+    decided: bool = False
+    quant: bool = False
+
+    @classmethod
+    def of(cls, model: Llama) -> _DecodePlan:
+        """The plan for ``model``; ``blocks`` is empty where a layer matrix is not 4-bit blocks
+        or the layers differ in width (the layer kernel then never runs)."""
+        a, k = model.args, model._k
+        empty = cls(None, [], 0, np.empty(0, np.float32), Counter())
+        weights = [(ly.wqkv, ly.wo, ly.w_gate_up, ly.w_down) for ly in model.layers]
+        quants = [[dw.weight.quant for dw in four] for four in weights]
+        if k is None or not quants or any(q is None or q.bits != 4 for f in quants for q in f):
+            return empty
+        widths = {tuple(q.padded_out for q in four) for four in quants}
+        hiddens = {four[2].weight.shape[1] // 2 for four in weights}
+        if len(widths) != 1 or len(hiddens) != 1:
+            return empty
+        n_qkv, n_wo, n_gu, n_down = widths.pop()
+        size = k.decode_scratch(a.dim, a.n_heads * a.head_dim, n_qkv, max(n_wo, n_down), n_gu)
+        counts: Counter[tuple[str, str]] = Counter()
+        for four in weights:
+            for dw in four:
+                k_in, n_out = dw.weight.shape
+                counts[(FUSED, f"1x{k_in}x{n_out}")] += 1
+        blocks = [tuple((q.qs, q.d, q.m) for q in four) for four in quants]
+        return cls(k.decode_layer, blocks, hiddens.pop(), np.zeros(size, np.float32), counts)
 
 
 def _fusable(args: ModelArgs) -> bool:

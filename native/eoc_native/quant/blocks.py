@@ -11,7 +11,10 @@ Block layouts (ggml's, one block per 32 weights of a row):
 * Q8_0: float16 scale ``d``, 32 signed bytes; ``w = d * q``.
 
 In a 4-bit block, byte ``j`` holds weight ``j`` in its low nibble and weight ``j + 16`` in its
-high nibble. Q4_0 is kept as Q4_1 with ``m = -8 d`` (exact: a power-of-two multiple).
+high nibble. Q4_0 is kept as Q4_1 with ``m = -8 d`` (exact in float16 too: a power-of-two
+multiple). The scales stay the file's float16 (kept as their 16 bits, ``uint16``, which numba
+can pass; the kernels widen them as they read them), so a tiled matrix is no larger than the
+file's blocks and a decode step reads no more bytes than the file holds.
 """
 
 from __future__ import annotations
@@ -45,22 +48,24 @@ class QuantBlocks:
     contiguous run, so a kernel (one task per tile) streams through memory in order:
     ``qs`` is ``(n_tiles, n_blocks, 16, T)`` uint8 nibble pairs (4-bit) or
     ``(n_tiles, n_blocks, 32, T)`` int8 (8-bit); ``d`` and ``m`` are ``(n_tiles, n_blocks, T)``
-    float32 (``m`` is ``None`` for 8-bit). Columns past ``n_out`` (a last tile's padding) are
+    float16 scales held as their bits, ``uint16`` (``m`` is ``None`` for 8-bit;
+    :meth:`scales` gives them as float32). Columns past ``n_out`` (a last tile's padding) are
     zero. Build one with :meth:`from_columns`.
     """
 
     bits: int
     qs: npt.NDArray[Any]
-    d: Array
-    m: Array | None
+    d: npt.NDArray[np.uint16]
+    m: npt.NDArray[np.uint16] | None
     n_out: int
 
     @classmethod
     def from_columns(
-        cls, bits: int, qs: npt.NDArray[Any], d: Array, m: Array | None
+        cls, bits: int, qs: npt.NDArray[Any], d: npt.NDArray[Any], m: npt.NDArray[Any] | None
     ) -> QuantBlocks:
         """Tile blocks laid out by column: ``qs`` (n_blocks, 16 or 32, n_out), ``d``/``m``
-        (n_blocks, n_out)."""
+        (n_blocks, n_out) float16 scales (wider floats are rounded to float16, as a GGUF file
+        stores them)."""
         n = int(qs.shape[-1])
         t = tile_width(n)
         nt = -(-n // t)
@@ -73,17 +78,25 @@ class QuantBlocks:
             moved = a.reshape(*lead, nt, t)
             return np.ascontiguousarray(np.moveaxis(moved, -2, 0))
 
-        return cls(bits, tiled(qs), tiled(d), None if m is None else tiled(m), n)
+        d16, m16 = _f16_bits(d), None if m is None else _f16_bits(m)
+        return cls(bits, tiled(qs), tiled(d16), None if m16 is None else tiled(m16), n)
 
-    def columns(self) -> tuple[npt.NDArray[Any], Array, Array | None]:
-        """``qs``, ``d``, ``m`` laid out by column again (the inverse of :meth:`from_columns`)."""
+    def columns(self) -> tuple[npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[Any] | None]:
+        """``qs``, ``d``, ``m`` laid out by column again (the inverse of :meth:`from_columns`;
+        the scales as float16)."""
 
         def untiled(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
             nt, *lead, t = a.shape
             out = np.moveaxis(a, 0, -2).reshape(*lead, nt * t)
             return np.ascontiguousarray(out[..., : self.n_out])
 
-        return untiled(self.qs), untiled(self.d), None if self.m is None else untiled(self.m)
+        d = untiled(self.d).view(np.float16)
+        return untiled(self.qs), d, None if self.m is None else untiled(self.m).view(np.float16)
+
+    def scales(self) -> tuple[Array, Array | None]:
+        """``d`` and ``m`` (tiled, as stored) widened to float32."""
+        d = self.d.view(np.float16).astype(np.float32)
+        return d, None if self.m is None else self.m.view(np.float16).astype(np.float32)
 
     @property
     def n_in(self) -> int:
@@ -103,12 +116,13 @@ class QuantBlocks:
 
     def dense(self) -> Array:
         """The dequantized matrix, ``(n_in, n_out)`` float32 (numpy; the kernels do it faster)."""
-        qs, d, m = self.columns()
-        nb, n = d.shape
+        qs, d16, m16 = self.columns()
+        nb, n = d16.shape
+        d = d16.astype(np.float32)
         if self.bits == 4:
             q = np.concatenate([qs & 15, qs >> 4], axis=1).astype(np.float32)
-            assert m is not None
-            w = q * d[:, None, :] + m[:, None, :]
+            assert m16 is not None
+            w = q * d[:, None, :] + m16.astype(np.float32)[:, None, :]
         else:
             w = qs.astype(np.float32) * d[:, None, :]
         return np.ascontiguousarray(w.reshape(nb * BLOCK, n), dtype=np.float32)
@@ -139,29 +153,27 @@ def blocks_from_raw(raw: npt.NDArray[Any], type_name: str, n_out: int, n_in: int
         part = b.reshape(nt, t, nb, size)[:, :, :, lo:hi]  # a view: b is contiguous
         return np.ascontiguousarray(part.transpose(0, 2, 3, 1))
 
-    def f16(lo: int) -> Array:
-        values = np.ascontiguousarray(b[:, :, lo : lo + 2]).view(np.float16)[:, :, 0]  # (n, nb)
-        return np.ascontiguousarray(values.reshape(nt, t, nb).transpose(0, 2, 1), np.float32)
+    def f16(lo: int) -> npt.NDArray[np.uint16]:
+        bits = np.ascontiguousarray(b[:, :, lo : lo + 2]).view(np.uint16)[:, :, 0]  # (n, nb)
+        return np.ascontiguousarray(bits.reshape(nt, t, nb).transpose(0, 2, 1))
 
     d = f16(0)
     if type_name == "Q8_0":
         return QuantBlocks(8, tiled(2, size).view(np.int8), d, None, n_out)
     if type_name == "Q4_1":
         return QuantBlocks(4, tiled(4, size), d, f16(2), n_out)
-    return QuantBlocks(4, tiled(2, size), d, d * np.float32(-8), n_out)  # Q4_0
+    return QuantBlocks(4, tiled(2, size), d, _f16_bits(d.view(np.float16) * -8), n_out)  # Q4_0
 
 
 def _from_columns_raw(b: npt.NDArray[Any], type_name: str) -> QuantBlocks:
     """:func:`blocks_from_raw` for a width no tile divides (the last tile is padded)."""
 
-    def f16(lo: int) -> Array:
-        return (
-            np.ascontiguousarray(b[:, :, lo : lo + 2])
-            .view(np.float16)[:, :, 0]
-            .T.astype(np.float32)
+    def f16(lo: int) -> npt.NDArray[np.float16]:
+        return np.ascontiguousarray(
+            np.ascontiguousarray(b[:, :, lo : lo + 2]).view(np.float16)[:, :, 0].T
         )
 
-    d = np.ascontiguousarray(f16(0))
+    d = f16(0)
     if type_name == "Q8_0":
         qs = np.ascontiguousarray(b[:, :, 2:].view(np.int8).transpose(1, 2, 0))
         return QuantBlocks.from_columns(8, qs, d, None)
@@ -169,9 +181,16 @@ def _from_columns_raw(b: npt.NDArray[Any], type_name: str) -> QuantBlocks:
         m = np.ascontiguousarray(f16(2))
         qs = np.ascontiguousarray(b[:, :, 4:].transpose(1, 2, 0))
     else:  # Q4_0
-        m = np.ascontiguousarray(d * np.float32(-8))
+        m = d * np.float16(-8)
         qs = np.ascontiguousarray(b[:, :, 2:].transpose(1, 2, 0))
     return QuantBlocks.from_columns(4, qs, d, m)
+
+
+def _f16_bits(scales: npt.NDArray[Any]) -> npt.NDArray[np.uint16]:
+    """Scales as float16 bits (uint16); float16 input is kept exactly, wider floats rounded."""
+    if scales.dtype == np.uint16:
+        return np.ascontiguousarray(scales)
+    return np.ascontiguousarray(scales, dtype=np.float16).view(np.uint16)
 
 
 def concat_blocks(parts: Sequence[QuantBlocks]) -> QuantBlocks:

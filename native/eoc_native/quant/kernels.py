@@ -6,8 +6,14 @@ numba compiles each kernel on its first call and caches the machine code next to
 
 Layouts are :class:`eoc_native.quant.blocks.QuantBlocks`: ``qs[tile, b, j, i]`` is byte ``j`` of
 block ``b`` of column ``i`` of a tile, so a task (one tile) streams one contiguous run of
-memory, the inner loops run down contiguous columns and the compiler vectorizes them; the activations stay float32 (no activation quantization), so the
-result is the float32 product with the dequantized matrix, up to summation order.
+memory, the inner loops run down contiguous columns and the compiler vectorizes them; the
+activations stay float32 (no activation quantization), so the result is the float32 product with
+the dequantized matrix, up to summation order. The block scales are the file's float16, passed as
+their bits (``uint16``: numba has no float16 type) and widened by :func:`f16` as they are read.
+
+:func:`decode_layer` runs one token through a whole transformer block in one call (norms, the
+four products, attention, SwiGLU, residuals), so a decode step costs one Python call per layer
+instead of about ten.
 """
 
 from __future__ import annotations
@@ -16,9 +22,28 @@ from typing import Any
 
 import numba
 import numpy as np
+from llvmlite import ir  # type: ignore[import-untyped]
+from numba import get_num_threads, set_num_threads, types
+from numba.extending import intrinsic
 
 _jit = numba.njit(parallel=True, fastmath=True, cache=True, nogil=True)
 _serial = numba.njit(fastmath=True, cache=True, nogil=True)
+
+
+@intrinsic
+def _f16(typingctx: Any, bits: Any) -> Any:  # pragma: no cover - compiled
+    """float16 bits (``uint16``) to float32, exactly: LLVM's ``fpext half`` (``vcvtph2ps`` on x86
+    with F16C, ``fcvt`` on ARM; the loops that call it vectorize it)."""
+    if bits != types.uint16:
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return builder.fpext(builder.bitcast(args[0], ir.HalfType()), ir.FloatType())
+
+    return types.float32(types.uint16), codegen
+
+
+f16: Any = _f16  # called as f16(bits) in the kernels (numba passes the typing context)
 
 
 @_jit
@@ -45,7 +70,7 @@ def q4_matvec(qs: Any, d: Any, m: Any, x: Any, out: Any) -> None:  # pragma: no 
             db = d[tile, b]
             mb = m[tile, b]
             for i in range(t):
-                acc[i] += db[i] * tmp[i] + mb[i] * sb
+                acc[i] += f16(db[i]) * tmp[i] + f16(mb[i]) * sb
         out[tile * t : (tile + 1) * t] = acc
 
 
@@ -65,7 +90,7 @@ def q8_matvec(qs: Any, d: Any, x: Any, out: Any) -> None:  # pragma: no cover - 
                     tmp[i] += np.float32(row[i]) * xj
             db = d[tile, b]
             for i in range(t):
-                acc[i] += db[i] * tmp[i]
+                acc[i] += f16(db[i]) * tmp[i]
         out[tile * t : (tile + 1) * t] = acc
 
 
@@ -84,8 +109,10 @@ def q4_dequant(qs: Any, d: Any, m: Any, out: Any) -> None:  # pragma: no cover -
                 hi = out[b * 32 + 16 + j]
                 for i in range(t):
                     v = row[i]
-                    lo[c + i] = db[i] * np.float32(v & 15) + mb[i]
-                    hi[c + i] = db[i] * np.float32(v >> 4) + mb[i]
+                    di = f16(db[i])
+                    mi = f16(mb[i])
+                    lo[c + i] = di * np.float32(v & 15) + mi
+                    hi[c + i] = di * np.float32(v >> 4) + mi
 
 
 @_serial
@@ -100,10 +127,10 @@ def q8_dequant(qs: Any, d: Any, out: Any) -> None:  # pragma: no cover - compile
                 row = qs[tile, b, j]
                 o = out[b * 32 + j]
                 for i in range(t):
-                    o[c + i] = db[i] * np.float32(row[i])
+                    o[c + i] = f16(db[i]) * np.float32(row[i])
 
 
-@_serial
+@_jit
 def decode_attention(  # pragma: no cover - compiled
     qkv: Any,
     cache_k: Any,
@@ -121,39 +148,36 @@ def decode_attention(  # pragma: no cover - compiled
     head_dim) this layer's cache, written at ``pos``; ``cos``/``sin`` the rotary table row of
     ``pos`` (adjacent pairs, as :func:`eoc_native.llm.llama.apply_rope`). ``out`` (n_heads *
     head_dim) gets the heads' outputs: each query head ``h`` reads key/value head ``h // group``.
+    The heads run in parallel.
     """
     _, n_kv, hd = cache_k.shape
     group = n_heads // n_kv
     half = cos.shape[0]
-    q = np.empty((n_heads, hd), np.float32)
-    for h in range(n_heads):
-        base = h * hd
-        for j in range(hd):
-            q[h, j] = qkv[base + j]
-        for j in range(half):
-            x0 = q[h, 2 * j]
-            x1 = q[h, 2 * j + 1]
-            q[h, 2 * j] = x0 * cos[j] - x1 * sin[j]
-            q[h, 2 * j + 1] = x0 * sin[j] + x1 * cos[j]
     k0 = n_heads * hd
     v0 = k0 + n_kv * hd
     for g in range(n_kv):
-        for j in range(hd):
-            cache_k[pos, g, j] = qkv[k0 + g * hd + j]
-            cache_v[pos, g, j] = qkv[v0 + g * hd + j]
         for j in range(half):
-            x0 = cache_k[pos, g, 2 * j]
-            x1 = cache_k[pos, g, 2 * j + 1]
+            x0 = qkv[k0 + g * hd + 2 * j]
+            x1 = qkv[k0 + g * hd + 2 * j + 1]
             cache_k[pos, g, 2 * j] = x0 * cos[j] - x1 * sin[j]
             cache_k[pos, g, 2 * j + 1] = x0 * sin[j] + x1 * cos[j]
-    scores = np.empty(pos + 1, np.float32)
-    for h in range(n_heads):
+        for j in range(hd):
+            cache_v[pos, g, j] = qkv[v0 + g * hd + j]
+    for h in numba.prange(n_heads):
         g = h // group
+        base = h * hd
+        q = np.empty(hd, np.float32)
+        for j in range(half):
+            x0 = qkv[base + 2 * j]
+            x1 = qkv[base + 2 * j + 1]
+            q[2 * j] = x0 * cos[j] - x1 * sin[j]
+            q[2 * j + 1] = x0 * sin[j] + x1 * cos[j]
+        scores = np.empty(pos + 1, np.float32)
         best = np.float32(-np.inf)
         for t in range(pos + 1):
             acc = np.float32(0)
             for j in range(hd):
-                acc += q[h, j] * cache_k[t, g, j]
+                acc += q[j] * cache_k[t, g, j]
             acc *= scale
             scores[t] = acc
             if acc > best:
@@ -163,12 +187,79 @@ def decode_attention(  # pragma: no cover - compiled
             e = np.exp(scores[t] - best)
             scores[t] = e
             total += e
-        o = out[h * hd : (h + 1) * hd]
-        o[:] = 0
+        o = np.zeros(hd, np.float32)
         for t in range(pos + 1):
             w = scores[t] / total
             for j in range(hd):
                 o[j] += w * cache_v[t, g, j]
+        out[base : base + hd] = o
+
+
+@_serial
+def decode_layer(  # pragma: no cover - compiled
+    x: Any,
+    attn_norm: Any,
+    ffn_norm: Any,
+    eps: float,
+    qkv: tuple[Any, Any, Any],
+    wo: tuple[Any, Any, Any],
+    gate_up: tuple[Any, Any, Any],
+    down: tuple[Any, Any, Any],
+    cache_k: Any,
+    cache_v: Any,
+    pos: int,
+    cos: Any,
+    sin: Any,
+    n_heads: int,
+    scale: float,
+    hidden: int,
+    scratch: Any,
+) -> None:
+    """One token through one transformer block, ``x`` (dim) updated in place.
+
+    ``x += attention(rms_norm(x))``, then ``x += down(silu(gate) * up)`` of ``rms_norm(x)``;
+    each matrix is a 4-bit block matrix given as its ``(qs, d, m)``, q, k and v side by side and
+    gate and up side by side (as :class:`eoc_native.llm.llama.Layer` holds them; ``hidden`` is
+    the width of each of gate and up). ``scratch``
+    is one float32 buffer of :func:`decode_scratch` floats. The products and the heads run in
+    parallel, each as the one-product kernels do it.
+    """
+    dim = x.shape[0]
+    n_qkv = qkv[0].shape[0] * qkv[0].shape[3]
+    n_gu = gate_up[0].shape[0] * gate_up[0].shape[3]
+    n_o = max(wo[0].shape[0] * wo[0].shape[3], down[0].shape[0] * down[0].shape[3])
+    q_size = n_heads * cache_k.shape[2]
+    h = scratch[:dim]
+    b_qkv = scratch[dim : dim + n_qkv]
+    heads = scratch[dim + n_qkv : dim + n_qkv + q_size]
+    base = dim + n_qkv + q_size
+    b_o = scratch[base : base + n_o]
+    b_gu = scratch[base + n_o : base + n_o + n_gu]
+    b_hid = scratch[base + n_o + n_gu : base + n_o + n_gu + n_gu // 2]
+    rms_norm_row(x, attn_norm, eps, h)
+    q4_matvec(qkv[0], qkv[1], qkv[2], h, b_qkv)
+    decode_attention(b_qkv, cache_k, cache_v, pos, cos, sin, n_heads, scale, heads)
+    q4_matvec(wo[0], wo[1], wo[2], heads, b_o)
+    for i in range(dim):
+        x[i] += b_o[i]
+    rms_norm_row(x, ffn_norm, eps, h)
+    q4_matvec(gate_up[0], gate_up[1], gate_up[2], h, b_gu)
+    silu_mul(b_gu[: 2 * hidden], b_hid[:hidden])
+    q4_matvec(down[0], down[1], down[2], b_hid[:hidden], b_o)
+    for i in range(dim):
+        x[i] += b_o[i]
+
+
+def pool_size() -> int:
+    """Threads in numba's pool (``NUMBA_NUM_THREADS``, fixed when numba starts)."""
+    return int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
+
+
+def decode_scratch(dim: int, q_size: int, n_qkv: int, n_o: int, n_gate_up: int) -> int:
+    """Floats of :func:`decode_layer`'s scratch buffer: the model's width, the query heads'
+    width, and the (padded) widths of the qkv, output (the wider of wo and down) and gate-up
+    products."""
+    return dim + n_qkv + q_size + n_o + n_gate_up + n_gate_up // 2
 
 
 @_serial
@@ -194,10 +285,16 @@ def silu_mul(gate_up: Any, out: Any) -> None:  # pragma: no cover - compiled
 
 __all__ = [
     "decode_attention",
+    "decode_layer",
+    "decode_scratch",
+    "f16",
+    "get_num_threads",
+    "pool_size",
     "q4_dequant",
     "q4_matvec",
     "q8_dequant",
     "q8_matvec",
     "rms_norm_row",
+    "set_num_threads",
     "silu_mul",
 ]
