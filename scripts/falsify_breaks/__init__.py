@@ -228,6 +228,7 @@ FOCUS: dict[str, list[str]] = {
     "a step that starts is shown at 0 %": [
         "tests/test_cli.py::test_model_progress_lines_on_a_pipe_and_on_a_terminal"
     ],
+    **guard.FOCUS,
     **page.FOCUS,
     **partition.FOCUS,
     **repeat.FOCUS,

@@ -483,3 +483,34 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "            rewordings=True",
     ),
 ]
+
+# The three look-alikes of the sealed suite that issue 24's rules let back in.
+BREAKS += [
+    (
+        "next and last read as one pole",
+        "eoc/stages/data/polarity.tsv",
+        "coming\tnext|upcoming\tlast|previous|prior|latest|most recent\n",
+        "",
+    ),
+    (
+        "left and right read as one side",
+        "eoc/stages/data/polarity.tsv",
+        "side\tleft|left-hand|leftmost\tright|right-hand|rightmost\n",
+        "",
+    ),
+    (
+        "an irregular past the verb list lacks hides a swap",
+        "eoc/stages/data/irregular.tsv",
+        "sink\tsank sunk\n",
+        "",
+    ),
+]
+
+FOCUS: dict[str, list[str]] = {
+    name: ["tests/test_lookalikes.py::test_no_look_alike_is_served_the_stored_answer"]
+    for name in (
+        "next and last read as one pole",
+        "left and right read as one side",
+        "an irregular past the verb list lacks hides a swap",
+    )
+}

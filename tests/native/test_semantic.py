@@ -409,12 +409,13 @@ def test_an_exact_hit_on_a_first_run_loads_neither_numpy_nor_the_model(
 
 
 @needs_model
-def test_no_look_alike_of_the_precision_suite_is_served_with_minilm() -> None:
-    """The suite of tests/test_lookalikes.py with eoc's native default: MiniLM at 0.7 + guard."""
+@pytest.mark.parametrize("suite", ["lookalikes.jsonl", "lookalikes-sealed.jsonl"])
+def test_no_look_alike_of_the_precision_suite_is_served_with_minilm(suite: str) -> None:
+    """The suites of tests/test_lookalikes.py with eoc's native default: MiniLM at 0.7 + guard."""
     from tests.test_lookalikes import load, served_wrongly
 
     assert MODEL is not None
-    pairs = load()
+    pairs = load(suite)
     queries = sorted({p["query"] for p in pairs})
     vectors = dict(zip(queries, MODEL.embed_batch(queries), strict=True))
     kv = KVStage(embedder=MODEL, index=ExactIndex(MODEL.dim), threshold=0.7)
