@@ -3,7 +3,8 @@
 * :func:`read_bounded` reads at most ``limit`` bytes and refuses anything larger *while
   reading* (``stat()`` says nothing useful about ``/dev/zero``, a FIFO or standard input). A
   path is opened without blocking, so a named pipe nobody writes to is an empty read, not a
-  hang; a pipe or device that goes quiet for :data:`IDLE_S` seconds is refused. A missing path,
+  hang; a pipe or device that goes quiet for :data:`IDLE_S` seconds is refused, standard input
+  when it is a pipe too. A missing path,
   a folder or a file that may not be read is said to be just that
   (:class:`~eoc.errors.InputUnreadable`), never "too large".
 * :func:`loads_strict` parses JSON and refuses, with a typed error, what Python's ``json`` would
@@ -60,8 +61,7 @@ def read_bounded(
     name = str(source)
     unreadable = InputUnreadable if error is InputTooLarge else error
     if name == "-" and stdin_ok:
-        stream = sys.stdin.buffer
-        return _read_limited(stream, limit, what, "standard input", error)
+        return _read_stdin(limit, what, error, unreadable)
     # without blocking: opening a named pipe that has no writer would wait forever (the browser's
     # file system has no pipes)
     nonblocking = 0 if IN_PYODIDE else getattr(os, "O_NONBLOCK", 0)
@@ -93,14 +93,49 @@ def read_bounded(
         os.close(fd)
 
 
+def _read_stdin(
+    limit: int, what: str, error: type[InputError], unreadable: type[InputError]
+) -> bytes:
+    """Standard input, at most ``limit`` bytes. A pipe or socket that goes quiet is refused as a
+    named pipe is (:class:`_Waiting`); a file is read as it is; a terminal waits for its user
+    (who ends the input with Ctrl-D, or stops with Ctrl-C)."""
+    stream = sys.stdin.buffer
+    try:
+        fd = stream.fileno()
+        mode = os.fstat(fd).st_mode
+    except (AttributeError, OSError, ValueError):  # a stand-in stream (tests), or closed
+        fd, mode = -1, 0
+    if IN_PYODIDE or fd < 0 or stat.S_ISREG(mode) or os.isatty(fd):
+        return _read_limited(stream, limit, what, "standard input", error)
+    named = "standard input (a pipe)" if stat.S_ISFIFO(mode) else "standard input"
+    blocking = os.get_blocking(fd)
+    os.set_blocking(fd, False)
+    try:
+        waiting = _Waiting(
+            fd, named, what, unreadable, hint=f"send the whole {what}, or pass a file"
+        )
+        return _read_limited(waiting, limit, what, named, error)
+    finally:
+        os.set_blocking(fd, blocking)
+
+
 class _Waiting:
     """Reads a pipe or device opened without blocking: each read returns what is there, the end
     (b""), or waits at most :data:`IDLE_S` for more and :data:`TOTAL_S` in all."""
 
-    def __init__(self, fd: int, name: str, what: str, unreadable: type[InputError]) -> None:
+    def __init__(
+        self,
+        fd: int,
+        name: str,
+        what: str,
+        unreadable: type[InputError],
+        *,
+        hint: str = "pass a file, or - for standard input",
+    ) -> None:
         import time  # not at import: only a pipe or device needs a clock
 
         self._fd, self._name, self._what, self._unreadable = fd, name, what, unreadable
+        self._hint = hint
         self._clock = time.monotonic
         self._deadline = self._clock() + TOTAL_S
 
@@ -118,7 +153,7 @@ class _Waiting:
                 if not ready:
                     raise self._unreadable(
                         f"{self._name} sent nothing for {wait:g} s while eoc waited for the "
-                        f"{self._what}: pass a file, or - for standard input"
+                        f"{self._what}: {self._hint}"
                     ) from None
 
 

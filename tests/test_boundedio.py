@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 
@@ -103,6 +104,36 @@ def test_a_named_pipe_never_holds_a_read(tmp_path, monkeypatch) -> None:
     os.close(writer)  # the writer's end: read whole
     reader.join(6)
     assert got == [b'{"a": 1}']
+
+
+class _Stdin:
+    """``sys.stdin`` over a file descriptor (pytest's own stand-in has none)."""
+
+    def __init__(self, fd: int) -> None:
+        self.buffer = os.fdopen(fd, "rb", buffering=0, closefd=False)
+
+
+@pytest.mark.skipif(IN_BROWSER, reason="no pipes in Pyodide")
+def test_standard_input_that_goes_quiet_is_refused(monkeypatch) -> None:
+    """``eoc verify -`` fed by a pipe that sends part of a receipt, then nothing: refused after
+    IDLE_S, as a named pipe is; the pipe is left blocking as it was, and a whole one reads."""
+    read_end, write_end = os.pipe()
+    try:
+        monkeypatch.setattr(sys, "stdin", _Stdin(read_end))
+        monkeypatch.setattr(boundedio, "IDLE_S", 0.2)
+        os.write(write_end, b'{"version": 2,')
+        quiet = _read_within(5, "-", 100)
+        assert isinstance(quiet, InputUnreadable), quiet
+        assert "standard input (a pipe) sent nothing for 0.2 s" in quiet.reason
+        assert os.get_blocking(read_end)
+        os.write(write_end, b'{"a": 1}')
+        os.close(write_end)
+        write_end = -1
+        assert _read_within(5, "-", 100) == b'{"a": 1}'
+    finally:
+        os.close(read_end)
+        if write_end >= 0:
+            os.close(write_end)
 
 
 @pytest.mark.skipif(IN_BROWSER, reason="no /dev/zero in Pyodide")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -158,14 +159,14 @@ def test_a_module_named_pynvml_is_no_evidence_of_hardware(monkeypatch: pytest.Mo
     assert gpu.kind is CounterKind.FAKE and "stand-in" in gpu.kind_reason
 
 
-def test_the_installed_pynvml_counts_as_hardware_only_with_the_library_loaded(
+def test_the_installed_pynvml_counts_as_hardware_only_untouched_and_with_the_library_loaded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     real = pytest.importorskip("pynvml", reason="nvidia-ml-py is not installed")
     from eoc_native.counters import nvml as nvml_mod
     from eoc_native.counters.provenance import nvml_module
 
-    assert nvml_module(real) == ""  # the file nvidia-ml-py installed
+    assert nvml_module(real) == ""  # the file nvidia-ml-py installed, as it installed it
     clock = FakeClock()
     fake = FakePynvml([lambda: int(clock.now_ns * 100 / 1e6)])
     for name in (
@@ -176,11 +177,86 @@ def test_the_installed_pynvml_counts_as_hardware_only_with_the_library_loaded(
         "nvmlDeviceGetTotalEnergyConsumption",
     ):
         monkeypatch.setattr(real, name, getattr(fake, name))  # no GPU here: the board stood in for
+    # the real module with its functions replaced reads whatever the replacements say
+    gpu = NvmlTelemetry(0, pynvml=real, clock=clock, sleep=clock.sleep)
+    assert gpu.kind is CounterKind.FAKE and "stand-in" in gpu.kind_reason
+    monkeypatch.setattr(nvml_mod, "nvml_module", lambda module: "")  # as if untouched
     gpu = NvmlTelemetry(0, pynvml=real, clock=clock, sleep=clock.sleep)
     assert gpu.kind is CounterKind.UNVERIFIED and "libnvidia-ml is not loaded" in gpu.kind_reason
-    monkeypatch.setattr(nvml_mod, "nvml_library_loaded", lambda: "")
+    monkeypatch.setattr(nvml_mod, "nvml_library_loaded", lambda module=None: "")
     gpu = NvmlTelemetry(0, pynvml=real, clock=clock, sleep=clock.sleep)
     assert gpu.kind is CounterKind.HARDWARE and gpu.kind_reason == ""
+
+
+def test_a_module_borrowing_the_real_files_name_or_code_is_a_stand_in(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The attack on the name check: a module whose ``__file__`` is the installed pynvml.py, put
+    where ``import pynvml`` finds it, even with functions compiled under that file's name."""
+    import types
+
+    real = pytest.importorskip("pynvml", reason="nvidia-ml-py is not installed")
+    from eoc_native.counters.provenance import nvml_module
+
+    clock = FakeClock()
+    fake = FakePynvml([lambda: int(clock.now_ns * 100 / 1e6)])
+    borrowed = types.ModuleType("pynvml")
+    borrowed.__file__ = real.__file__
+    for name in dir(fake):
+        if name.startswith("nvml") or name.startswith("NVMLError"):
+            setattr(borrowed, name, getattr(fake, name))
+    monkeypatch.setitem(sys.modules, "pynvml", borrowed)
+    assert "stand-in" in nvml_module(borrowed)
+    gpu = NvmlTelemetry(0, pynvml=borrowed, clock=clock, sleep=clock.sleep)
+    assert gpu.kind is CounterKind.FAKE
+    forged = types.ModuleType("pynvml")
+    forged.__file__ = real.__file__
+    # the same names, at the same lines, compiled under the real file's name: other code
+    first = {n: getattr(real, n).__code__.co_firstlineno for n in ("nvmlInit",)}
+    source = "\n" * (first["nvmlInit"] - 1) + "def nvmlInit(*args):\n    return 0\n"
+    exec(compile(source, real.__file__, "exec"), vars(forged))  # the real file's name, other code
+    for name in dir(real):
+        if name.startswith("nvml") and not hasattr(forged, name):
+            setattr(forged, name, getattr(real, name))
+    monkeypatch.setitem(sys.modules, "pynvml", forged)
+    assert "pynvml.nvmlInit" in nvml_module(forged)
+
+
+def test_a_library_merely_named_libnvidia_ml_is_not_nvidias(tmp_path: Path) -> None:
+    """The attack on the library check: another library copied to ``libnvidia-ml.so.1`` and
+    loaded. In a child process, so this one never maps it."""
+    import ctypes.util
+    import subprocess
+
+    libm = ctypes.util.find_library("m")
+    if libm is None:
+        pytest.skip("no libm to copy")
+    found = next(
+        (
+            p
+            for d in ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib")
+            if (p := Path(d) / libm).exists()
+        ),
+        None,
+    )
+    if found is None:
+        pytest.skip("libm's file not found")
+    fake_lib = tmp_path / "libnvidia-ml.so.1"
+    fake_lib.write_bytes(found.read_bytes())
+    code = (
+        "import ctypes, sys\n"
+        "from eoc_native.counters.provenance import nvml_library_loaded\n"
+        "print(repr(nvml_library_loaded()))\n"
+        f"ctypes.CDLL({str(fake_lib)!r})\n"
+        "print(repr(nvml_library_loaded()))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    before, after = done.stdout.splitlines()
+    assert "not loaded" in before
+    assert "exports no nvmlInit_v2" in after and "not NVIDIA's" in after
 
 
 def test_gpu_telemetry_says_it_cannot_see_the_cascades_cpu_work() -> None:

@@ -93,7 +93,7 @@ class NvmlTelemetry(ProbedCounter):
         except Exception as exc:  # every NVMLError_* subclass, translated
             raise translate(exc, self.name) from None
         if self.kind is CounterKind.HARDWARE:
-            loaded = nvml_library_loaded()  # the genuine module over some other library
+            loaded = nvml_library_loaded(self._nv)  # the genuine module over another library
             if loaded:
                 self.kind, self.kind_reason = CounterKind.UNVERIFIED, loaded
         if self.kind_reason:

@@ -4,7 +4,8 @@ A counter may say ``hardware`` only when eoc has checked the source itself: a RA
 a regular file on the sysfs mounted at ``/sys`` whose real location is a powercap ``energy_uj``;
 a perf event must be the power PMU's, with the type, config, scale and unit that
 ``/sys/bus/event_source/devices/power`` gives; NVML must be the ``pynvml`` file its distribution
-installed, with the NVIDIA library really loaded in this process. A path string, an event or a
+installed, untouched (its hash as recorded, its functions that file's own code), with NVIDIA's
+library really loaded in this process (a mapped ``libnvidia-ml`` exporting NVML's functions). A path string, an event or a
 module handed in by a caller is a claim. Each check returns ``""`` when the source is what it
 says, else the reason it is not; the counters turn that into the kind ``fake`` (eoc can tell it
 is not the device) or ``unverified`` (a caller's opener reached a real file).
@@ -113,11 +114,28 @@ def power_pmu_event(
     return ""
 
 
-def nvml_module(module: ModuleType | Any) -> str:
-    """``""`` when ``module`` is the ``pynvml`` file its installed distribution put there, else
-    why not (a stand-in object, a module of that name from elsewhere on the path)."""
-    from importlib import metadata
+NVML_CALLS = (
+    "nvmlInit",
+    "nvmlDeviceGetCount",
+    "nvmlDeviceGetHandleByIndex",
+    "nvmlDeviceGetEnforcedPowerLimit",
+    "nvmlDeviceGetName",
+    "nvmlDeviceGetTotalEnergyConsumption",
+)
+"""The pynvml functions eoc calls: each must be the installed file's own."""
+NVML_SYMBOLS = (
+    "nvmlInit_v2",
+    "nvmlDeviceGetTotalEnergyConsumption",
+    "nvmlDeviceGetHandleByIndex_v2",
+)
+"""Functions NVIDIA's management library exports (a library merely named libnvidia-ml does not)."""
 
+
+def nvml_module(module: ModuleType | Any) -> str:
+    """``""`` when ``module`` is the ``pynvml`` that its distribution installed, untouched, else
+    why not: the file must hash as the distribution's record says, and each function eoc calls
+    (:data:`NVML_CALLS`) must be that file's own code, so a stand-in, a module given the real
+    file's ``__file__``, or the real module with a function replaced, is not it."""
     try:
         installed = importlib.import_module("pynvml")
     except ImportError:
@@ -125,34 +143,115 @@ def nvml_module(module: ModuleType | Any) -> str:
     if module is not installed:
         return f"{type(module).__name__} is not the installed pynvml module"
     file = getattr(module, "__file__", None)
-    if not file:
+    if not isinstance(file, str) or not file:
         return "the pynvml module in use has no file: a stand-in"
     here = Path(file).resolve()
+    reference = _installed_pynvml(str(here))
+    if isinstance(reference, str):
+        return reference
+    for name in NVML_CALLS:
+        if not _own_code(getattr(module, name, None), name, vars(module), here, reference):
+            return f"pynvml.{name} is not the installed pynvml.py's own function: a stand-in"
+    return ""
+
+
+def _own_code(fn: Any, name: str, namespace: Any, here: Path, reference: dict[Any, Any]) -> bool:
+    """Whether ``fn`` and each function it wraps (a decorator's wrapper over the function) are
+    code compiled from the file at ``here`` (``reference``: its code objects by name and first
+    line), run in the module's own namespace, the innermost being the function ``name``."""
+    layer, depth = fn, 0
+    while layer is not None and depth < 4:
+        code = getattr(layer, "__code__", None)
+        if code is None or getattr(layer, "__globals__", None) is not namespace:
+            return False
+        ref = reference.get((code.co_name, code.co_firstlineno))
+        if (
+            ref is None
+            or code.co_code != ref.co_code
+            or code.co_names != ref.co_names
+            or Path(code.co_filename).resolve() != here
+        ):
+            return False
+        inner = getattr(layer, "__wrapped__", None)
+        if inner is None:
+            return bool(code.co_name == name)
+        layer, depth = inner, depth + 1
+    return False
+
+
+@functools.lru_cache(maxsize=4)
+def _installed_pynvml(path: str) -> dict[str, Any] | str:
+    """The code of every function of the pynvml.py at ``path`` (by name and first line),
+    compiled from the file, when a distribution installed that file and it hashes as recorded;
+    else why not."""
+    import base64
+    import hashlib
+    from importlib import metadata
+
+    here = Path(path)
     for dist_name in metadata.packages_distributions().get("pynvml", []):
         try:
             dist = metadata.distribution(dist_name)
         except metadata.PackageNotFoundError:
             continue
         for f in dist.files or ():
-            if f.name == "pynvml.py" and Path(str(dist.locate_file(f))).resolve() == here:
-                return ""
+            if f.name != "pynvml.py" or Path(str(dist.locate_file(f))).resolve() != here:
+                continue
+            try:
+                data = here.read_bytes()
+            except OSError as exc:
+                return f"{here} cannot be read: {exc.strerror}"
+            if f.hash is None or f.hash.mode != "sha256":
+                return f"{dist_name} records no SHA-256 of {here.name}"
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+            if digest.decode() != f.hash.value:
+                return f"{here} is not the file {dist_name} installed (its hash differs)"
+            codes: dict[Any, Any] = {}
+            pending = [compile(data, str(here), "exec")]
+            while pending:  # every function of the file, nested ones (a decorator's) too
+                code = pending.pop()
+                codes[(code.co_name, code.co_firstlineno)] = code
+                pending += [c for c in code.co_consts if hasattr(c, "co_code")]
+            return codes
     return f"{here} is not the pynvml.py a distribution installed"
 
 
-def nvml_library_loaded() -> str:
-    """``""`` when the NVIDIA management library is mapped into this process, else why not."""
+def nvml_library_loaded(module: ModuleType | Any | None = None) -> str:
+    """``""`` when NVIDIA's management library is loaded in this process (a mapped
+    ``libnvidia-ml.so*`` exporting NVML's functions, :data:`NVML_SYMBOLS`) and, given the pynvml
+    ``module``, it is the library that module loaded; else why not."""
+    import ctypes
+
     try:
         maps = MAPS.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return "this host cannot show which libraries are loaded (/proc/self/maps)"
+    mapped = set()
     for line in maps.splitlines():
-        path = line.split(maxsplit=5)[5] if len(line.split(maxsplit=5)) == 6 else ""
-        if Path(path).name.startswith("libnvidia-ml.so"):
-            return ""
-    return "libnvidia-ml is not loaded in this process"
+        parts = line.split(maxsplit=5)
+        if len(parts) == 6 and Path(parts[5]).name.startswith("libnvidia-ml.so"):
+            mapped.add(parts[5])
+    if not mapped:
+        return "libnvidia-ml is not loaded in this process"
+    loaded_only = getattr(os, "RTLD_NOLOAD", 0) | getattr(os, "RTLD_LAZY", 1)
+    for path in sorted(mapped):
+        try:
+            lib = ctypes.CDLL(path, mode=loaded_only)  # the mapped copy, not a new load
+        except OSError as exc:
+            return f"{path} cannot be checked: {exc}"
+        missing = [sym for sym in NVML_SYMBOLS if not hasattr(lib, sym)]
+        if missing:
+            return f"{path} exports no {missing[0]}: not NVIDIA's management library"
+    if module is not None:
+        name = getattr(getattr(module, "nvmlLib", None), "_name", None)
+        if not isinstance(name, str) or Path(name).name not in {Path(p).name for p in mapped}:
+            return "the pynvml module did not load the mapped libnvidia-ml"
+    return ""
 
 
 __all__ = [
+    "NVML_CALLS",
+    "NVML_SYMBOLS",
     "POWER_PMU",
     "nvml_library_loaded",
     "nvml_module",
