@@ -178,6 +178,8 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
     (
         "native/eoc_native/quant/",
         [
+            "tests/native/test_ckernels.py",
+            "tests/native/test_decode_layer.py",
             "tests/native/test_llm_weights.py",
             "tests/native/test_llm_tiny.py",
             "tests/native/test_llm_gguf.py",
@@ -216,9 +218,9 @@ FOCUS: dict[str, list[str]] = {
             "the layer kernel runs where the dispatcher sends a product elsewhere",
             "the layer kernel's products go uncounted",
             "the layer kernel drops the attention's residual",
-            "numba's pool keeps its own thread count",
+            "the kernels keep their own thread count",
             "the BLAS pool keeps its own thread count",
-            "a thread count above numba's pool is taken",
+            "a thread count above the kernels' pool is taken",
         )
     },
     "a first run compiles the kernels without saying so": [

@@ -347,7 +347,7 @@ BREAKS += [
         "acc[i] += f16(db[i]) * tmp[i] + f16(db[i]) * sb",
     ),
     (
-        "numba's pool keeps its own thread count",
+        "the kernels keep their own thread count",
         "native/eoc_native/llm/threads.py",
         "            k.set_num_threads(self.threads)\n        try:",
         "            pass\n        try:",
@@ -359,7 +359,7 @@ BREAKS += [
         "        return nullcontext()",
     ),
     (
-        "a thread count above numba's pool is taken",
+        "a thread count above the kernels' pool is taken",
         "native/eoc_native/llm/threads.py",
         "    if requested > pool:",
         "    if False:",
@@ -369,5 +369,69 @@ BREAKS += [
         "native/eoc_native/llm/layout_cache.py",
         "or d.dtype != np.uint16:",
         "or d.dtype not in (np.uint16, np.float32):",
+    ),
+]
+
+# The C kernels (ckernels.c through ckernels.py, built by cbuild.py).
+BREAKS += [
+    (
+        "the C 4-bit kernel drops the high nibble",
+        "native/eoc_native/quant/ckernels.c",
+        "tmp[i] += (float)(v & 15) * lo + (float)(v >> 4) * hi;",
+        "tmp[i] += (float)(v & 15) * lo + (float)(v & 15) * hi;",
+    ),
+    (
+        "the C 8-bit kernel forgets the block scale",
+        "native/eoc_native/quant/ckernels.c",
+        "            for (int64_t i = 0; i < t; i++) acc[i] += h2f(db[i]) * tmp[i];\n",
+        "            for (int64_t i = 0; i < t; i++) acc[i] += tmp[i];\n",
+    ),
+    (
+        "the C kernels read a float16 scale without its sign",
+        "native/eoc_native/quant/ckernels.c",
+        "    bits |= (uint32_t)(h & 0x8000) << 16;\n",
+        "",
+    ),
+    (
+        "the C attention skips the newest key",
+        "native/eoc_native/quant/ckernels.c",
+        "        for (int64_t t = 0; t <= pos; t++) {\n            const float *k",
+        "        for (int64_t t = 0; t < pos; t++) {\n            const float *k",
+    ),
+    (
+        "the C layer drops the attention's residual",
+        "native/eoc_native/quant/ckernels.c",
+        "        q4(&ly->wo, heads, b_o, nth);\n        for (int64_t i = 0; i < dim; i++) x[i] += b_o[i];",
+        "        q4(&ly->wo, heads, b_o, nth);\n        for (int64_t i = 0; i < dim; i++) x[i] = b_o[i];",
+    ),
+    (
+        "the C RMSNorm forgets the mean",
+        "native/eoc_native/quant/ckernels.c",
+        "sqrt(ss / (double)n + (double)eps)",
+        "sqrt(ss + (double)eps)",
+    ),
+    (
+        "an array of the wrong type goes to the C kernels",
+        "native/eoc_native/quant/ckernels.py",
+        "        or a.dtype != dtype\n",
+        "",
+    ),
+    (
+        "a cut-off C build is loaded",
+        "native/eoc_native/quant/cbuild.py",
+        "            if done.returncode == 0 and part.is_file():",
+        "            if part.is_file():",
+    ),
+    (
+        "a changed C source reuses the old build",
+        "native/eoc_native/quant/cbuild.py",
+        '        [SOURCE.read_text(encoding="utf-8"), cc, version, " ".join(FLAGS), _cpu_features()]',
+        '        [cc, version, " ".join(FLAGS), _cpu_features()]',
+    ),
+    (
+        "no C compiler stops eoc instead of running numba's kernels",
+        "native/eoc_native/quant/__init__.py",
+        "        except MissingExtra as exc:\n            _c_refused = exc.reason\n",
+        "        except KeyError as exc:\n            _c_refused = str(exc)\n",
     ),
 ]

@@ -25,3 +25,17 @@ def postgres() -> Iterator[Any]:
 
     with running_postgres() as server:
         yield server
+
+
+@pytest.fixture(params=["c", "numba"])
+def kernels(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Each of eoc's two kernel sets (``EOC_KERNELS``): the C kernels, and numba's where no C
+    compiler builds them. A backend or model made inside the test runs on it."""
+    from eoc.errors import MissingExtra
+    from eoc_native.quant import load_kernels
+
+    monkeypatch.setenv("EOC_KERNELS", request.param)
+    try:
+        return load_kernels()
+    except MissingExtra as exc:
+        pytest.skip(f"no {request.param} kernels here: {exc.reason}")

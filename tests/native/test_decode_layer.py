@@ -17,13 +17,12 @@ import pytest
 pytest.importorskip("gguf", reason="the llm extra is not installed: pip install gguf")
 pytest.importorskip("numba", reason='the quantized kernels need numba: pip install ".[native]"')
 
-from eoc.errors import ConfigError
+from eoc.errors import ConfigError, MissingExtra
 from eoc_native.autotune.dispatch import Dispatcher
 from eoc_native.llm.backend import LocalModel
 from eoc_native.llm.generate import load
 from eoc_native.llm.llama import Llama
 from eoc_native.llm.threads import ENV, Pools, cores, model_threads
-from eoc_native.quant import load_kernels
 from tests.native.test_llm_tiny import write_tiny_model
 
 #: Every layer matrix as 4-bit blocks (q, k and v one type, gate and up one type: the runner
@@ -58,12 +57,13 @@ def _decode(model: Llama) -> tuple[np.ndarray, Any]:
 
 
 def test_a_decode_step_in_one_call_a_layer_is_the_products_one_by_one(
-    four_bit: Path, monkeypatch: pytest.MonkeyPatch
+    four_bit: Path, monkeypatch: pytest.MonkeyPatch, kernels: Any
 ) -> None:
     fused_model, _ = load(four_bit, n_ctx=48)
+    assert fused_model._k is kernels
     fused, fused_calls = _decode(fused_model)
     plan = fused_model._decode
-    assert plan is not None and plan.quant and len(plan.blocks) == fused_model.args.n_layers
+    assert plan is not None and plan.quant and plan.runs
     monkeypatch.setattr(Llama, "_decode_plan", lambda self: None)  # products one by one
     plain_model, _ = load(four_bit, n_ctx=48)
     plain, plain_calls = _decode(plain_model)
@@ -74,8 +74,9 @@ def test_a_decode_step_in_one_call_a_layer_is_the_products_one_by_one(
     assert any(key.startswith("1x") for _, key in fused_calls)
 
 
-def test_the_layer_kernel_keeps_the_whole_prompt_in_its_cache(four_bit: Path) -> None:
+def test_the_layer_kernel_keeps_the_whole_prompt_in_its_cache(four_bit: Path, kernels: Any) -> None:
     model, _ = load(four_bit, n_ctx=48)
+    assert model._k is kernels
     ids = PROMPT + STEPS
     full = model.forward(ids, all_logits=True)
     model.reset()
@@ -85,7 +86,9 @@ def test_the_layer_kernel_keeps_the_whole_prompt_in_its_cache(four_bit: Path) ->
     np.testing.assert_allclose(steps, full[3:], rtol=1e-4, atol=1e-4)
 
 
-def test_a_product_dispatched_elsewhere_keeps_the_products_one_by_one(four_bit: Path) -> None:
+def test_a_product_dispatched_elsewhere_keeps_the_products_one_by_one(
+    four_bit: Path, kernels: Any
+) -> None:
     fused, _ = _decode(load(four_bit, n_ctx=48)[0])
     model, _ = load(four_bit, n_ctx=48, dispatcher=Dispatcher(default="numpy"))
     on_numpy, calls = _decode(model)
@@ -95,9 +98,10 @@ def test_a_product_dispatched_elsewhere_keeps_the_products_one_by_one(four_bit: 
     np.testing.assert_allclose(on_numpy, fused, rtol=1e-4, atol=1e-4)
 
 
-def test_a_forward_runs_on_eocs_thread_count_and_puts_the_pools_back(four_bit: Path) -> None:
+def test_a_forward_runs_on_eocs_thread_count_and_puts_the_pools_back(
+    four_bit: Path, kernels: Any
+) -> None:
     threadpoolctl = pytest.importorskip("threadpoolctl")
-    kernels = load_kernels()
     model, _ = load(four_bit, n_ctx=48, threads=1)
     seen: list[tuple[int, list[int]]] = []
     apply = model.dispatcher.apply
@@ -120,8 +124,7 @@ def test_a_forward_runs_on_eocs_thread_count_and_puts_the_pools_back(four_bit: P
     assert threadpoolctl.threadpool_info() == blas_before
 
 
-def test_the_pools_are_set_only_for_the_pass(four_bit: Path) -> None:
-    kernels = load_kernels()
+def test_the_pools_are_set_only_for_the_pass(kernels: Any) -> None:
     before = kernels.get_num_threads()
     pools = Pools(kernels, 1)
     with pools(1):
@@ -132,7 +135,9 @@ def test_the_pools_are_set_only_for_the_pass(four_bit: Path) -> None:
     assert kernels.get_num_threads() == before
 
 
-def test_thread_counts_are_checked(four_bit: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_thread_counts_are_checked(
+    four_bit: Path, monkeypatch: pytest.MonkeyPatch, kernels: Any
+) -> None:
     monkeypatch.delenv(ENV, raising=False)
     assert model_threads(None, pool=64) == min(cores(), 64)
     assert model_threads(None, pool=1) == 1
@@ -152,7 +157,25 @@ def test_thread_counts_are_checked(four_bit: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.delenv(ENV)
     with pytest.raises(ConfigError, match="at least 1"):
         LocalModel(four_bit, threads=0)
-    pool = load_kernels().pool_size()
+    pool = kernels.pool_size()
     too_many = LocalModel(four_bit, threads=pool + 1)
     with pytest.raises(ConfigError, match="NUMBA_NUM_THREADS"):
         too_many.load()
+
+
+def test_the_c_and_numba_kernels_decode_alike(
+    four_bit: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both kernel sets run the same arithmetic (numba's fastmath may reorder a sum): their
+    decode steps agree to float32 rounding, and on every next token."""
+    steps = {}
+    for name in ("c", "numba"):
+        monkeypatch.setenv("EOC_KERNELS", name)
+        try:
+            model, _ = load(four_bit, n_ctx=48)
+        except MissingExtra as exc:
+            pytest.skip(f"no {name} kernels here: {exc.reason}")
+        assert model._k.NAME.lower() == name
+        steps[name] = _decode(model)[0]
+    np.testing.assert_allclose(steps["c"], steps["numba"], rtol=1e-4, atol=1e-4)
+    assert (steps["c"].argmax(axis=1) == steps["numba"].argmax(axis=1)).all()

@@ -133,8 +133,9 @@ def test_tokenizer_merges_and_special_tokens(tiny: tuple[Any, Any]) -> None:
     assert rendered == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
 
 
-def test_kv_cache_matches_full_recompute(tiny: tuple[Any, Any]) -> None:
-    model, tok = tiny
+def test_kv_cache_matches_full_recompute(tiny_path: Path, kernels: Any) -> None:
+    model, tok = load(tiny_path, n_ctx=48)
+    assert model._k is kernels
     ids = tok.encode("hello there, tiny model")
     model.reset()
     full = model.forward(ids, all_logits=True)

@@ -48,13 +48,16 @@ def test_blocks_are_the_files_weights(qtype: str, n_out: int) -> None:
 
 @pytest.mark.parametrize("qtype", ["Q4_0", "Q4_1", "Q8_0"])
 @pytest.mark.parametrize("rows", [1, 3, FEW_ROWS + 5])
-def test_the_kernels_multiply_by_the_dequantized_matrix(qtype: str, rows: int) -> None:
+def test_the_kernels_multiply_by_the_dequantized_matrix(
+    qtype: str, rows: int, kernels: Any
+) -> None:
     n_out, n_in = 600, 160  # more than one tile of output columns, and a ragged last tile
     raw = quantize(_matrix(n_out, n_in), qtype)
     w = Weight("w", quant=blocks_from_raw(raw, qtype, n_out, n_in))
     x = RNG.standard_normal((rows, n_in)).astype(np.float32)
     want = x.astype(np.float64) @ dequantize(raw, qtype).reshape(n_out, n_in).T.astype(np.float64)
     backend = QuantCpuBackend()
+    assert backend._load_modules()[1] is kernels
     got = backend.apply(x, backend.load_weight(w))
     assert got.shape == (rows, n_out) and got.dtype == np.float32
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

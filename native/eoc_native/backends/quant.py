@@ -4,7 +4,8 @@ A model read from a Q4_0 / Q4_1 / Q8_0 GGUF file keeps its blocks (about 0.6 byt
 for 4-bit, against 4 for float32), and this backend multiplies by them without ever widening
 the whole matrix:
 
-* a few rows of ``x`` (decoding: one token at a time) run the numba kernels in
+* a few rows of ``x`` (decoding: one token at a time) run the compiled kernels (C, or numba's
+  where no C compiler builds them: :func:`eoc_native.quant.load_kernels`) of
   :mod:`eoc_native.quant.kernels`, which read each byte once, straight from the blocks;
 * more rows (a prompt's prefill) dequantize the matrix into a scratch buffer with a compiled
   kernel and hand the product to numpy's BLAS, where many rows amortize the widening.

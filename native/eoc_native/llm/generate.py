@@ -21,7 +21,7 @@ from eoc_native.llm.gguf import GGUFFile
 from eoc_native.llm.layout_cache import LayoutCache
 from eoc_native.llm.llama import Llama, ModelArgs
 from eoc_native.llm.tokenizer import GGUFTokenizer
-from eoc_native.quant import kernels_cached
+from eoc_native.quant import kernels_cached, load_kernels
 
 
 def load(
@@ -42,6 +42,15 @@ def load(
     gf = GGUFFile(path)
     ModelArgs.from_metadata(gf.metadata)  # refuse an unsupported architecture first
     tokenizer = GGUFTokenizer(gf.metadata)  # and a tokenizer, before the slow weight load
+    if progress is not None and not kernels_cached():
+        told = progress
+
+        def tell(what: str) -> None:
+            told(what, 0.0)
+
+        # the C kernels compile now, saying so first; numba's compile on the first forward
+        if getattr(load_kernels(tell), "NAME", "") != "C":
+            tell("compiling the matmul kernels: the first run only (numba keeps them)")
     model = Llama.from_gguf(
         gf,
         n_ctx=n_ctx,
@@ -50,8 +59,6 @@ def load(
         layouts=layouts,
         threads=threads,
     )
-    if progress is not None and not kernels_cached():
-        progress("compiling the matmul kernels: the first run only (numba keeps them)", 0.0)
     return model, tokenizer
 
 

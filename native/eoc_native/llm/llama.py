@@ -266,7 +266,7 @@ class Llama:
         ids = np.asarray(tokens, dtype=np.int64)
         if ids.min() < 0 or ids.max() >= self.args.vocab_size:
             raise InputError(f"token id out of range 0..{self.args.vocab_size - 1}")
-        with self.pools(n):  # eoc's thread count for numba and BLAS (threads.py)
+        with self.pools(n):  # eoc's thread count for the kernels and BLAS (threads.py)
             x = self.token_embd[ids]  # (n, dim)
             norm = self._norm
             plan = self._decode_plan() if n == 1 else None
@@ -291,7 +291,7 @@ class Llama:
         plan = self._decode
         if plan is None:
             plan = self._decode = _DecodePlan.of(self)
-        if not plan.blocks:
+        if not plan.runs:
             return None
         if plan.decided and not self.dispatcher.autotuning:
             return plan if plan.quant else None
@@ -304,33 +304,23 @@ class Llama:
         return plan if on_quant else None
 
     def _decode_layers(self, x: Array, plan: _DecodePlan) -> Array:
-        """Every layer for one token (``x`` is (1, dim)), one compiled call a layer."""
+        """Every layer for one token (``x`` is (1, dim)): the kernels' layer plan."""
         a, p = self.args, self.pos
         row = np.ascontiguousarray(x[0], dtype=np.float32)
-        scale = np.float32(1 / math.sqrt(a.head_dim))
-        cos, sin, decode_layer = self.cos[p], self.sin[p], plan.kernel
-        for i, (layer, (qkv, wo, gate_up, down)) in enumerate(
-            zip(self.layers, plan.blocks, strict=True)
-        ):
-            decode_layer(
-                row,
-                layer.attn_norm,
-                layer.ffn_norm,
-                a.norm_eps,
-                qkv,
-                wo,
-                gate_up,
-                down,
-                self.cache_k[i],
-                self.cache_v[i],
-                p,
-                cos,
-                sin,
-                a.n_heads,
-                scale,
-                plan.hidden,
-                plan.scratch,
-            )
+        plan.layers.run(
+            row,
+            a.norm_eps,
+            p,
+            self.cos[p],
+            self.sin[p],
+            a.n_heads,
+            a.n_kv_heads,
+            a.head_dim,
+            np.float32(1 / math.sqrt(a.head_dim)),
+            plan.hidden,
+            plan.scratch,
+            self.n_ctx,
+        )
         calls = self.dispatcher.calls
         calls.update(plan.counts)
         calls[(FUSED, f"{a.n_heads}x{a.head_dim}x{p + 1}")] += 2 * len(self.layers)
@@ -406,23 +396,27 @@ FUSED = "cpu-quant"
 
 @dataclass
 class _DecodePlan:
-    """What :meth:`Llama._decode_layers` hands the compiled layer: each layer's four 4-bit
-    matrices as ``(qs, d, m)``, one scratch buffer, and the products it counts a token."""
+    """What :meth:`Llama._decode_layers` hands the kernels: their plan of every layer (each
+    layer's norms and four 4-bit matrices), one scratch buffer, and the products it counts a
+    token."""
 
-    kernel: Any
-    blocks: list[tuple[tuple[Any, Any, Any], ...]]
+    layers: Any
     hidden: int
     scratch: Array
     counts: Counter[tuple[str, str]]
     decided: bool = False
     quant: bool = False
 
+    @property
+    def runs(self) -> bool:
+        return self.layers is not None
+
     @classmethod
     def of(cls, model: Llama) -> _DecodePlan:
-        """The plan for ``model``; ``blocks`` is empty where a layer matrix is not 4-bit blocks
-        or the layers differ in width (the layer kernel then never runs)."""
+        """The plan for ``model``; no kernel plan where a layer matrix is not 4-bit blocks or the
+        layers differ in width (the layer kernel then never runs)."""
         a, k = model.args, model._k
-        empty = cls(None, [], 0, np.empty(0, np.float32), Counter())
+        empty = cls(None, 0, np.empty(0, np.float32), Counter())
         weights = [(ly.wqkv, ly.wo, ly.w_gate_up, ly.w_down) for ly in model.layers]
         quants = [[dw.weight.quant for dw in four] for four in weights]
         if k is None or not quants or any(q is None or q.bits != 4 for f in quants for q in f):
@@ -438,8 +432,12 @@ class _DecodePlan:
             for dw in four:
                 k_in, n_out = dw.weight.shape
                 counts[(FUSED, f"1x{k_in}x{n_out}")] += 1
-        blocks = [tuple((q.qs, q.d, q.m) for q in four) for four in quants]
-        return cls(k.decode_layer, blocks, hiddens.pop(), np.zeros(size, np.float32), counts)
+        layers = [
+            (ly.attn_norm, ly.ffn_norm, tuple((q.qs, q.d, q.m) for q in four))
+            for ly, four in zip(model.layers, quants, strict=True)
+        ]
+        plan = k.LayerPlan(layers, (model.cache_k, model.cache_v))
+        return cls(plan, hiddens.pop(), np.zeros(size, np.float32), counts)
 
 
 def _fusable(args: ModelArgs) -> bool:
@@ -449,7 +447,8 @@ def _fusable(args: ModelArgs) -> bool:
 
 
 def _kernels_or_none() -> Any:
-    """The compiled kernels (:mod:`eoc_native.quant.kernels`), or ``None`` without numba."""
+    """The compiled kernels (:func:`eoc_native.quant.load_kernels`: C, else numba), or ``None``
+    where neither runs."""
     try:
         return load_kernels()
     except EocError:

@@ -1,22 +1,21 @@
 """How many threads a model's work runs on: set by eoc, not left to each thread pool.
 
-Two pools run a model's products: numba's (the 4-bit and 8-bit kernels of
-:mod:`eoc_native.quant.kernels`: every decode step, and the widening of weights for a prompt) and
-the BLAS library numpy loaded (a prompt's products). Left alone, each sizes itself to every core of
+Two pools run a model's products: the kernels' (the 4-bit and 8-bit kernels, C's OpenMP threads
+or numba's: every decode step) and the BLAS library numpy loaded (a prompt's products). Left alone, each sizes itself to every core of
 the machine, whatever this process may use and whatever else runs there, and their threads spin
 while they wait for work. eoc gives both one count, for the length of each forward pass
 (:meth:`eoc_native.llm.llama.Llama.forward`), and puts each back afterwards:
 
 * the count: ``threads=`` (:class:`~eoc_native.llm.backend.LocalModel`,
   :class:`~eoc_native.llm.llama.Llama`), else ``$EOC_THREADS``, else the cores this process may
-  run on (its CPU affinity, which ``taskset`` and container limits narrow), at most numba's pool
-  (``NUMBA_NUM_THREADS``, fixed when numba starts);
-* numba's through ``numba.set_num_threads`` (it holds for the calling thread only);
+  run on (its CPU affinity, which ``taskset`` and container limits narrow), at most the kernels'
+  pool (the cores for C; ``NUMBA_NUM_THREADS``, fixed when numba starts, for numba);
+* the kernels' through their ``set_num_threads`` (numba's holds for the calling thread only);
 * the BLAS library's through threadpoolctl, for a pass of several tokens (a prompt: the only pass
   that calls BLAS), where threadpoolctl is installed.
 
-The count does not change a decode step's numbers: each of numba's tasks sums its columns in the
-same order whatever the number of threads.
+The count does not change a decode step's numbers: each task sums its columns in the same order
+whatever the number of threads.
 """
 
 from __future__ import annotations
@@ -41,7 +40,7 @@ def cores() -> int:
 
 def model_threads(requested: int | None, pool: int) -> int:
     """The thread count for a model: ``requested``, else ``$EOC_THREADS``, else :func:`cores`;
-    the default at most ``pool`` (numba's pool size), a count asked for above it refused."""
+    the default at most ``pool`` (the kernels' pool), a count asked for above it refused."""
     source = "threads"
     if requested is None:
         text = os.environ.get(ENV, "").strip()
@@ -56,17 +55,18 @@ def model_threads(requested: int | None, pool: int) -> int:
         raise ConfigError(f"{source} must be a whole number of at least 1, not {requested!r}")
     if requested > pool:
         raise ConfigError(
-            f"{source} asks for {requested} threads; numba's pool has {pool} "
-            "(set NUMBA_NUM_THREADS before eoc starts for more)"
+            f"{source} asks for {requested} threads; the kernels here run on at most {pool} "
+            "(the cores; for numba's kernels, NUMBA_NUM_THREADS set before eoc starts)"
         )
     return requested
 
 
 class Pools:
-    """Sets numba's and the BLAS library's thread counts to ``threads`` around a forward pass.
+    """Sets the kernels' and the BLAS library's thread counts to ``threads`` around a forward
+    pass.
 
-    ``kernels`` is :mod:`eoc_native.quant.kernels` (its ``get_num_threads`` and
-    ``set_num_threads``), or ``None`` where numba is missing.
+    ``kernels`` is the kernels module (:func:`eoc_native.quant.load_kernels`: its
+    ``pool_size``, ``get_num_threads`` and ``set_num_threads``), or ``None`` where none runs.
     """
 
     def __init__(self, kernels: Any, threads: int | None) -> None:

@@ -1,6 +1,8 @@
 """Compiled (numba) kernels for matrices kept as 4-bit and 8-bit blocks.
 
-Imported only by :func:`eoc_native.quant.load_kernels` (for the ``cpu-quant`` backend,
+The kernels where no C compiler builds :mod:`eoc_native.quant.ckernels` (or with
+``EOC_KERNELS=numba``): the same functions over the same arrays. Imported only by
+:func:`eoc_native.quant.load_kernels` (for the ``cpu-quant`` backend,
 :mod:`eoc_native.backends.quant`, and the model's one-token steps, :mod:`eoc_native.llm.llama`);
 numba compiles each kernel on its first call and caches the machine code next to this file.
 
@@ -250,6 +252,57 @@ def decode_layer(  # pragma: no cover - compiled
         x[i] += b_o[i]
 
 
+class LayerPlan:
+    """Every layer of a model for :meth:`run` (as :class:`eoc_native.quant.ckernels.LayerPlan`):
+    ``layers`` holds each layer's norms and four 4-bit matrices as ``(qs, d, m)``, ``caches``
+    the model's KV caches (n_layers, n_ctx, kv_heads, head_dim)."""
+
+    def __init__(self, layers: Any, caches: tuple[Any, Any]) -> None:
+        self.layers = list(layers)
+        self.cache_k, self.cache_v = caches
+
+    def run(
+        self,
+        x: Any,
+        eps: float,
+        pos: int,
+        cos: Any,
+        sin: Any,
+        n_heads: int,
+        n_kv: int,
+        head_dim: int,
+        scale: float,
+        hidden: int,
+        scratch: Any,
+        n_ctx: int,
+    ) -> None:
+        """One token through every layer, ``x`` updated in place (a compiled call a layer)."""
+        for i, (attn_norm, ffn_norm, (qkv, wo, gate_up, down)) in enumerate(self.layers):
+            decode_layer(
+                x,
+                attn_norm,
+                ffn_norm,
+                eps,
+                qkv,
+                wo,
+                gate_up,
+                down,
+                self.cache_k[i],
+                self.cache_v[i],
+                pos,
+                cos,
+                sin,
+                n_heads,
+                scale,
+                hidden,
+                scratch,
+            )
+
+
+NAME = "numba"
+"""How the kernels are named in a model's description."""
+
+
 def pool_size() -> int:
     """Threads in numba's pool (``NUMBA_NUM_THREADS``, fixed when numba starts)."""
     return int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
@@ -284,6 +337,8 @@ def silu_mul(gate_up: Any, out: Any) -> None:  # pragma: no cover - compiled
 
 
 __all__ = [
+    "NAME",
+    "LayerPlan",
     "decode_attention",
     "decode_layer",
     "decode_scratch",

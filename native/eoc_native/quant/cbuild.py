@@ -1,0 +1,126 @@
+"""Building the C kernels (``ckernels.c``) with the machine's C compiler, once, into eoc's cache.
+
+The library is compiled for this very CPU (``-march=native``) with OpenMP where the compiler has
+it, and kept as ``$EOC_CACHE_DIR/kernels/eockernels-<key>.so`` (default ``~/.cache/eoc``). The key
+covers the source, the compiler and its version, the flags and the CPU's features, so a changed
+source, compiler or machine builds again; a build takes about a second, against about five for
+numba's first compile of the same kernels. The file is written under a temporary name and
+renamed, so a cut-off build is never loaded. Like numba's cache, the cache folder is trusted to
+hold what eoc wrote there.
+
+Without a C compiler, or where it fails, :func:`build` raises :class:`~eoc.errors.MissingExtra`
+with the reason, and eoc runs the numba kernels instead (:func:`eoc_native.quant.load_kernels`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from eoc.errors import MissingExtra
+
+SOURCE = Path(__file__).with_name("ckernels.c")
+ENV_CC = "CC"
+FLAGS = ("-O3", "-march=native", "-ffp-contract=fast", "-fPIC", "-shared")
+OPENMP = "-fopenmp"
+BUILD_TIMEOUT_S = 120
+
+
+def cache_root() -> Path:
+    """``$EOC_CACHE_DIR``, else ``~/.cache/eoc``: eoc's cache folder."""
+    return Path(os.environ.get("EOC_CACHE_DIR") or "~/.cache/eoc").expanduser()
+
+
+def compiler() -> str | None:
+    """The C compiler: ``$CC``, else ``cc``, ``gcc`` or ``clang`` on the path."""
+    named = os.environ.get(ENV_CC, "").strip()
+    if named:
+        return shutil.which(named.split()[0])
+    return next((p for c in ("cc", "gcc", "clang") if (p := shutil.which(c))), None)
+
+
+def _cpu_features() -> str:
+    """What ``-march=native`` compiles for: the CPU's model and feature flags, where told."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return platform.processor() or platform.machine()
+    wanted = ("model name", "flags", "Features", "CPU part")
+    lines = [ln for ln in text.splitlines() if ln.split(":")[0].strip() in wanted]
+    return "\n".join(dict.fromkeys(lines))  # each once: every core says the same
+
+
+def library_path(cc: str) -> Path:
+    """Where the library built by ``cc`` for this source and CPU is kept."""
+    try:
+        version = subprocess.run(
+            [cc, "--version"], capture_output=True, text=True, timeout=30, check=False
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        version = ""
+    key = "\n".join(
+        [SOURCE.read_text(encoding="utf-8"), cc, version, " ".join(FLAGS), _cpu_features()]
+    )
+    digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:20]
+    return cache_root() / "kernels" / f"eockernels-{platform.machine()}-{digest}.so"
+
+
+def built() -> Path | None:
+    """The library, when it is built already (nothing is compiled)."""
+    cc = compiler()
+    if cc is None:
+        return None
+    path = library_path(cc)
+    return path if path.is_file() else None
+
+
+def build(progress: Callable[[str], None] | None = None) -> Path:
+    """The library's path, compiled first if it is not built yet.
+
+    ``progress`` is told before a compile starts (the first run only).
+
+    Raises:
+        MissingExtra: no C compiler, or it could not build the kernels (the reason says why).
+    """
+    cc = compiler()
+    if cc is None:
+        raise MissingExtra(
+            "no C compiler (cc, gcc or clang) for eoc's C kernels: install one "
+            "(Debian: apt-get install gcc), or eoc uses numba's kernels"
+        )
+    path = library_path(cc)
+    if path.is_file():
+        return path
+    if progress is not None:
+        progress("compiling the matmul kernels: the first run only (eoc keeps them)")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise MissingExtra(f"cannot write eoc's kernel cache {path.parent}: {exc}") from None
+    part = path.with_name(f"{path.name}.{os.getpid()}.part")
+    errors = ""
+    try:
+        for extra in ((OPENMP,), ()):  # without OpenMP (Apple's clang): one thread
+            cmd = [cc, *FLAGS, *extra, "-o", str(part), str(SOURCE), "-lm"]
+            try:
+                done = subprocess.run(
+                    cmd, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False
+                )
+            except (OSError, subprocess.SubprocessError) as exc:
+                errors = str(exc)
+                continue
+            if done.returncode == 0 and part.is_file():
+                part.replace(path)
+                return path
+            errors = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+    finally:
+        part.unlink(missing_ok=True)
+    raise MissingExtra(f"{Path(cc).name} could not build eoc's C kernels: {errors}")
+
+
+__all__ = ["SOURCE", "build", "built", "cache_root", "compiler", "library_path"]

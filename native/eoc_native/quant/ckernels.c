@@ -1,0 +1,252 @@
+/* eoc's quantized CPU kernels in C: the kernels of kernels.py (numba), the same layouts and the
+ * same arithmetic (numba's fastmath may reorder a sum), compiled once with the machine's own C compiler
+ * (cbuild.py) so that running a model loads neither numba nor LLVM.
+ *
+ * Layouts (blocks.py): a 4-bit matrix is qs[tile][block][16][T] nibble pairs (byte j holds
+ * weight j in its low nibble and weight j + 16 in its high one), an 8-bit one qs[tile][block][32][T]
+ * signed bytes; the scales d (and minimums m) are [tile][block][T] float16 bits. A product
+ * out = x @ W runs one task per tile of T output columns.
+ *
+ * Threads: each parallel loop runs on `nth` OpenMP threads, the count eoc sets
+ * (eoc_native/llm/threads.py). Without OpenMP the loops run on one thread.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* each parallel loop's function takes its thread count as `nth` */
+#ifdef _OPENMP
+#define PARALLEL_FOR _Pragma("omp parallel for num_threads(nth) schedule(static)")
+#else
+#define PARALLEL_FOR (void)nth;
+#endif
+
+/* float16 bits to float32, exactly for every finite value (scales are finite): the bits moved
+ * into float32's places, then scaled by 2^112 (the difference of the exponent biases). */
+static inline float h2f(uint16_t h) {
+    uint32_t bits = (uint32_t)(h & 0x7fff) << 13;
+    float mag;
+    memcpy(&mag, &bits, 4);
+    mag *= 0x1p112f;
+    memcpy(&bits, &mag, 4);
+    bits |= (uint32_t)(h & 0x8000) << 16;
+    float out;
+    memcpy(&out, &bits, 4);
+    return out;
+}
+
+void eoc_q4_matvec(const uint8_t *qs, const uint16_t *d, const uint16_t *m, const float *x,
+                   float *out, int64_t nt, int64_t nb, int64_t t, int nth) {
+    float *xs = malloc((size_t)nb * sizeof(float));
+    if (!xs) return;
+    for (int64_t b = 0; b < nb; b++) {
+        float s = 0.0f;
+        for (int j = 0; j < 32; j++) s += x[b * 32 + j];
+        xs[b] = s;
+    }
+    PARALLEL_FOR
+    for (int64_t tile = 0; tile < nt; tile++) {
+        float acc[t], tmp[t];
+        for (int64_t i = 0; i < t; i++) acc[i] = 0.0f;
+        for (int64_t b = 0; b < nb; b++) {
+            const uint8_t *blk = qs + ((tile * nb + b) * 16) * t;
+            for (int64_t i = 0; i < t; i++) tmp[i] = 0.0f;
+            for (int j = 0; j < 16; j++) {
+                const float lo = x[b * 32 + j], hi = x[b * 32 + 16 + j];
+                const uint8_t *row = blk + (int64_t)j * t;
+                for (int64_t i = 0; i < t; i++) {
+                    const uint8_t v = row[i];
+                    tmp[i] += (float)(v & 15) * lo + (float)(v >> 4) * hi;
+                }
+            }
+            const uint16_t *db = d + (tile * nb + b) * t, *mb = m + (tile * nb + b) * t;
+            const float sb = xs[b];
+            for (int64_t i = 0; i < t; i++) acc[i] += h2f(db[i]) * tmp[i] + h2f(mb[i]) * sb;
+        }
+        memcpy(out + tile * t, acc, (size_t)t * sizeof(float));
+    }
+    free(xs);
+}
+
+void eoc_q8_matvec(const int8_t *qs, const uint16_t *d, const float *x, float *out, int64_t nt,
+                   int64_t nb, int64_t t, int nth) {
+    PARALLEL_FOR
+    for (int64_t tile = 0; tile < nt; tile++) {
+        float acc[t], tmp[t];
+        for (int64_t i = 0; i < t; i++) acc[i] = 0.0f;
+        for (int64_t b = 0; b < nb; b++) {
+            const int8_t *blk = qs + ((tile * nb + b) * 32) * t;
+            for (int64_t i = 0; i < t; i++) tmp[i] = 0.0f;
+            for (int j = 0; j < 32; j++) {
+                const float xj = x[b * 32 + j];
+                const int8_t *row = blk + (int64_t)j * t;
+                for (int64_t i = 0; i < t; i++) tmp[i] += (float)row[i] * xj;
+            }
+            const uint16_t *db = d + (tile * nb + b) * t;
+            for (int64_t i = 0; i < t; i++) acc[i] += h2f(db[i]) * tmp[i];
+        }
+        memcpy(out + tile * t, acc, (size_t)t * sizeof(float));
+    }
+}
+
+/* out (n_in, nt * t) float32 = the matrix, dequantized. */
+void eoc_q4_dequant(const uint8_t *qs, const uint16_t *d, const uint16_t *m, float *out,
+                    int64_t nt, int64_t nb, int64_t t, int nth) {
+    const int64_t width = nt * t;
+    PARALLEL_FOR
+    for (int64_t tile = 0; tile < nt; tile++) {
+        const int64_t c = tile * t;
+        for (int64_t b = 0; b < nb; b++) {
+            const uint16_t *db = d + (tile * nb + b) * t, *mb = m + (tile * nb + b) * t;
+            for (int j = 0; j < 16; j++) {
+                const uint8_t *row = qs + ((tile * nb + b) * 16 + j) * t;
+                float *lo = out + (b * 32 + j) * width + c, *hi = out + (b * 32 + 16 + j) * width + c;
+                for (int64_t i = 0; i < t; i++) {
+                    const float di = h2f(db[i]), mi = h2f(mb[i]);
+                    lo[i] = di * (float)(row[i] & 15) + mi;
+                    hi[i] = di * (float)(row[i] >> 4) + mi;
+                }
+            }
+        }
+    }
+}
+
+void eoc_q8_dequant(const int8_t *qs, const uint16_t *d, float *out, int64_t nt, int64_t nb,
+                    int64_t t, int nth) {
+    const int64_t width = nt * t;
+    PARALLEL_FOR
+    for (int64_t tile = 0; tile < nt; tile++) {
+        const int64_t c = tile * t;
+        for (int64_t b = 0; b < nb; b++) {
+            const uint16_t *db = d + (tile * nb + b) * t;
+            for (int j = 0; j < 32; j++) {
+                const int8_t *row = qs + ((tile * nb + b) * 32 + j) * t;
+                float *o = out + (b * 32 + j) * width + c;
+                for (int64_t i = 0; i < t; i++) o[i] = h2f(db[i]) * (float)row[i];
+            }
+        }
+    }
+}
+
+void eoc_rms_norm_row(const float *x, const float *weight, float eps, float *out, int64_t n) {
+    double ss = 0.0;
+    for (int64_t i = 0; i < n; i++) ss += (double)x[i] * (double)x[i];
+    const float scale = (float)(1.0 / sqrt(ss / (double)n + (double)eps));
+    for (int64_t i = 0; i < n; i++) out[i] = x[i] * scale * weight[i];
+}
+
+void eoc_silu_mul(const float *gate_up, float *out, int64_t h) {
+    for (int64_t i = 0; i < h; i++) {
+        const float g = gate_up[i];
+        out[i] = g / (1.0f + expf(-g)) * gate_up[h + i];
+    }
+}
+
+/* One new token's attention in one layer: rotary positions (adjacent pairs), the KV cache
+ * (n_ctx, n_kv, hd) written at pos, the heads in parallel; query head h reads kv head
+ * h / (n_heads / n_kv). */
+void eoc_decode_attention(const float *qkv, float *cache_k, float *cache_v, int64_t pos,
+                          const float *cos_, const float *sin_, int64_t n_heads, int64_t n_kv,
+                          int64_t hd, float scale, float *out, int nth) {
+    const int64_t group = n_heads / n_kv, half = hd / 2;
+    const int64_t k0 = n_heads * hd, v0 = k0 + n_kv * hd;
+    for (int64_t g = 0; g < n_kv; g++) {
+        float *ck = cache_k + (pos * n_kv + g) * hd, *cv = cache_v + (pos * n_kv + g) * hd;
+        for (int64_t j = 0; j < half; j++) {
+            const float x0 = qkv[k0 + g * hd + 2 * j], x1 = qkv[k0 + g * hd + 2 * j + 1];
+            ck[2 * j] = x0 * cos_[j] - x1 * sin_[j];
+            ck[2 * j + 1] = x0 * sin_[j] + x1 * cos_[j];
+        }
+        for (int64_t j = 0; j < hd; j++) cv[j] = qkv[v0 + g * hd + j];
+    }
+    PARALLEL_FOR
+    for (int64_t h = 0; h < n_heads; h++) {
+        const int64_t g = h / group, base = h * hd;
+        float q[hd], o[hd];
+        float *scores = malloc((size_t)(pos + 1) * sizeof(float));
+        if (!scores) continue;
+        for (int64_t j = 0; j < half; j++) {
+            const float x0 = qkv[base + 2 * j], x1 = qkv[base + 2 * j + 1];
+            q[2 * j] = x0 * cos_[j] - x1 * sin_[j];
+            q[2 * j + 1] = x0 * sin_[j] + x1 * cos_[j];
+        }
+        float best = -INFINITY;
+        for (int64_t t = 0; t <= pos; t++) {
+            const float *k = cache_k + (t * n_kv + g) * hd;
+            float acc = 0.0f;
+            for (int64_t j = 0; j < hd; j++) acc += q[j] * k[j];
+            acc *= scale;
+            scores[t] = acc;
+            if (acc > best) best = acc;
+        }
+        float total = 0.0f;
+        for (int64_t t = 0; t <= pos; t++) {
+            const float e = expf(scores[t] - best);
+            scores[t] = e;
+            total += e;
+        }
+        for (int64_t j = 0; j < hd; j++) o[j] = 0.0f;
+        for (int64_t t = 0; t <= pos; t++) {
+            const float w = scores[t] / total;
+            const float *v = cache_v + (t * n_kv + g) * hd;
+            for (int64_t j = 0; j < hd; j++) o[j] += w * v[j];
+        }
+        memcpy(out + base, o, (size_t)hd * sizeof(float));
+        free(scores);
+    }
+}
+
+/* A 4-bit matrix as the kernels take it. */
+typedef struct {
+    const uint8_t *qs;
+    const uint16_t *d, *m;
+    int64_t nt, nb, t;
+} eoc_q4;
+
+/* One transformer block's weights and its KV cache. */
+typedef struct {
+    const float *attn_norm, *ffn_norm;
+    eoc_q4 qkv, wo, gate_up, down;
+    float *cache_k, *cache_v;
+} eoc_layer;
+
+static void q4(const eoc_q4 *w, const float *x, float *out, int nth) {
+    eoc_q4_matvec(w->qs, w->d, w->m, x, out, w->nt, w->nb, w->t, nth);
+}
+
+/* One token through n_layers blocks, x (dim) updated in place: per block
+ * x += wo(attention(qkv(rms_norm(x)))), then x += down(silu(gate) * up) of rms_norm(x).
+ * scratch holds dim + qkv + q_size + max(wo, down) + gate_up + gate_up / 2 floats (padded). */
+void eoc_decode_layers(const eoc_layer *layers, int64_t n_layers, float *x, int64_t dim,
+                       float eps, int64_t pos, const float *cos_, const float *sin_,
+                       int64_t n_heads, int64_t n_kv, int64_t hd, float scale, int64_t hidden,
+                       float *scratch, int nth) {
+    for (int64_t l = 0; l < n_layers; l++) {
+        const eoc_layer *ly = &layers[l];
+        const int64_t n_qkv = ly->qkv.nt * ly->qkv.t, n_gu = ly->gate_up.nt * ly->gate_up.t;
+        const int64_t n_wo = ly->wo.nt * ly->wo.t, n_dn = ly->down.nt * ly->down.t;
+        const int64_t n_o = n_wo > n_dn ? n_wo : n_dn, q_size = n_heads * hd;
+        float *h = scratch, *b_qkv = h + dim, *heads = b_qkv + n_qkv, *b_o = heads + q_size;
+        float *b_gu = b_o + n_o, *b_hid = b_gu + n_gu;
+        eoc_rms_norm_row(x, ly->attn_norm, eps, h, dim);
+        q4(&ly->qkv, h, b_qkv, nth);
+        eoc_decode_attention(b_qkv, ly->cache_k, ly->cache_v, pos, cos_, sin_, n_heads, n_kv, hd,
+                             scale, heads, nth);
+        q4(&ly->wo, heads, b_o, nth);
+        for (int64_t i = 0; i < dim; i++) x[i] += b_o[i];
+        eoc_rms_norm_row(x, ly->ffn_norm, eps, h, dim);
+        q4(&ly->gate_up, h, b_gu, nth);
+        eoc_silu_mul(b_gu, b_hid, hidden);
+        q4(&ly->down, b_hid, b_o, nth);
+        for (int64_t i = 0; i < dim; i++) x[i] += b_o[i];
+    }
+}
+
+int eoc_kernels_openmp(void) {
+#ifdef _OPENMP
+    return 1;
+#else
+    return 0;
+#endif
+}
