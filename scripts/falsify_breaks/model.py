@@ -425,8 +425,8 @@ BREAKS += [
     (
         "a changed C source reuses the old build",
         "native/eoc_native/quant/cbuild.py",
-        '        [SOURCE.read_text(encoding="utf-8"), cc, version, " ".join(FLAGS), _cpu_features()]',
-        '        [cc, version, " ".join(FLAGS), _cpu_features()]',
+        '        [SOURCE.read_text(encoding="utf-8"), identity, " ".join(FLAGS), _cpu_features()]',
+        '        [identity, " ".join(FLAGS), _cpu_features()]',
     ),
     (
         "no C compiler stops eoc instead of running numba's kernels",

@@ -16,6 +16,7 @@ its correctness check compares with that quantized matrix (``reference_weights``
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +29,10 @@ FEW_ROWS = 4
 """Up to this many rows of ``x`` run the block kernels row by row; more dequantize + BLAS."""
 
 TUNING_TYPE = "Q4_1"
+
+KEPT_SCRATCH = 1 << 22
+"""Floats (16 MiB) of the widened-matrix buffer a thread keeps between products; a larger matrix
+gets a buffer of its own each time."""
 
 
 @dataclass
@@ -43,6 +48,7 @@ class QuantCpuBackend:
     def __init__(self) -> None:
         self.name = "cpu-quant"
         self._modules: tuple[Any, Any] | None = None
+        self._scratch = threading.local()  # each thread's buffer for a widened matrix
 
     def _load_modules(self) -> tuple[Any, Any]:
         self._modules = (require("numpy"), load_kernels())  # once: apply runs ~120 times a token
@@ -82,11 +88,16 @@ class QuantCpuBackend:
             np.matmul(x, self._dense(prepared), out=out)
         return out if n == prepared.padded_out else np.ascontiguousarray(out[:, :n])
 
-    @staticmethod
-    def _dense(blocks: Any) -> Any:
-        np = require("numpy")
-        k = load_kernels()
-        w = np.empty((blocks.n_in, blocks.padded_out), np.float32)
+    def _dense(self, blocks: Any) -> Any:
+        np, k = self._modules or self._load_modules()
+        size = blocks.n_in * blocks.padded_out
+        if size > KEPT_SCRATCH:  # an output head widened for every position: not kept
+            w = np.empty((blocks.n_in, blocks.padded_out), np.float32)
+        else:  # one buffer a thread, grown to the largest layer: no fresh pages a product
+            scratch = getattr(self._scratch, "buf", None)
+            if scratch is None or scratch.size < size:
+                scratch = self._scratch.buf = np.empty(size, np.float32)
+            w = scratch[:size].reshape(blocks.n_in, blocks.padded_out)
         if blocks.bits == 4:
             k.q4_dequant(blocks.qs, blocks.d, blocks.m, w)
         else:

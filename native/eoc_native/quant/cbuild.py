@@ -2,7 +2,7 @@
 
 The library is compiled for this very CPU (``-march=native``) with OpenMP where the compiler has
 it, and kept as ``$EOC_CACHE_DIR/kernels/eockernels-<key>.so`` (default ``~/.cache/eoc``). The key
-covers the source, the compiler and its version, the flags and the CPU's features, so a changed
+covers the source, the compiler (its file's path, size and time), the flags and the CPU's features, so a changed
 source, compiler or machine builds again; a build takes about a second, against about five for
 numba's first compile of the same kernels. The file is written under a temporary name and
 renamed, so a cut-off build is never loaded. Like numba's cache, the cache folder is trusted to
@@ -57,14 +57,14 @@ def _cpu_features() -> str:
 
 def library_path(cc: str) -> Path:
     """Where the library built by ``cc`` for this source and CPU is kept."""
-    try:
-        version = subprocess.run(
-            [cc, "--version"], capture_output=True, text=True, timeout=30, check=False
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        version = ""
+    try:  # the compiler's own file: an upgrade changes it (cheaper than running cc --version)
+        real = Path(cc).resolve()
+        st = real.stat()
+        identity = f"{real}|{st.st_size}|{st.st_mtime_ns}"
+    except OSError:
+        identity = cc
     key = "\n".join(
-        [SOURCE.read_text(encoding="utf-8"), cc, version, " ".join(FLAGS), _cpu_features()]
+        [SOURCE.read_text(encoding="utf-8"), identity, " ".join(FLAGS), _cpu_features()]
     )
     digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:20]
     return cache_root() / "kernels" / f"eockernels-{platform.machine()}-{digest}.so"
