@@ -177,3 +177,23 @@ def test_the_estimate_says_where_its_figure_comes_from() -> None:
     assert "documented per-backend constants" in basis and "multiply-adds" in basis
     assert nj_per_mac("cuda/torch-bf16") < nj_per_mac("numpy/scipy-openblas")
     assert estimate({})[0] == 1  # nothing ran: the floor, never 0
+
+
+@pytest.mark.parametrize("qtype", ["Q8_0", "Q4_1"])
+def test_embedding_rows_are_the_files_rows(tmp_path: Path, qtype: str) -> None:
+    """A token's embedding row, read on every decode step (Q8_0 without the gguf package's
+    detour), is the package's own dequantized row."""
+    from eoc_native.llm.gguf import GGUFFile
+    from eoc_native.llm.llama import Embedding
+
+    path = write_tiny_model(tmp_path / "tiny.gguf", tensor_types=BLOCKS)
+    emb = Embedding(GGUFFile(path))
+    assert emb.type_name == "Q8_0"
+    ids = np.array([0, 3, emb.vocab - 1])
+    want = dequantize(np.asarray(emb.raw[ids]), "Q8_0").reshape(len(ids), emb.dim)
+    np.testing.assert_array_equal(emb[ids], want)
+    if qtype != "Q8_0":  # another type goes through the package
+        raw = quantize(_matrix(4, 64), qtype)
+        emb.raw, emb.type_name, emb.dim = raw.reshape(4, -1), qtype, 64
+        want = dequantize(raw, qtype).reshape(4, 64)
+        np.testing.assert_array_equal(emb[np.arange(4)], want)
