@@ -200,7 +200,10 @@ def decode_attention(
     scale: float,
     out: Any,
 ) -> None:
-    """One new token's attention in one layer (as :func:`eoc_native.quant.kernels.decode_attention`)."""
+    """One new token's attention in one layer (as :func:`eoc_native.quant.kernels.decode_attention`),
+    on one thread: it runs between products another backend may run on its own threads (BLAS's),
+    and two pools spinning for the same cores slow both many times over. The layer plan's
+    attention (:class:`LayerPlan`) runs its heads on the kernels' threads."""
     k, v, n_kv, hd = _cache(cache_k, cache_v, pos)
     if n_heads % n_kv:
         raise InputError(f"{n_heads} query heads do not share {n_kv} key/value heads evenly")
@@ -217,7 +220,7 @@ def decode_attention(
         hd,
         scale,
         _out(out, n_heads * hd),
-        _threads,
+        1,  # between another backend's products (BLAS's threads): one thread, never two pools
     )
 
 
