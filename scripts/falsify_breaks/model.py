@@ -444,3 +444,18 @@ BREAKS += [
         "            return q.reshape(len(ids), self.dim)",
     ),
 ]
+
+BREAKS += [
+    (
+        "the C tiler takes a block's minimum from its scale",
+        "native/eoc_native/quant/ckernels.c",
+        "                if (mm) mm[i] = (uint16_t)(blk[m_at] | (blk[m_at + 1] << 8));",
+        "                if (mm) mm[i] = (uint16_t)(blk[0] | (blk[1] << 8));",
+    ),
+    (
+        "the C kernels use a layout cache they do not need",
+        "native/eoc_native/llm/generate.py",
+        "    if layouts is not None and _tiles_in_c():",
+        "    if False:",
+    ),
+]

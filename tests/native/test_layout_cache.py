@@ -16,6 +16,14 @@ from eoc_native.llm.layout_cache import LayoutCache
 from tests.native.test_llm_tiny import BLOCKS, write_tiny_model
 
 
+@pytest.fixture(autouse=True)
+def numba_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache serves numba's kernels (numpy tiles for them); the C kernels tile faster than
+    it maps, and load() leaves it out for them (the last test)."""
+    pytest.importorskip("numba", reason="the layout cache is for numba's kernels")
+    monkeypatch.setenv("EOC_KERNELS", "numba")
+
+
 @pytest.fixture
 def model(tmp_path: Path) -> Path:
     return write_tiny_model(tmp_path / "tiny.gguf", tensor_types=BLOCKS)
@@ -97,3 +105,17 @@ def test_scales_of_another_type_are_not_read(model: Path, tmp_path: Path) -> Non
     again = LayoutCache(model, tmp_path / "cache")
     assert tokens(model, again) == want
     assert again.writes == 1
+
+
+def test_the_c_kernels_tile_without_the_cache(
+    model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from eoc_native.quant import cbuild
+
+    if cbuild.compiler() is None:
+        pytest.skip("no C compiler here")
+    want = tokens(model, None)
+    monkeypatch.setenv("EOC_KERNELS", "c")
+    cache = LayoutCache(model, tmp_path / "cache")
+    assert tokens(model, cache) == want
+    assert cache.writes == 0 and cache.hits == 0 and not cache.folder.exists()

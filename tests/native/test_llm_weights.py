@@ -35,7 +35,8 @@ def _matrix(n_out: int, n_in: int) -> np.ndarray:
 
 @pytest.mark.parametrize("qtype", ["Q4_0", "Q4_1", "Q8_0"])
 @pytest.mark.parametrize("n_out", [40, 96])  # a padded last tile; whole tiles
-def test_blocks_are_the_files_weights(qtype: str, n_out: int) -> None:
+def test_blocks_are_the_files_weights(qtype: str, n_out: int, kernels: Any) -> None:
+    """Read from the file's bytes by the C tiler, or numpy's beside numba's kernels."""
     w = _matrix(n_out, 96)  # GGUF layout: (n_out, n_in)
     raw = quantize(w, qtype)
     blocks = blocks_from_raw(raw, qtype, n_out, 96)

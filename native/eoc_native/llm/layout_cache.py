@@ -1,8 +1,10 @@
 """The model's quantized weights in the kernels' tiled layout, kept on disk and mapped on later
 starts, so a model loads without tiling its blocks again.
 
-Tiling SmolLM2-135M's 4-bit blocks (:func:`eoc_native.quant.blocks.blocks_from_raw`) takes about
-0.6 s a start, most of a warm start's load. The first load writes each tiled matrix as ``.npy``
+Used with numba's kernels only: tiling SmolLM2-135M's 4-bit blocks in numpy
+(:func:`eoc_native.quant.blocks.blocks_from_raw`) takes about 0.3-0.6 s a start, most of a warm
+start's load, while the C kernels tile them in about 0.1 s, less than mapping the cache and with
+no first run writing 108 MB (:func:`eoc_native.llm.generate.load` leaves the cache out then). The first load writes each tiled matrix as ``.npy``
 files under ``$EOC_CACHE_DIR/layouts/`` (default ``~/.cache/eoc``), in a folder named for the
 model file (its resolved path, size, modification time and the SHA-256 of its first MiB) and for
 this layout's version; later loads map them (``numpy.load(mmap_mode="c")``: copy-on-write, never

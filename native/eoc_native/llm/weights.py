@@ -89,8 +89,17 @@ def read_weight(gf: GGUFFile, *names: str) -> Weight:
         for n, (_, _, shape) in zip(names, raws, strict=True):
             if len(shape) != 2:
                 raise InputError(f"{gf.path}: tensor {n} is not a matrix (shape {shape})")
+        type_name, n_in = raws[0][1], raws[0][2][1]
+        if all(shape[1] == n_in for _, _, shape in raws):
+            # one matrix's rows after another's are the outputs side by side: tiled once
+            rows = [
+                np.asarray(data, dtype=np.uint8).reshape(shape[0], -1) for data, _, shape in raws
+            ]
+            joined = rows[0] if len(rows) == 1 else np.concatenate(rows)
+            n_out = sum(shape[0] for _, _, shape in raws)
+            return Weight(label, quant=blocks_from_raw(joined, type_name, n_out, n_in))
         parts = [blocks_from_raw(data, t, shape[0], shape[1]) for data, t, shape in raws]
-        return Weight(label, quant=parts[0] if len(parts) == 1 else concat_blocks(parts))
+        return Weight(label, quant=concat_blocks(parts))
     dense = np.concatenate([gf.tensor(n) for n in names], axis=0)
     return Weight(label, dense_f32=np.ascontiguousarray(dense.T, dtype=np.float32))
 

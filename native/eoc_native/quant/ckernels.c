@@ -90,6 +90,29 @@ void eoc_q8_matvec(const int8_t *qs, const uint16_t *d, const float *x, float *o
     }
 }
 
+/* Tile a GGUF tensor's blocks for the kernels (blocks.py's layout): raw holds n_out rows of nb
+ * blocks of `size` bytes; bytes [q0, q0 + qlen) of each block go to qs[tile][b][j][i], its
+ * float16 scale (bytes 0-1) to d[tile][b][i] and, where m_at >= 0, the float16 at m_at to
+ * m[tile][b][i]. n_out is whole tiles of t columns. */
+void eoc_tile_blocks(const uint8_t *raw, int64_t n_out, int64_t nb, int64_t size, int64_t q0,
+                     int64_t qlen, int64_t m_at, uint8_t *qs, uint16_t *d, uint16_t *m, int64_t t,
+                     int nth) {
+    const int64_t nt = n_out / t;
+    PARALLEL_FOR
+    for (int64_t tile = 0; tile < nt; tile++) {
+        for (int64_t b = 0; b < nb; b++) {
+            uint8_t *q = qs + (tile * nb + b) * qlen * t;
+            uint16_t *dd = d + (tile * nb + b) * t, *mm = m ? m + (tile * nb + b) * t : 0;
+            for (int64_t i = 0; i < t; i++) {
+                const uint8_t *blk = raw + ((tile * t + i) * nb + b) * size;
+                dd[i] = (uint16_t)(blk[0] | (blk[1] << 8));
+                if (mm) mm[i] = (uint16_t)(blk[m_at] | (blk[m_at + 1] << 8));
+                for (int64_t j = 0; j < qlen; j++) q[j * t + i] = blk[q0 + j];
+            }
+        }
+    }
+}
+
 /* out (n_in, nt * t) float32 = the matrix, dequantized. */
 void eoc_q4_dequant(const uint8_t *qs, const uint16_t *d, const uint16_t *m, float *out,
                     int64_t nt, int64_t nb, int64_t t, int nth) {

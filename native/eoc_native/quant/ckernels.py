@@ -59,6 +59,7 @@ def _load(progress: Callable[[str], None] | None = None) -> ctypes.CDLL:
             *(_p, i64, _p, i64, f32, i64, _p, _p),
             *(i64, i64, i64, f32, i64, _p, i32),
         ],
+        "eoc_tile_blocks": [_p, i64, i64, i64, i64, i64, i64, _p, _p, _p, i64, i32],
         "eoc_kernels_openmp": [],
     }
     for name, args in sigs.items():
@@ -334,6 +335,30 @@ class LayerPlan:
         )
 
 
+def tile_blocks(
+    raw: Any, size: int, q0: int, m_at: int | None, qs: Any, d: Any, m: Any | None
+) -> None:
+    """Tile a GGUF tensor's blocks into ``qs``, ``d`` (and ``m``) as
+    :func:`eoc_native.quant.blocks.blocks_from_raw` lays them out: ``raw`` is (n_out, n_blocks,
+    ``size``) bytes; bytes ``q0`` on of each block are its weights, its float16 scale is at 0
+    and (``m_at``) its minimum. ``n_out`` is whole tiles."""
+    blocks = _ptr(raw, np.uint8, "raw", 3)
+    n_out, nb, got = raw.shape
+    nt, nb2, qlen, t = qs.shape
+    if got != size or nb2 != nb or nt * t != n_out or not 0 <= q0 <= size - qlen:
+        raise InputError(f"blocks {raw.shape} do not tile into {qs.shape}")
+    q = _ptr(qs, qs.dtype if qs.dtype in (np.uint8, np.int8) else np.uint8, "qs", 4)
+    dp = _ptr(d, np.uint16, "d", 3)
+    if d.shape != (nt, nb, t) or (m is not None and (m.shape != d.shape or m_at is None)):
+        raise InputError(f"scales {d.shape} do not fit blocks tiled as {qs.shape}")
+    mp = 0 if m is None else _ptr(m, np.uint16, "m", 3)
+    if m_at is not None and not 0 <= m_at <= size - 2:
+        raise InputError(f"a minimum at byte {m_at} is outside a {size}-byte block")
+    library().eoc_tile_blocks(
+        blocks, n_out, nb, size, q0, qlen, -1 if m is None else m_at, q, dp, mp, t, _threads
+    )
+
+
 def decode_scratch(dim: int, q_size: int, n_qkv: int, n_o: int, n_gate_up: int) -> int:
     """Floats of the decode scratch buffer (as :func:`eoc_native.quant.kernels.decode_scratch`)."""
     return dim + n_qkv + q_size + n_o + n_gate_up + n_gate_up // 2
@@ -357,4 +382,5 @@ __all__ = [
     "rms_norm_row",
     "set_num_threads",
     "silu_mul",
+    "tile_blocks",
 ]
