@@ -28,6 +28,9 @@ $(BIN)/.installed: pyproject.toml | $(BIN)/.venv
 	# Built from source (pip keeps the wheel, so only the first build costs ~6 min); the flags
 	# avoid "Illegal instruction" on CPUs that advertise AMX they cannot run
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install -q "llama-cpp-python[server]==0.3.36"
+	# eoc's C kernels, compiled now for this machine so that no first run compiles them
+	# (without a C compiler eoc runs numba's kernels instead, and this says why)
+	-$(BIN)/python -m eoc_native.quant.cbuild --install
 	touch $@
 
 web/node_modules/pyodide/pyodide.mjs: web/package.json web/package-lock.json

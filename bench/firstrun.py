@@ -9,8 +9,9 @@ numpy"``) and the bare interpreter.
 tokens at most), whole process, side by side: ``eoc query --no-store`` against a one-shot
 llama-cpp-python script loading the same GGUF file (``Llama(...)`` then
 ``create_chat_completion``), interleaved run by run. eoc cold: a fresh cache folder and a fresh
-numba cache (``NUMBA_CACHE_DIR``), so its kernels compile as on a fresh install; warm: the same
-folders again. llama.cpp has no cache of its own: its runs are all alike. Target (issue 26):
+numba cache (``NUMBA_CACHE_DIR``), as on a first run after installing: the C kernels compile then
+unless the install built them (``make`` does: ``python -m eoc_native.quant.cbuild --install``;
+the output says which), numba's compile where they run; warm: the same folders again. llama.cpp has no cache of its own: its runs are all alike. Target (issue 26):
 eoc within 1.5x of llama.cpp warm, 2x cold.
 
 ``--eoc`` is the ``eoc`` command to time (default: the one next to this Python, e.g. a fresh
@@ -116,6 +117,19 @@ def model_answer(eoc: str, python: str, base: dict[str, str], runs: int) -> None
             f"  {name:9}: {med[name]:6.2f} s  ({ratio:.2f}x llama.cpp; target <= {target}x: {verdict})"
         )
     print(f"  llama.cpp: {ll:6.2f} s  (one-shot llama-cpp-python script, same file)")
+    print(f"  eoc's kernels on the cold runs: {_kernels_state(python)}")
+
+
+def _kernels_state(python: str) -> str:
+    """Which kernels the timed eoc runs and whether a cold run compiles them."""
+    code = (
+        "from eoc_native.quant import cbuild, load_kernels;"
+        "p = cbuild.built();"
+        "print(load_kernels().NAME, 'built at install' if p and p.parent == cbuild.INSTALLED "
+        "else 'compiled by the first run')"
+    )
+    done = subprocess.run([python, "-c", code], capture_output=True, text=True, check=False)
+    return done.stdout.strip() or f"unknown ({done.stderr.strip()[-200:]})"
 
 
 if __name__ == "__main__":

@@ -459,3 +459,12 @@ BREAKS += [
         "    if False:",
     ),
 ]
+
+BREAKS += [
+    (
+        "the user's embedding cache copies the shipped pack vectors",
+        "native/eoc_native/semantic/cache.py",
+        "            own = [(k, v) for k, v in self._mem.items() if k not in self._shipped]",
+        "            own = list(self._mem.items())",
+    ),
+]

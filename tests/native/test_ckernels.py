@@ -34,6 +34,7 @@ def test_a_build_is_kept_and_a_changed_source_builds_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("EOC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(cbuild, "INSTALLED", tmp_path / "installed")  # none built at install
     told: list[str] = []
     assert cbuild.built() is None and not kernels_cached()
     path = cbuild.build(told.append)
@@ -157,3 +158,20 @@ def test_a_layer_plan_refuses_what_does_not_fit(monkeypatch: pytest.MonkeyPatch)
             [(norm, norm, (q(dim, 128), q(dim, dim), q(hidden, 2 * hidden), q(hidden, dim)))],
             caches,
         )
+
+
+def test_a_build_made_at_install_is_found_before_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What ``make`` runs after pip (``python -m eoc_native.quant.cbuild --install``): the
+    library beside the module, found by every later run whatever its cache folder."""
+    monkeypatch.setattr(cbuild, "INSTALLED", tmp_path / "installed")
+    monkeypatch.setenv("EOC_CACHE_DIR", str(tmp_path / "cache"))
+    assert cbuild.main(["--install"]) == 0
+    installed = cbuild.built()
+    assert installed is not None and installed.parent == tmp_path / "installed"
+    monkeypatch.setenv("EOC_CACHE_DIR", str(tmp_path / "another cache"))
+    told: list[str] = []
+    assert cbuild.build(told.append) == installed and told == []
+    assert not (tmp_path / "another cache").exists()
+    assert cbuild.main(["--bogus"]) == 2

@@ -164,6 +164,12 @@ def test_a_cold_kv_takes_the_pack_from_the_shipped_vectors(tmp_path: Path) -> No
     assert Counting.calls == 0
     cached.embed_batch(["a question the pack lacks"])
     assert Counting.calls == 1
+    cached.save()  # the user's cache holds what was embedded here, not the shipped vectors
+    with np.load(tmp_path / "cache.npz") as saved:
+        assert len(saved["keys"]) == 1
+    again = CachedEmbedder(Counting(), tmp_path / "cache.npz", seed=PACK_VECTORS)
+    again.embed_batch(["a question the pack lacks", *(p for p, _ in knowledge.kv_pairs())])
+    assert Counting.calls == 1
     # vectors of other weights are never taken
     Counting.fingerprint = "other weights"
     other = CachedEmbedder(Counting(), tmp_path / "other.npz", seed=PACK_VECTORS)

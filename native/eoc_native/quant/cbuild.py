@@ -1,7 +1,9 @@
 """Building the C kernels (``ckernels.c``) with the machine's C compiler, once, into eoc's cache.
 
 The library is compiled for this very CPU (``-march=native``) with OpenMP where the compiler has
-it, and kept as ``$EOC_CACHE_DIR/kernels/eockernels-<key>.so`` (default ``~/.cache/eoc``). The key
+it: at install (``make`` runs ``python -m eoc_native.quant.cbuild --install``, which keeps it in
+``_built/`` beside this module), or else on the first run, into
+``$EOC_CACHE_DIR/kernels/eockernels-<key>.so`` (default ``~/.cache/eoc``). The key
 covers the source, the compiler (its file's path, size and time), the flags and the CPU's features, so a changed
 source, compiler or machine builds again; a build takes about a second, against about five for
 numba's first compile of the same kernels. The file is written under a temporary name and
@@ -29,6 +31,9 @@ ENV_CC = "CC"
 FLAGS = ("-O3", "-march=native", "-ffp-contract=fast", "-fPIC", "-shared")
 OPENMP = "-fopenmp"
 BUILD_TIMEOUT_S = 120
+INSTALLED = Path(__file__).with_name("_built")
+"""Where an install builds the library (``python -m eoc_native.quant.cbuild --install``, which
+``make`` runs after pip), so that no first run compiles."""
 
 
 def cache_root() -> Path:
@@ -55,8 +60,8 @@ def _cpu_features() -> str:
     return "\n".join(dict.fromkeys(lines))  # each once: every core says the same
 
 
-def library_path(cc: str) -> Path:
-    """Where the library built by ``cc`` for this source and CPU is kept."""
+def library_name(cc: str) -> str:
+    """The library's file name for this source, compiler, flags and CPU."""
     try:  # the compiler's own file: an upgrade changes it (cheaper than running cc --version)
         real = Path(cc).resolve()
         st = real.stat()
@@ -67,7 +72,15 @@ def library_path(cc: str) -> Path:
         [SOURCE.read_text(encoding="utf-8"), identity, " ".join(FLAGS), _cpu_features()]
     )
     digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:20]
-    return cache_root() / "kernels" / f"eockernels-{platform.machine()}-{digest}.so"
+    return f"eockernels-{platform.machine()}-{digest}.so"
+
+
+def library_path(cc: str) -> Path:
+    """Where the library built by ``cc`` for this source and CPU is: built at install time
+    beside this module (:data:`INSTALLED`) when it is there, else in eoc's cache."""
+    name = library_name(cc)
+    installed = INSTALLED / name
+    return installed if installed.is_file() else cache_root() / "kernels" / name
 
 
 def built() -> Path | None:
@@ -79,8 +92,9 @@ def built() -> Path | None:
     return path if path.is_file() else None
 
 
-def build(progress: Callable[[str], None] | None = None) -> Path:
-    """The library's path, compiled first if it is not built yet.
+def build(progress: Callable[[str], None] | None = None, *, into: Path | None = None) -> Path:
+    """The library's path, compiled first if it is not built yet (into eoc's cache, or the
+    folder ``into``).
 
     ``progress`` is told before a compile starts (the first run only).
 
@@ -93,7 +107,7 @@ def build(progress: Callable[[str], None] | None = None) -> Path:
             "no C compiler (cc, gcc or clang) for eoc's C kernels: install one "
             "(Debian: apt-get install gcc), or eoc uses numba's kernels"
         )
-    path = library_path(cc)
+    path = library_path(cc) if into is None else into / library_name(cc)
     if path.is_file():
         return path
     if progress is not None:
@@ -123,4 +137,36 @@ def build(progress: Callable[[str], None] | None = None) -> Path:
     raise MissingExtra(f"{Path(cc).name} could not build eoc's C kernels: {errors}")
 
 
-__all__ = ["SOURCE", "build", "built", "cache_root", "compiler", "library_path"]
+def main(argv: list[str] | None = None) -> int:
+    """``python -m eoc_native.quant.cbuild [--install]``: build the kernels now (``--install``:
+    beside this module, where every later run finds them), and say where they are."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if args not in ([], ["--install"]):
+        print("usage: python -m eoc_native.quant.cbuild [--install]", file=sys.stderr)
+        return 2
+    try:
+        path = build(into=INSTALLED if args else None)
+    except MissingExtra as exc:
+        print(f"eoc's C kernels: not built: {exc.reason}", file=sys.stderr)
+        return 1
+    print(f"eoc's C kernels: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+
+__all__ = [
+    "INSTALLED",
+    "SOURCE",
+    "build",
+    "built",
+    "cache_root",
+    "compiler",
+    "library_name",
+    "library_path",
+    "main",
+]

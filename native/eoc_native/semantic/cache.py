@@ -88,6 +88,7 @@ class CachedEmbedder:
         self._pending: dict[str, Future[Any]] = {}
         self._prefetcher: ThreadPoolExecutor | None = None
         self._seed_path = None if seed is None else Path(seed)
+        self._shipped: set[str] = set()  # keys taken from the shipped file only: never saved
         self._loaded = False  # the files are read on first use: numpy costs 0.1 s to import
         atexit.register(self.flush)
 
@@ -123,7 +124,8 @@ class CachedEmbedder:
     def _seed(self, path: Path) -> None:
         """Take the vectors of a file shipped with eoc (the knowledge pack's questions, see
         ``scripts/build_pack_vectors.py``) when they were computed by this very model; they
-        are never written to the user's cache unless something new is embedded too."""
+        are never written to the user's cache (each start reads them from the shipped file,
+        and a user's cache holding them too would make every start read them twice)."""
         np = require("numpy")
         if not _bounded_npz(path):
             return
@@ -136,15 +138,18 @@ class CachedEmbedder:
             return  # other weights: their vectors would not match this model's
         if vecs.ndim == 2 and vecs.shape[1] == self.dim and len(keys) == len(vecs):
             for k, v in zip(keys, vecs, strict=True):
-                self._mem.setdefault(str(k), v)
+                if str(k) not in self._mem:
+                    self._mem[str(k)] = v
+                    self._shipped.add(str(k))
 
     def save(self) -> None:
         np = require("numpy")
-        with self._lock:
-            if not self._mem:
+        with self._lock:  # what the shipped file holds is read from it again, not copied here
+            own = [(k, v) for k, v in self._mem.items() if k not in self._shipped]
+            if not own:
                 return
-            keys = np.array(list(self._mem))
-            vecs = np.stack(list(self._mem.values())).astype(np.float32)
+            keys = np.array([k for k, _ in own])
+            vecs = np.stack([v for _, v in own]).astype(np.float32)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".embeddings.", suffix=".npz", dir=self.path.parent)
         try:
