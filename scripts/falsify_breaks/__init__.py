@@ -216,6 +216,7 @@ FOCUS: dict[str, list[str]] = {
         name: ["tests/native/test_decode_layer.py"]
         for name in (
             "the layer kernel runs where the dispatcher sends a product elsewhere",
+            "a layer choice made while autotuning is kept after it",
             "the layer kernel's products go uncounted",
             "the layer kernel drops the attention's residual",
             "the kernels keep their own thread count",

@@ -468,3 +468,12 @@ BREAKS += [
         "            own = list(self._mem.items())",
     ),
 ]
+
+BREAKS += [
+    (
+        "a layer choice made while autotuning is kept after it",
+        "native/eoc_native/llm/llama.py",
+        "        if not autotuning:  # the default depends on the weights alone: decided for good\n",
+        "        if True:\n",
+    ),
+]

@@ -179,3 +179,25 @@ def test_the_c_and_numba_kernels_decode_alike(
         steps[name] = _decode(model)[0]
     np.testing.assert_allclose(steps["c"], steps["numba"], rtol=1e-4, atol=1e-4)
     assert (steps["c"].argmax(axis=1) == steps["numba"].argmax(axis=1)).all()
+
+
+def test_a_choice_made_while_autotuning_is_not_kept_after_it(
+    four_bit: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While a tuning profile sends the layer's products elsewhere, each step runs them one by
+    one; once autotuning is off, the default (cpu-quant) runs the layer kernel again."""
+    model, _ = load(four_bit, n_ctx=48)
+    tuning = [True]
+    monkeypatch.setattr(Dispatcher, "autotuning", property(lambda self: tuning[0]))
+    default_for = Dispatcher.backend_for
+
+    def backend_for(self: Dispatcher, dw: Any, m: int) -> Any:
+        if tuning[0]:
+            return self._default_for(None)  # the profile's choice: numpy
+        return default_for(self, dw, m)
+
+    monkeypatch.setattr(Dispatcher, "backend_for", backend_for)
+    model.forward(PROMPT)
+    assert model._decode_plan() is None
+    tuning[0] = False
+    assert model._decode_plan() is not None

@@ -299,14 +299,16 @@ class Llama:
             plan = self._decode = _DecodePlan.of(self)
         if not plan.runs:
             return None
-        if plan.decided and not self.dispatcher.autotuning:
+        autotuning = self.dispatcher.autotuning
+        if plan.decided and not autotuning:
             return plan if plan.quant else None
         on_quant = all(
             self.dispatcher.backend_for(dw, 1).name == FUSED
             for layer in self.layers
             for dw in (layer.wqkv, layer.wo, layer.w_gate_up, layer.w_down)
         )
-        plan.decided, plan.quant = True, on_quant
+        if not autotuning:  # the default depends on the weights alone: decided for good
+            plan.decided, plan.quant = True, on_quant
         return plan if on_quant else None
 
     def _decode_layers(self, x: Array, plan: _DecodePlan) -> Array:
