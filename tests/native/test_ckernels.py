@@ -175,3 +175,24 @@ def test_a_build_made_at_install_is_found_before_the_cache(
     assert cbuild.build(told.append) == installed and told == []
     assert not (tmp_path / "another cache").exists()
     assert cbuild.main(["--bogus"]) == 2
+
+
+def test_the_thread_count_is_each_calling_threads_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As numba's: a model's pass in one thread never sets another's count."""
+    import threading
+
+    monkeypatch.setenv("EOC_KERNELS", "c")
+    k = load_kernels()
+    before = k.get_num_threads()
+    seen: list[int] = []
+
+    def other() -> None:
+        k.set_num_threads(1)
+        seen.append(k.get_num_threads())
+
+    worker = threading.Thread(target=other)
+    worker.start()
+    worker.join()
+    assert seen == [1] and k.get_num_threads() == before
+    with pytest.raises(InputError, match="outside"):
+        k.set_num_threads(k.pool_size() + 1)

@@ -7,7 +7,8 @@ memory and start-up small, and the first run compiles in about a second instead 
 
 Arrays are checked for type and layout before their address goes to C (a wrong one is a
 :class:`~eoc.errors.InputError`, never a wild read). The thread count is this module's
-(:func:`set_num_threads`; eoc's :class:`~eoc_native.llm.threads.Pools` sets it around each
+(:func:`set_num_threads`, per calling thread as numba's; eoc's
+:class:`~eoc_native.llm.threads.Pools` sets it around each
 forward pass), passed to each parallel loop.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -70,7 +72,7 @@ def _load(progress: Callable[[str], None] | None = None) -> ctypes.CDLL:
 
 
 _LIB: ctypes.CDLL | None = None
-_threads = max(1, os.cpu_count() or 1)
+_counts = threading.local()  # each thread's count, as numba's: two models' passes never mix
 
 
 def library(progress: Callable[[str], None] | None = None) -> ctypes.CDLL:
@@ -87,15 +89,16 @@ def pool_size() -> int:
 
 
 def get_num_threads() -> int:
-    return _threads
+    """The kernels' thread count for the calling thread (the cores, until it is set)."""
+    n: int | None = getattr(_counts, "n", None)
+    return n if n is not None else max(1, os.cpu_count() or 1)
 
 
 def set_num_threads(n: int) -> None:
-    """The thread count of the kernels' parallel loops (this process's, from now on)."""
-    global _threads
+    """The thread count of the kernels' parallel loops, for calls from the calling thread."""
     if not 1 <= n <= pool_size():
         raise InputError(f"thread count {n} is outside 1..{pool_size()}")
-    _threads = n
+    _counts.n = n
 
 
 def _ptr(a: Any, dtype: Any, name: str, ndim: int | None = None) -> int:
@@ -144,13 +147,17 @@ def _vector(x: Any, floats: int, name: str = "x") -> int:
 def q4_matvec(qs: Any, d: Any, m: Any, x: Any, out: Any) -> None:
     """``out = x @ W`` for one float32 row ``x`` and a tiled 4-bit block matrix ``W``."""
     q, dp, mp, nt, nb, t = _blocks(qs, d, m, 16)
-    library().eoc_q4_matvec(q, dp, mp, _vector(x, nb * 32), _out(out, nt * t), nt, nb, t, _threads)
+    library().eoc_q4_matvec(
+        q, dp, mp, _vector(x, nb * 32), _out(out, nt * t), nt, nb, t, get_num_threads()
+    )
 
 
 def q8_matvec(qs: Any, d: Any, x: Any, out: Any) -> None:
     """``out = x @ W`` for one float32 row ``x`` and a tiled 8-bit block matrix ``W``."""
     q, dp, _, nt, nb, t = _blocks(qs, d, None, 32)
-    library().eoc_q8_matvec(q, dp, _vector(x, nb * 32), _out(out, nt * t), nt, nb, t, _threads)
+    library().eoc_q8_matvec(
+        q, dp, _vector(x, nb * 32), _out(out, nt * t), nt, nb, t, get_num_threads()
+    )
 
 
 def q4_dequant(qs: Any, d: Any, m: Any, out: Any) -> None:
@@ -331,7 +338,7 @@ class LayerPlan:
             scale,
             hidden,
             _ptr(scratch, np.float32, "scratch", 1),
-            _threads,
+            get_num_threads(),
         )
 
 
@@ -355,7 +362,18 @@ def tile_blocks(
     if m_at is not None and not 0 <= m_at <= size - 2:
         raise InputError(f"a minimum at byte {m_at} is outside a {size}-byte block")
     library().eoc_tile_blocks(
-        blocks, n_out, nb, size, q0, qlen, -1 if m is None else m_at, q, dp, mp, t, _threads
+        blocks,
+        n_out,
+        nb,
+        size,
+        q0,
+        qlen,
+        -1 if m is None else m_at,
+        q,
+        dp,
+        mp,
+        t,
+        get_num_threads(),
     )
 
 
