@@ -483,6 +483,6 @@ BREAKS += [
         "one thread's kernel thread count is every thread's",
         "native/eoc_native/quant/ckernels.py",
         "_counts = threading.local()",
-        "_counts = type(\"Shared\", (), {})()",
+        '_counts = type("Shared", (), {})()',
     ),
 ]
