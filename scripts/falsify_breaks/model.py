@@ -486,3 +486,24 @@ BREAKS += [
         '_counts = type("Shared", (), {})()',
     ),
 ]
+
+BREAKS += [
+    (
+        "a tile wider than eoc lays out goes to the C kernels",
+        "native/eoc_native/quant/ckernels.py",
+        "    if not 0 < t <= MAX_TILE or nb < 1:",
+        "    if nb < 1:",
+    ),
+    (
+        "a layer plan lets the down product read past its input",
+        "native/eoc_native/quant/ckernels.py",
+        "            or not 0 < hidden == self.down_in <= self.n_gu // 2",
+        "            or not 0 < hidden <= self.n_gu // 2",
+    ),
+    (
+        "a layer plan writes past its KV cache for a larger n_ctx",
+        "native/eoc_native/quant/ckernels.py",
+        "        if not 0 <= pos < min(n_ctx, self.cache_positions):",
+        "        if not 0 <= pos < n_ctx:",
+    ),
+]

@@ -111,8 +111,12 @@ def test_arrays_are_checked_before_their_address_goes_to_c(monkeypatch: pytest.M
         "a short output": (w.qs, w.d, w.m, x, out[:10]),
         "float64 output": (w.qs, w.d, w.m, x, out.astype(np.float64)),
         "minimums of another shape": (w.qs, w.d, w.m[:, :1], x, out),
+        "no minimums": (w.qs, w.d, None, x, out),
         "a list": (w.qs, w.d, w.m, list(x), out),
     }
+    wide = np.zeros((1, 2, 16, 1024), np.uint8)  # a tile wider than any eoc lays out
+    scales = np.zeros((1, 2, 1024), np.uint16)
+    bad["a tile of 1024 columns"] = (wide, scales, scales.copy(), x, np.empty(1024, np.float32))
     for what, args in bad.items():
         with pytest.raises(InputError):
             k.q4_matvec(*args)
@@ -153,6 +157,12 @@ def test_a_layer_plan_refuses_what_does_not_fit(monkeypatch: pytest.MonkeyPatch)
         plan.run(x, *args, np.zeros(size - 1, np.float32), 8)
     with pytest.raises(InputError, match="outside the KV cache"):
         plan.run(x, 1e-5, 8, table, table, 4, 2, 16, 0.25, hidden, np.zeros(size, np.float32), 8)
+    with pytest.raises(InputError, match="do not fit"):  # down takes more than gate-up makes
+        plan.run(
+            x, 1e-5, 0, table, table, 4, 2, 16, 0.25, hidden // 2, np.zeros(size, np.float32), 8
+        )
+    with pytest.raises(InputError, match="outside the KV cache of 8"):  # a caller's larger n_ctx
+        plan.run(x, 1e-5, 8, table, table, 4, 2, 16, 0.25, hidden, np.zeros(size, np.float32), 64)
     with pytest.raises(InputError, match="do not fit its width"):
         k.LayerPlan(
             [(norm, norm, (q(dim, 128), q(dim, dim), q(hidden, 2 * hidden), q(hidden, dim)))],

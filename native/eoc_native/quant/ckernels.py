@@ -72,6 +72,8 @@ def _load(progress: Callable[[str], None] | None = None) -> ctypes.CDLL:
 
 
 _LIB: ctypes.CDLL | None = None
+MAX_TILE = 512
+"""The widest tile eoc lays out (:data:`eoc_native.quant.blocks.TILES`)."""
 _counts = threading.local()  # each thread's count, as numba's: two models' passes never mix
 
 
@@ -129,7 +131,11 @@ def _blocks(qs: Any, d: Any, m: Any, rows: int) -> tuple[int, int, int, int, int
     nt, nb, r, t = qs.shape
     if r != rows or d.shape != (nt, nb, t):
         raise InputError(f"kernel arguments qs {qs.shape} and d {d.shape} do not fit together")
+    if not 0 < t <= MAX_TILE or nb < 1:  # a tile's sums live on the stack in C
+        raise InputError(f"a tile of {t} columns and {nb} blocks is not one eoc lays out")
     mp = 0
+    if (m is None) != (rows == 32):
+        raise InputError("a 4-bit matrix needs its minimums m, an 8-bit one has none")
     if m is not None:
         mp = _ptr(m, np.uint16, "m", 3)
         if m.shape != d.shape:
@@ -282,6 +288,7 @@ class LayerPlan:
         if len(shapes) != 1:
             raise InputError("the layers differ in shape: one plan runs layers of one shape")
         self.n_layers = len(layers)
+        self.cache_positions = int(cache_k.shape[1])
         (
             self.dim,
             self.n_kv,
@@ -309,8 +316,8 @@ class LayerPlan:
         n_ctx: int,
     ) -> None:
         """One token through every layer, ``x`` updated in place."""
-        if not 0 <= pos < n_ctx:
-            raise InputError(f"position {pos} is outside the KV cache of {n_ctx}")
+        if not 0 <= pos < min(n_ctx, self.cache_positions):
+            raise InputError(f"position {pos} is outside the KV cache of {self.cache_positions}")
         q_size = n_heads * head_dim
         need = decode_scratch(self.dim, q_size, self.n_qkv, self.n_o, self.n_gu)
         if (
@@ -319,7 +326,7 @@ class LayerPlan:
             or n_heads % n_kv
             or self.n_qkv < q_size + 2 * n_kv * head_dim
             or self.wo_in != q_size
-            or not hidden <= min(self.down_in, self.n_gu // 2)
+            or not 0 < hidden == self.down_in <= self.n_gu // 2  # down reads all it takes
             or scratch.shape[0] < need
         ):
             raise InputError("the decode step's sizes do not fit its layer plan")
