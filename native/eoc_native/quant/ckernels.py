@@ -198,7 +198,7 @@ def _cache(cache_k: Any, cache_v: Any, pos: int) -> tuple[int, int, int, int]:
     """Pointers, kv heads and head size of one layer's KV cache (n_ctx, kv_heads, head_dim)."""
     k, v = _ptr(cache_k, np.float32, "cache_k", 3), _ptr(cache_v, np.float32, "cache_v", 3)
     n_ctx, n_kv, hd = cache_k.shape
-    if cache_v.shape != cache_k.shape or not 0 <= pos < n_ctx or hd % 2:
+    if cache_v.shape != cache_k.shape or not 0 <= pos < n_ctx or hd % 2 or n_kv < 1:
         raise InputError(f"a KV cache of {cache_k.shape} has no position {pos}")
     return k, v, n_kv, hd
 
