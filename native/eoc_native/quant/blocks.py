@@ -211,13 +211,6 @@ def _from_columns_raw(b: npt.NDArray[Any], type_name: str) -> QuantBlocks:
     return QuantBlocks.from_columns(4, qs, d, m)
 
 
-def decode_scratch(dim: int, q_size: int, n_qkv: int, n_o: int, n_gate_up: int) -> int:
-    """Floats of a decode step's scratch buffer (both kernel sets' ``decode_layer``): the model's
-    width, the query heads' width, and the (padded) widths of the qkv, output (the wider of wo
-    and down) and gate-up products, with gate-up's hidden half."""
-    return dim + n_qkv + q_size + n_o + n_gate_up + n_gate_up // 2
-
-
 def _f16_bits(scales: npt.NDArray[Any]) -> npt.NDArray[np.uint16]:
     """Scales as float16 bits (uint16); float16 input is kept exactly, wider floats rounded."""
     if scales.dtype == np.uint16:
@@ -245,6 +238,5 @@ __all__ = [
     "QuantBlocks",
     "blocks_from_raw",
     "concat_blocks",
-    "decode_scratch",
     "tile_width",
 ]

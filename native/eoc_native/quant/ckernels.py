@@ -24,7 +24,6 @@ import numpy as np
 
 from eoc.errors import InputError
 from eoc_native.quant import cbuild
-from eoc_native.quant.blocks import decode_scratch
 
 _c_i64 = ctypes.c_int64
 _p = ctypes.c_void_p
@@ -383,6 +382,11 @@ def tile_blocks(
         t,
         get_num_threads(),
     )
+
+
+def decode_scratch(dim: int, q_size: int, n_qkv: int, n_o: int, n_gate_up: int) -> int:
+    """Floats of the decode scratch buffer (as :func:`eoc_native.quant.kernels.decode_scratch`)."""
+    return dim + n_qkv + q_size + n_o + n_gate_up + n_gate_up // 2
 
 
 NAME = "C"

@@ -28,8 +28,6 @@ from llvmlite import ir  # type: ignore[import-untyped]
 from numba import get_num_threads, set_num_threads, types
 from numba.extending import intrinsic
 
-from eoc_native.quant.blocks import decode_scratch
-
 _jit = numba.njit(parallel=True, fastmath=True, cache=True, nogil=True)
 _serial = numba.njit(fastmath=True, cache=True, nogil=True)
 
@@ -308,6 +306,13 @@ NAME = "numba"
 def pool_size() -> int:
     """Threads in numba's pool (``NUMBA_NUM_THREADS``, fixed when numba starts)."""
     return int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
+
+
+def decode_scratch(dim: int, q_size: int, n_qkv: int, n_o: int, n_gate_up: int) -> int:
+    """Floats of :func:`decode_layer`'s scratch buffer: the model's width, the query heads'
+    width, and the (padded) widths of the qkv, output (the wider of wo and down) and gate-up
+    products."""
+    return dim + n_qkv + q_size + n_o + n_gate_up + n_gate_up // 2
 
 
 @_serial
