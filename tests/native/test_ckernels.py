@@ -128,6 +128,19 @@ def test_arrays_are_checked_before_their_address_goes_to_c(monkeypatch: pytest.M
         k.decode_attention(
             qkv, cache, cache.copy(), 8, table, table, 4, 0.25, np.empty(64, np.float32)
         )
+    huge = np.zeros((8, 2, 4096), np.float32)  # a head far wider than any model's
+    with pytest.raises(InputError, match="no position 0"):
+        k.decode_attention(
+            np.zeros(8 * 4096, np.float32),
+            huge,
+            huge.copy(),
+            0,
+            np.zeros(2048, np.float32),
+            np.zeros(2048, np.float32),
+            4,
+            0.25,
+            np.empty(4 * 4096, np.float32),
+        )
     with pytest.raises(InputError, match="evenly"):
         k.decode_attention(
             qkv, cache, cache.copy(), 0, table, table, 3, 0.25, np.empty(64, np.float32)

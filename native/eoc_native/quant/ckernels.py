@@ -73,6 +73,8 @@ def _load(progress: Callable[[str], None] | None = None) -> ctypes.CDLL:
 
 _LIB: ctypes.CDLL | None = None
 MAX_TILE = 512
+MAX_HEAD_DIM = 1024
+"""The largest attention head the C kernels take (Llama-family models use 64 to 256)."""
 """The widest tile eoc lays out (:data:`eoc_native.quant.blocks.TILES`)."""
 _counts = threading.local()  # each thread's count, as numba's: two models' passes never mix
 
@@ -198,7 +200,13 @@ def _cache(cache_k: Any, cache_v: Any, pos: int) -> tuple[int, int, int, int]:
     """Pointers, kv heads and head size of one layer's KV cache (n_ctx, kv_heads, head_dim)."""
     k, v = _ptr(cache_k, np.float32, "cache_k", 3), _ptr(cache_v, np.float32, "cache_v", 3)
     n_ctx, n_kv, hd = cache_k.shape
-    if cache_v.shape != cache_k.shape or not 0 <= pos < n_ctx or hd % 2 or n_kv < 1:
+    if (
+        cache_v.shape != cache_k.shape
+        or not 0 <= pos < n_ctx
+        or hd % 2
+        or not 0 < hd <= MAX_HEAD_DIM  # a head's query and output live on the stack in C
+        or n_kv < 1
+    ):
         raise InputError(f"a KV cache of {cache_k.shape} has no position {pos}")
     return k, v, n_kv, hd
 
