@@ -13,10 +13,20 @@ inside the functions that need them, and a missing one raises
 from __future__ import annotations
 
 import importlib
+import os
+from pathlib import Path
 from types import ModuleType
 
 from eoc.errors import MissingExtra
 from eoc.plugins import NATIVE_HINT
+
+CACHE_ENV = "EOC_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """eoc's cache folder: ``$EOC_CACHE_DIR``, else ``~/.cache/eoc`` (the embedding cache, the
+    graph store, the tiled weights and the C kernels each keep their part in it)."""
+    return Path(os.environ.get(CACHE_ENV) or "~/.cache/eoc").expanduser()
 
 
 def require(module: str, *, package: str | None = None, why: str = "") -> ModuleType:
@@ -31,4 +41,4 @@ def require(module: str, *, package: str | None = None, why: str = "") -> Module
         ) from None
 
 
-__all__ = ["require"]
+__all__ = ["CACHE_ENV", "cache_dir", "require"]

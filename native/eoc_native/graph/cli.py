@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from eoc.errors import StoreUnusable
+from eoc_native import cache_dir
 
 GRAPH_STORE_ENV = "EOC_GRAPH_STORE"
 
@@ -20,7 +21,7 @@ def default_store_path() -> Path:
     given = os.environ.get(GRAPH_STORE_ENV)
     if given:
         return Path(given).expanduser()
-    return Path(os.environ.get("EOC_CACHE_DIR") or "~/.cache/eoc").expanduser() / "graph"
+    return cache_dir() / "graph"
 
 
 def open_seeded(path: Path) -> Any:

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from eoc_native import cache_dir
 from eoc_native.quant.blocks import QuantBlocks
 
 LAYOUT_VERSION = 2
@@ -35,9 +36,7 @@ kept as float16 bits)."""
 MAX_META_BYTES = 4096
 
 
-def cache_root() -> Path:
-    """``$EOC_CACHE_DIR``, else ``~/.cache/eoc``: eoc's cache folder."""
-    return Path(os.environ.get("EOC_CACHE_DIR") or "~/.cache/eoc").expanduser()
+cache_root = cache_dir  # eoc's cache folder (:func:`eoc_native.cache_dir`)
 
 
 class LayoutCache:

@@ -16,6 +16,7 @@ with the reason, and eoc runs the numba kernels instead (:func:`eoc_native.quant
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import platform
@@ -25,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from eoc.errors import MissingExtra
+from eoc_native import cache_dir
 
 SOURCE = Path(__file__).with_name("ckernels.c")
 ENV_CC = "CC"
@@ -36,9 +38,7 @@ INSTALLED = Path(__file__).with_name("_built")
 ``make`` runs after pip), so that no first run compiles."""
 
 
-def cache_root() -> Path:
-    """``$EOC_CACHE_DIR``, else ``~/.cache/eoc``: eoc's cache folder."""
-    return Path(os.environ.get("EOC_CACHE_DIR") or "~/.cache/eoc").expanduser()
+cache_root = cache_dir  # eoc's cache folder (:func:`eoc_native.cache_dir`)
 
 
 def compiler() -> str | None:
@@ -49,6 +49,7 @@ def compiler() -> str | None:
     return next((p for c in ("cc", "gcc", "clang") if (p := shutil.which(c))), None)
 
 
+@functools.lru_cache(maxsize=1)
 def _cpu_features() -> str:
     """What ``-march=native`` compiles for: the CPU's model and feature flags, where told."""
     try:

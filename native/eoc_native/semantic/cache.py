@@ -25,11 +25,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from eoc_native import require
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("EOC_CACHE_DIR") or "~/.cache/eoc").expanduser()
+from eoc_native import cache_dir, require
 
 
 def text_key(text: str) -> str:
