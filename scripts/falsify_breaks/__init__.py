@@ -212,18 +212,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
 ]
 
 FOCUS: dict[str, list[str]] = {
-    **{
-        name: ["tests/native/test_decode_layer.py"]
-        for name in (
-            "the layer kernel runs where the dispatcher sends a product elsewhere",
-            "a layer choice made while autotuning is kept after it",
-            "the layer kernel's products go uncounted",
-            "the layer kernel drops the attention's residual",
-            "the kernels keep their own thread count",
-            "the BLAS pool keeps its own thread count",
-            "a thread count above the kernels' pool is taken",
-        )
-    },
+    **model.FOCUS,
     "the C kernels use a layout cache they do not need": [
         "tests/native/test_layout_cache.py::test_the_c_kernels_tile_without_the_cache"
     ],

@@ -516,3 +516,35 @@ BREAKS += [
         "",
     ),
 ]
+
+# Each kernel break runs the test that catches it, not the quant folder's six test files (which
+# run both kernel sets): the kernel breaks were a third of the falsifier's time.
+_KERNELS = "tests/native/test_llm_weights.py::test_the_kernels_multiply_by_the_dequantized_matrix"
+_BLOCKS = "tests/native/test_llm_weights.py::test_blocks_are_the_files_weights"
+_LAYER = "tests/native/test_decode_layer.py::"
+_ONE_BY_ONE = _LAYER + "test_a_decode_step_in_one_call_a_layer_is_the_products_one_by_one"
+_WHOLE_PROMPT = _LAYER + "test_the_layer_kernel_keeps_the_whole_prompt_in_its_cache"
+_POOLS = _LAYER + "test_a_forward_runs_on_eocs_thread_count_and_puts_the_pools_back"
+
+FOCUS: dict[str, list[str]] = {
+    "the 4-bit kernel takes the block scale for its minimum": [_KERNELS],
+    "the C 4-bit kernel drops the high nibble": [_KERNELS],
+    "the C 8-bit kernel forgets the block scale": [_KERNELS],
+    "the C kernels read a float16 scale without its sign": [_KERNELS],
+    "Q4_0 read with the wrong offset": [_BLOCKS],
+    "the C tiler takes a block's minimum from its scale": [_BLOCKS],
+    "the C attention skips the newest key": [_WHOLE_PROMPT],
+    "the C RMSNorm forgets the mean": [_WHOLE_PROMPT],
+    "the C layer drops the attention's residual": [_ONE_BY_ONE],
+    "the layer kernel drops the attention's residual": [_ONE_BY_ONE],
+    "the layer kernel's products go uncounted": [_ONE_BY_ONE],
+    "the layer kernel runs where the dispatcher sends a product elsewhere": [
+        _LAYER + "test_a_product_dispatched_elsewhere_keeps_the_products_one_by_one"
+    ],
+    "a layer choice made while autotuning is kept after it": [
+        _LAYER + "test_a_choice_made_while_autotuning_is_not_kept_after_it"
+    ],
+    "the kernels keep their own thread count": [_POOLS],
+    "the BLAS pool keeps its own thread count": [_POOLS],
+    "a thread count above the kernels' pool is taken": [_LAYER + "test_thread_counts_are_checked"],
+}
