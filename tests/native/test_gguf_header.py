@@ -39,7 +39,7 @@ def test_the_same_metadata_and_tensors_as_the_gguf_packages_reader(path: Path) -
     assert list(ours.tensor_names()) == [t.name for t in reader.tensors]
     for t in reader.tensors:
         mine = ours._tensors[t.name]
-        assert mine.tensor_type == t.tensor_type and mine.n_bytes == t.n_bytes
+        assert mine.tensor_type == t.tensor_type.name and mine.n_bytes == t.n_bytes
         assert mine.shape.tolist() == t.shape.tolist()
         assert mine.data.dtype == t.data.dtype and mine.data.shape == t.data.shape
         assert np.array_equal(mine.data, t.data)

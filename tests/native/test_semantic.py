@@ -105,6 +105,43 @@ def test_damaged_weights_are_an_input_error_naming_the_fix(tmp_path: Path, damag
 
 
 @needs_model
+def test_the_mapped_weights_are_the_files_tensors() -> None:
+    """eoc maps the safetensors file itself (no 91 MB copy a start): every float tensor comes
+    back as the safetensors package reads it, read-only, and the position ids are left out."""
+    safetensors_numpy = pytest.importorskip("safetensors.numpy")
+    from eoc_native.semantic.minilm import _map_weights
+
+    path = default_model_dir() / "model.safetensors"
+    want = {k: v for k, v in safetensors_numpy.load_file(str(path)).items() if v.dtype.kind == "f"}
+    got = _map_weights(path)
+    assert sorted(got) == sorted(want)
+    for name, values in want.items():
+        assert got[name].dtype == np.float32 and not got[name].flags.writeable
+        np.testing.assert_array_equal(got[name], values)
+
+
+@needs_model
+def test_a_header_that_misstates_a_tensor_s_bytes_is_an_input_error(tmp_path: Path) -> None:
+    """A header rewritten so that a tensor's offsets disagree with its shape (the file's length
+    still adding up) is refused at the first embedding, not read past."""
+    import json
+
+    d = _model_copy(tmp_path)
+    data = (default_model_dir() / "model.safetensors").read_bytes()
+    n = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8 : 8 + n])
+    name = next(k for k, v in header.items() if k != "__metadata__" and v["dtype"] == "F32")
+    header[name]["shape"] = [*header[name]["shape"][:-1], header[name]["shape"][-1] + 1]
+    text = json.dumps(header, separators=(",", ":")).encode().ljust(n)
+    assert len(text) == n  # the same length: only the shape is wrong
+    (d / "model.safetensors").unlink()
+    (d / "model.safetensors").write_bytes(data[:8] + text + data[8 + n :])
+    with pytest.raises(InputError, match="is damaged") as err:
+        MiniLMEmbedder(d).embed("what is the capital of France")
+    assert name in str(err.value)
+
+
+@needs_model
 def test_weights_damaged_after_the_check_are_an_input_error_at_the_first_embedding(
     tmp_path: Path,
 ) -> None:

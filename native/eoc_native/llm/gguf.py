@@ -1,9 +1,10 @@
 """Read a GGUF file: its metadata and its tensors, dequantized to float32 numpy arrays.
 
 The header is parsed by :mod:`eoc_native.llm.gguf_header` (the ``gguf`` package's reader gives
-the same values but took 3.6 s on SmolLM2's vocabulary); the tensor types, their block sizes and
-the dequantization are the ``gguf`` package's, the llama.cpp project's own Python code (by way of
-:mod:`eoc_native.quant.formats`, which holds the table of the tensor types eoc reads). This
+the same values but took 3.6 s on SmolLM2's vocabulary); the tensor types eoc reads, with their
+type numbers and block sizes, are :mod:`eoc_native.quant.formats`' table (a test checks it against
+the ``gguf`` package, the llama.cpp project's own Python code, which is imported only for a type
+outside it, and for dequantizing). This
 module checks what it reads and turns every failure into :class:`eoc.errors.InputError` with a
 reason a person can act on.
 """
@@ -22,7 +23,7 @@ import numpy.typing as npt
 from eoc.errors import InputError
 from eoc_native import require
 from eoc_native.llm.gguf_header import HeaderError, TensorInfo, parse
-from eoc_native.quant.formats import SUPPORTED_TYPES, dequantize
+from eoc_native.quant.formats import BY_CODE, SUPPORTED_TYPES, dequantize
 
 GGUF_MAGIC = b"GGUF"
 
@@ -43,7 +44,6 @@ class GGUFFile:
         """Open ``path``; raise :class:`InputError` if it is missing, not GGUF, or truncated."""
         self.path = Path(path)
         _check_header(self.path)
-        gguf = _gguf()
         try:
             with open(self.path, "rb") as f:
                 self._mmap = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
@@ -52,7 +52,7 @@ class GGUFFile:
         try:
             header = parse(self._mmap)
             self._tensors = {
-                t.name: _tensor(gguf, self._mmap, header.data_start, t) for t in header.tensors
+                t.name: _tensor(self._mmap, header.data_start, t) for t in header.tensors
             }
         except (HeaderError, ValueError, KeyError, OverflowError) as exc:
             # a cut-off or corrupt header: an offset past the end or a nonsense type code
@@ -77,18 +77,18 @@ class GGUFFile:
 
     def tensor_type(self, name: str) -> str:
         """The GGML type name of a tensor, e.g. ``"Q4_1"``."""
-        return str(self._get(name).tensor_type.name)
+        return self._get(name).tensor_type
 
     def tensor(self, name: str) -> Array:
         """Tensor ``name`` as a float32 array in numpy order (GGML's ``ne`` reversed)."""
         t = self._get(name)
         qtype = t.tensor_type
-        if qtype.name not in SUPPORTED_TYPES:
+        if qtype not in SUPPORTED_TYPES:
             raise InputError(
-                f"{self.path}: tensor {name} has type {qtype.name}, which this runner does not "
+                f"{self.path}: tensor {name} has type {qtype}, which this runner does not "
                 f"dequantize (supported: {', '.join(SUPPORTED_TYPES)})"
             )
-        out = dequantize(np.asarray(t.data), qtype.name)
+        out = dequantize(np.asarray(t.data), qtype)
         shape = tuple(int(d) for d in reversed(t.shape.tolist()))
         return out.reshape(shape)
 
@@ -96,7 +96,7 @@ class GGUFFile:
         """Tensor ``name`` as stored: its bytes (memory-mapped), GGML type name, numpy shape."""
         t = self._get(name)
         shape = tuple(int(d) for d in reversed(t.shape.tolist()))
-        return np.asarray(t.data), str(t.tensor_type.name), shape
+        return np.asarray(t.data), t.tensor_type, shape
 
     def drop_pages(self) -> None:
         """Let go of the file's pages this process has touched (they are read again if needed).
@@ -137,7 +137,7 @@ class _Tensor(NamedTuple):
     """A tensor's type, GGML dims and bytes, typed and shaped as the ``gguf`` reader gives them."""
 
     name: str
-    tensor_type: Any  # gguf.GGMLQuantizationType
+    tensor_type: str  # the GGML type's name, e.g. "Q4_1"
     shape: npt.NDArray[np.uint64]
     n_bytes: int
     data: npt.NDArray[Any]
@@ -157,20 +157,34 @@ def _tensor_bytes(buf: mmap.mmap, start: int, nbytes: int) -> npt.NDArray[np.uin
     return np.frombuffer(buf, np.uint8, nbytes, start)
 
 
-def _tensor(gguf: Any, buf: mmap.mmap, start: int, info: TensorInfo) -> _Tensor:
+def _tensor(buf: mmap.mmap, start: int, info: TensorInfo) -> _Tensor:
     """``info``'s bytes from the map, viewed as the reader views them (typed elements for the
     plain types, bytes in blocks for the quantized ones)."""
-    qtype = gguf.GGMLQuantizationType(info.type_code)  # ValueError for an unknown code
+    name, block, size = _type_of(info.type_code)
     n_elems = 1
     for d in info.dims:
         n_elems *= d
-    block, size = gguf.GGML_QUANT_SIZES[qtype]
     n_bytes = n_elems * size // block
     data = _tensor_bytes(buf, start + info.offset, n_bytes)
     np_dims = tuple(reversed(info.dims))
-    item = _ITEM_TYPES.get(qtype.name)
+    item = _ITEM_TYPES.get(name)
     if item is not None:
         data = data.view(item).reshape(np_dims)
     else:
-        data = data.reshape(gguf.quant_shape_to_byte_shape(np_dims, qtype))
-    return _Tensor(info.name, qtype, np.array(info.dims, dtype=np.uint64), n_bytes, data)
+        if not np_dims or np_dims[-1] % block:
+            raise ValueError(f"{info.name}: a row of {name} is not whole {block}-weight blocks")
+        data = data.reshape((*np_dims[:-1], np_dims[-1] // block * size))
+    return _Tensor(info.name, name, np.array(info.dims, dtype=np.uint64), n_bytes, data)
+
+
+def _type_of(code: int) -> tuple[str, int, int]:
+    """Tensor type ``code``'s name, weights per block and bytes per block: from eoc's table, or
+    for a type outside it (one eoc refuses to read, named in the refusal) from the ``gguf``
+    package; ``ValueError`` for a code neither knows."""
+    fmt = BY_CODE.get(code)
+    if fmt is not None:
+        return fmt.name, fmt.block, fmt.nbytes
+    gguf = _gguf()
+    qtype = gguf.GGMLQuantizationType(code)  # ValueError for an unknown code
+    block, size = gguf.GGML_QUANT_SIZES[qtype]
+    return str(qtype.name), int(block), int(size)

@@ -26,6 +26,8 @@ class BlockFormat:
     """One GGML tensor type as stored in a GGUF file."""
 
     name: str
+    code: int
+    """The type's number in a GGUF file's tensor table (GGML's ``ggml_type``)."""
     block: int
     """Weights per block (1 for the plain float types)."""
     nbytes: int
@@ -40,17 +42,21 @@ class BlockFormat:
 FORMATS: dict[str, BlockFormat] = {
     f.name: f
     for f in (
-        BlockFormat("F32", 1, 4, "w = the float32"),
-        BlockFormat("F16", 1, 2, "w = the float16"),
-        BlockFormat("BF16", 1, 2, "w = the bfloat16 (a float32's top half)"),
-        BlockFormat("Q4_0", 32, 18, "w = d * (q - 8); d, 16 bytes of 4-bit q", kernels=True),
-        BlockFormat("Q4_1", 32, 20, "w = d * q + m; d, m, 16 bytes of 4-bit q", kernels=True),
-        BlockFormat("Q5_0", 32, 22, "w = d * (q - 16); d, 4 bytes of 5th bits, 16 of nibbles"),
-        BlockFormat("Q5_1", 32, 24, "w = d * q + m; d, m, 4 bytes of 5th bits, 16 of nibbles"),
-        BlockFormat("Q8_0", 32, 34, "w = d * q; d, 32 signed bytes of q", kernels=True),
+        BlockFormat("F32", 0, 1, 4, "w = the float32"),
+        BlockFormat("F16", 1, 1, 2, "w = the float16"),
+        BlockFormat("BF16", 30, 1, 2, "w = the bfloat16 (a float32's top half)"),
+        BlockFormat("Q4_0", 2, 32, 18, "w = d * (q - 8); d, 16 bytes of 4-bit q", kernels=True),
+        BlockFormat("Q4_1", 3, 32, 20, "w = d * q + m; d, m, 16 bytes of 4-bit q", kernels=True),
+        BlockFormat("Q5_0", 6, 32, 22, "w = d * (q - 16); d, 4 bytes of 5th bits, 16 of nibbles"),
+        BlockFormat("Q5_1", 7, 32, 24, "w = d * q + m; d, m, 4 bytes of 5th bits, 16 of nibbles"),
+        BlockFormat("Q8_0", 8, 32, 34, "w = d * q; d, 32 signed bytes of q", kernels=True),
     )
 }
 """Every tensor type this runner reads; each has a round-trip test in tests/native/test_llm_gguf.py."""
+
+BY_CODE: dict[int, BlockFormat] = {f.code: f for f in FORMATS.values()}
+""":data:`FORMATS` by type number: a file holding only these types is read without the ``gguf``
+package (importing it takes about 45 ms a start)."""
 
 SUPPORTED_TYPES = tuple(FORMATS)
 """The names of :data:`FORMATS`: the tensor types this runner dequantizes."""
@@ -76,6 +82,11 @@ def dequantize(data: npt.NDArray[Any], type_name: str) -> Array:
     """
     if type_name not in SUPPORTED_TYPES:
         raise InputError(f"GGML tensor type {type_name} is not supported")
+    if type_name in ("F32", "F16"):  # plain floats: widened here, without importing gguf
+        return np.asarray(data, dtype=np.float32)
+    if type_name == "BF16":  # a bfloat16 is a float32's top 16 bits
+        bits = np.ascontiguousarray(data, dtype=np.uint8).view(np.uint16).astype(np.uint32)
+        return np.asarray((bits << 16).view(np.float32))
     gguf = _gguf()
     qtype = gguf.GGMLQuantizationType[type_name]
     out = gguf.quants.dequantize(data, qtype)
@@ -91,6 +102,7 @@ def quantize(values: npt.NDArray[np.float32], type_name: str) -> npt.NDArray[Any
 __all__ = [
     "BLOCK",
     "BLOCK_BYTES",
+    "BY_CODE",
     "FORMATS",
     "SUPPORTED_TYPES",
     "BlockFormat",

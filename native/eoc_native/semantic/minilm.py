@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import mmap
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -55,27 +56,69 @@ MAX_VOCAB_BYTES = 16 << 20
 def _weight_names(path: Path) -> set[str]:
     """The tensor names a ``.safetensors`` file's header lists, after checking that the header
     parses and that the file is as long as the header says (a cut copy is caught here, before
-    numpy is even imported; :mod:`safetensors` reads the tensors themselves on first use).
+    numpy is even imported; the tensors themselves are mapped on first use).
 
     Raises:
         InputError: the header is unreadable, oversized or names data past the file's end.
     """
     try:
-        size = path.stat().st_size
         with path.open("rb") as f:
-            n = int.from_bytes(f.read(8), "little")
-            if size < 8 or n > min(MAX_HEADER_BYTES, size - 8):
-                raise ValueError(f"a header of {n} bytes in a file of {size}")
-            header = json.loads(f.read(n))
-        if not isinstance(header, dict):
-            raise ValueError("the header is not a JSON object")
-        tensors = {k: v for k, v in header.items() if k != "__metadata__"}
-        end = max((int(v["data_offsets"][1]) for v in tensors.values()), default=0)
-        if 8 + n + end != size:
-            raise ValueError(f"the header describes {8 + n + end} bytes, the file has {size}")
+            _, tensors = _safetensors_header(f, path.stat().st_size)
     except (OSError, ValueError, TypeError, KeyError, IndexError) as exc:
         raise InputError(f"{path} is not a readable safetensors file ({exc}): {FIX}") from None
     return set(tensors)
+
+
+def _safetensors_header(f: Any, size: int) -> tuple[int, dict[str, Any]]:
+    """Where a safetensors file's data starts, and its tensors (name -> dtype, shape, offsets),
+    from the file ``f`` of ``size`` bytes; ``ValueError`` (or ``KeyError``, ``TypeError``)
+    where the header does not parse or does not describe exactly the file's bytes."""
+    f.seek(0)
+    n = int.from_bytes(f.read(8), "little")
+    if size < 8 or n > min(MAX_HEADER_BYTES, size - 8):
+        raise ValueError(f"a header of {n} bytes in a file of {size}")
+    header = json.loads(f.read(n))
+    if not isinstance(header, dict):
+        raise ValueError("the header is not a JSON object")
+    tensors = {k: v for k, v in header.items() if k != "__metadata__"}
+    end = max((int(v["data_offsets"][1]) for v in tensors.values()), default=0)
+    if 8 + n + end != size:
+        raise ValueError(f"the header describes {8 + n + end} bytes, the file has {size}")
+    return 8 + n, tensors
+
+
+_FLOATS = {"F32": ("<f4", 4), "F16": ("<f2", 2), "BF16": ("<u2", 2)}
+"""The safetensors float types: how numpy reads an element, and its bytes (a bfloat16 is read as
+its bits and widened)."""
+
+
+def _map_weights(path: Path) -> dict[str, Any]:
+    """The float tensors of a safetensors file, by name, as float32 arrays over a read-only map
+    of the file: the pages are the page cache's, not a 91 MB copy (``safetensors.numpy`` copied
+    every tensor, 50 ms a start here). Each tensor's bytes are checked against its dtype and
+    shape first. Raises ``ValueError`` (and the header's ``KeyError`` or ``TypeError``) for a file
+    that does not read as its header says."""
+    np = require("numpy")
+    with path.open("rb") as f:
+        start, tensors = _safetensors_header(f, path.stat().st_size)
+        buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    out: dict[str, Any] = {}
+    for name, info in tensors.items():
+        kind, shape = str(info["dtype"]), tuple(int(d) for d in info["shape"])
+        lo, hi = (int(x) for x in info["data_offsets"])
+        if kind not in _FLOATS:
+            continue  # integer buffers (BERT's position ids): not weights
+        dtype, width = _FLOATS[kind]
+        count = 1
+        for d in shape:
+            count *= d
+        if not 0 <= lo <= hi or hi - lo != count * width:
+            raise ValueError(f"{name}: {hi - lo} bytes for a {kind} tensor of shape {shape}")
+        raw = np.frombuffer(buf, dtype, count, start + lo).reshape(shape)
+        if kind == "BF16":  # a bfloat16 is a float32's top 16 bits
+            raw = (raw.astype(np.uint32) << 16).view(np.float32)
+        out[name] = raw if kind == "F32" else raw.astype(np.float32)
+    return out
 
 
 def _erf(x: Any) -> Any:
@@ -109,13 +152,12 @@ class MiniLMEmbedder:
         stored one could match) never pays for them.
 
         Raises:
-            MissingExtra: numpy, ``tokenizers``, ``safetensors`` or the model files are missing.
+            MissingExtra: numpy, ``tokenizers`` or the model files are missing.
             InputError: a model file is damaged (unreadable config, a vocabulary without BERT's
                 special tokens, a weights file whose header does not parse or lacks a tensor).
         """
-        for module, why in (("numpy", "the MiniLM embedder"), ("safetensors", "its weights")):
-            if importlib.util.find_spec(module) is None:  # found, not imported: numpy costs
-                require(module, why=why)  # 0.1 s, and an exact hit never needs it
+        if importlib.util.find_spec("numpy") is None:  # found, not imported: numpy costs 0.1 s,
+            require("numpy", why="the MiniLM embedder")  # and an exact hit never needs it
         if importlib.util.find_spec("tokenizers") is None:
             require("tokenizers", why="the MiniLM tokenizer")
         d = Path(model_dir) if model_dir is not None else default_model_dir()
@@ -183,19 +225,16 @@ class MiniLMEmbedder:
 
     def _read_weights(self) -> dict[str, Any]:
         np = require("numpy")
-        safetensors_numpy = require("safetensors.numpy", why="reading the MiniLM weights")
         try:
-            raw = safetensors_numpy.load_file(str(self._weights_path))
-        except Exception as exc:  # a file damaged after the header: truncated data
+            raw = _map_weights(self._weights_path)
+        except (OSError, ValueError, TypeError, KeyError, IndexError) as exc:
+            # a file damaged since it was checked: cut short, or its header rewritten
             raise InputError(
                 f"{self._weights_path} is damaged ({exc}): reinstall it with {FIX}"
             ) from None
-        w = {
-            k.removeprefix("bert."): np.asarray(v, dtype=np.float32)
-            for k, v in raw.items()
-            if v.dtype.kind == "f"
-        }
-        if w["embeddings.word_embeddings.weight"].shape[1] != self.dim:
+        w = {k.removeprefix("bert."): np.asarray(v, dtype=np.float32) for k, v in raw.items()}
+        embeddings = w.get("embeddings.word_embeddings.weight")
+        if embeddings is None or embeddings.ndim != 2 or embeddings.shape[1] != self.dim:
             raise InputError(f"{self._weights_path} does not match its config.json: {FIX}")
         return w
 
