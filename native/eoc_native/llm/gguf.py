@@ -77,7 +77,7 @@ class GGUFFile:
 
     def tensor_type(self, name: str) -> str:
         """The GGML type name of a tensor, e.g. ``"Q4_1"``."""
-        return self._get(name).tensor_type
+        return str(self._get(name).tensor_type)
 
     def tensor(self, name: str) -> Array:
         """Tensor ``name`` as a float32 array in numpy order (GGML's ``ne`` reversed)."""
@@ -111,7 +111,7 @@ class GGUFFile:
             except (OSError, ValueError):  # not supported here: the pages stay, nothing breaks
                 pass
 
-    def _get(self, name: str) -> Any:
+    def _get(self, name: str) -> _Tensor:
         try:
             return self._tensors[name]
         except KeyError:
