@@ -78,3 +78,21 @@ def test_the_pack_graph_is_read_when_a_question_first_reaches_it() -> None:
     hit = graph.lookup(Query("what is the capital of France"))
     assert hit is not None and hit.payload == "Paris"
     assert store._loaded and len(store) > 5000
+
+
+def test_a_question_no_pattern_reads_passes_the_pack_graph_without_reading_it() -> None:
+    """A question that names no relation of the pack ("write one short sentence about the
+    sea", most of what reaches a model) is passed on before the pack's triples are indexed and
+    before the question patterns are compiled (about 0.1 s of such a question's process); the
+    pack's predicates, read without indexing, are the ones the loaded store lists."""
+    from eoc.knowledge import PackStore, vocabulary
+    from eoc.stages import GraphStage, TripleStore
+
+    store = PackStore()
+    graph = GraphStage(store, vocabulary=vocabulary())
+    assert graph.lookup(Query("Write one short sentence about the sea.")) is None
+    assert not store._loaded and not graph._get_matcher()._built
+    unloaded = store.predicates()
+    assert graph.lookup(Query("ssh default port")) is not None  # then a question that needs it
+    assert store._loaded and graph._get_matcher()._built
+    assert unloaded == store.predicates() == TripleStore(triples()).predicates()

@@ -12,6 +12,7 @@ from eoc.knowledge import seeded_graph, vocabulary
 from eoc.query import Query
 from eoc.stages.graph import GraphStage, TripleStore
 from eoc.stages.questions import MAX_VOCABULARY_LINES, Ask, QuestionMatcher, Vocabulary, ordinal
+from eoc.stages.text import normalize
 from tests.graph_questions import ANSWERED, PASSED
 from tests.helpers import IN_BROWSER
 
@@ -226,3 +227,33 @@ def test_a_kind_line_may_say_it_is_held_whole() -> None:
     assert Vocabulary.parse("", "prefix\tprefix|prefixes\t-\n").countable == {"prefix": []}
     with pytest.raises(FactFileError, match="expected 2 tab-separated fields"):
         Vocabulary.parse("", "planet\tplanet\tx\ty\n")
+
+
+def test_the_matcher_passes_over_only_what_no_pattern_reads() -> None:
+    """:meth:`QuestionMatcher.could_ask` skips compiling the patterns for a question that holds
+    no label, adjective, verb, count word or template's words; it must never skip one a pattern
+    reads: every question of the graph table, the assembled suite and the kv pack's questions,
+    read with the patterns compiled, gives no lookup where the gate says no."""
+    from eoc.knowledge import kv_pairs, seeded_graph
+    from tests.assembly_questions import QUESTIONS
+    from tests.graph_questions import ANSWERED, PASSED
+
+    m = seeded_graph()._get_matcher()
+    asked = [q for q, _ in ANSWERED] + PASSED + QUESTIONS
+    asked += [p for p, _ in kv_pairs()]
+    asked += ["write one short sentence about the sea", "how many moons does mars have"]
+    asked += ["which nations use the yen"]  # read by the relation's verb alone
+    m._build()
+    gated = 0
+    for q in asked:
+        text = normalize(q)
+        found = [*m._parse(text), *m._counts(text)]
+        if not m.could_ask(text):
+            gated += 1
+            assert found == [], q
+        else:
+            assert m.parse(text) == list(dict.fromkeys(found)), q
+    assert gated >= 10  # the gate does pass questions over
+    assert not m.could_ask("write one short sentence about the sea")
+    assert m.could_ask("how many moons does mars have")
+    assert m.parse("which nations use the yen")

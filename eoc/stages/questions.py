@@ -15,6 +15,7 @@ whole questions in the forms it knows, so anything else passes on.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
@@ -236,15 +237,23 @@ def ordinal(text: str) -> str | None:
     return None if n is None else str(n)
 
 
-def _template(text: str) -> tuple[re.Pattern[str], str]:
-    """A template with one ``{s}``, ``{o}`` or ``{o:ordinal}`` slot as an anchored pattern."""
+def _slot(text: str) -> tuple[str, str, str]:
+    """A template with one ``{s}``, ``{o}`` or ``{o:ordinal}`` slot: the words before it, the
+    words after it, and ``"ordinal"`` where the slot reads an ordinal ("" otherwise)."""
     slot = re.search(r"\{(s|o)(?::ordinal)?\}", text)
     if slot is None:
         raise ConfigError(f"template {text!r} holds no {{s}} or {{o}} slot")
-    head, tail = text[: slot.start()], text[slot.end() :]
     convert = "ordinal" if ":ordinal" in slot.group() else ""
-    rx = re.compile(f"^{re.escape(head)}(?:the )?(?P<x>.+?){re.escape(tail)}$")
-    return rx, convert
+    return text[: slot.start()], text[slot.end() :], convert
+
+
+def _template(head: str, tail: str) -> re.Pattern[str]:
+    """A template's anchored pattern: ``head``, an optional "the ", the slot, ``tail``."""
+    return re.compile(f"^{re.escape(head)}(?:the )?(?P<x>.+?){re.escape(tail)}$")
+
+
+_COUNT_WORDS = ("how many", "number", "count")
+"""A word every count question holds (one of :data:`_COUNT`'s openings)."""
 
 
 class QuestionMatcher:
@@ -280,6 +289,41 @@ class QuestionMatcher:
             for words, largest in ((rel.most, True), (rel.least, False)):
                 for w in words:
                     self._by_adjective.setdefault(w, []).append((rel, largest))
+        # every pattern below names a label, an adjective, a verb or a template's words, each
+        # between spaces or at an end: a question holding none of them is read by none, and
+        # is passed on before the patterns are compiled (about 0.1 s, most of a first miss)
+        self._rels = rels
+        self._templates: list[tuple[str, str, str, Relation, str]] = []
+        for rel in rels:
+            for direction, said in (("object", rel.asks), ("subject", rel.reverse_asks)):
+                for t in said:
+                    head, tail, conv = _slot(t)
+                    self._templates.append((head, tail, direction, rel, conv))
+        verbs = [w for rel in rels for w in (rel.verbs or ())]
+        self._words = frozenset(
+            f" {w} " for w in (*self._by_label, *self._by_adjective, *verbs, *_COUNT_WORDS) if w
+        )
+        self._built = False
+        self._build_lock = threading.Lock()
+
+    def could_ask(self, text: str) -> bool:
+        """Whether a pattern might read normalized ``text``: False when it holds no label,
+        adjective or verb of the relations between spaces, no count word and no template's
+        opening and ending words, so :meth:`parse` finds nothing without compiling a pattern."""
+        padded = f" {text} "
+        if any(w in padded for w in self._words):
+            return True
+        return any(text.startswith(h) and text.endswith(t) for h, t, *_ in self._templates)
+
+    def _build(self) -> None:
+        """Compile the patterns (once, on the first question that :meth:`could_ask`)."""
+        with self._build_lock:
+            if not self._built:
+                self._compile()
+                self._built = True
+
+    def _compile(self) -> None:
+        rels = self._rels
         kinds = [*self.vocabulary.kinds, *_GENERIC_KINDS]
         objects = [o for rel in rels for o in rel.objects]
         L, K, OK = _alt(self._by_label), _alt(kinds), _alt(objects)
@@ -351,14 +395,10 @@ class QuestionMatcher:
             re.compile(rf"^{_WH} (?P<k>{K}) {_BE} (?:the )?(?P<a>{A})$"),
             re.compile(rf"^{_LEAD}(?:the )?(?P<k>{K}) (?P<a>{A})$"),
         ]
-        self._asks: list[tuple[re.Pattern[str], str, Relation, str]] = []
-        for rel in rels:
-            for t in rel.asks:
-                rx, conv = _template(t)
-                self._asks.append((rx, "object", rel, conv))
-            for t in rel.reverse_asks:
-                rx, conv = _template(t)
-                self._asks.append((rx, "subject", rel, conv))
+        self._asks: list[tuple[re.Pattern[str], str, Relation, str]] = [
+            (_template(head, tail), direction, rel, conv)
+            for head, tail, direction, rel, conv in self._templates
+        ]
         # the relation's verb: "titan orbits which planet", "which countries use the yen"
         self._verbs: list[tuple[re.Pattern[str], str, Relation]] = []
         for rel in rels:
@@ -394,6 +434,10 @@ class QuestionMatcher:
 
     def parse(self, text: str) -> list[Ask]:
         """Every lookup normalized ``text`` may ask for, most specific first (deduplicated)."""
+        if not self.could_ask(text):
+            return []
+        if not self._built:
+            self._build()
         return list(dict.fromkeys([*self._parse(text), *self._counts(text)]))
 
     def _parse(self, text: str) -> list[Ask]:

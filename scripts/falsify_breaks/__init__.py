@@ -19,6 +19,7 @@ from falsify_breaks import (
     repeat,
     serve,
     stages,
+    startup,
     stores,
     tools,
     userstore,
@@ -202,6 +203,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     *counters.BREAKS,
     *model.BREAKS,
     *native_data.BREAKS,
+    *startup.BREAKS,
     *serve.BREAKS,
     *memo.BREAKS,
     *page.BREAKS,
@@ -213,6 +215,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
 
 FOCUS: dict[str, list[str]] = {
     **model.FOCUS,
+    **startup.FOCUS,
     "the C kernels use a layout cache they do not need": [
         "tests/native/test_layout_cache.py::test_the_c_kernels_tile_without_the_cache"
     ],

@@ -1,0 +1,83 @@
+"""Falsify breaks: what a process skips on its way to a first answer (issue 26), each with the
+test that catches it (``FOCUS``)."""
+
+BREAKS: list[tuple[str, str, str, str]] = [
+    (
+        "a MiniLM tensor's bytes are not checked against its shape",
+        "native/eoc_native/semantic/minilm.py",
+        "        if not 0 <= lo <= hi or hi - lo != count * width:",
+        "        if not 0 <= lo <= hi:",
+    ),
+    (
+        "the gguf package is imported for a type eoc's table holds",
+        "native/eoc_native/llm/gguf.py",
+        "    fmt = BY_CODE.get(code)",
+        "    fmt = None",
+    ),
+    (
+        "plain float tensors are widened by the gguf package",
+        "native/eoc_native/quant/formats.py",
+        '    if type_name in ("F32", "F16"):',
+        "    if False:",
+    ),
+    (
+        "the question patterns are compiled for every question",
+        "eoc/stages/questions.py",
+        "        if not self.could_ask(text):\n            return []",
+        "        if False:\n            return []",
+    ),
+    (
+        "the graph gate leaves out the relations' verbs",
+        "eoc/stages/questions.py",
+        "(*self._by_label, *self._by_adjective, *verbs, *_COUNT_WORDS)",
+        "(*self._by_label, *self._by_adjective, *_COUNT_WORDS)",
+    ),
+    (
+        "the graph gate leaves out the count words",
+        "eoc/stages/questions.py",
+        "(*self._by_label, *self._by_adjective, *verbs, *_COUNT_WORDS)",
+        "(*self._by_label, *self._by_adjective, *verbs)",
+    ),
+    (
+        "the graph gate leaves out the templates",
+        "eoc/stages/questions.py",
+        "        return any(text.startswith(h) and text.endswith(t) for h, t, *_ in self._templates)",
+        "        return False",
+    ),
+    (
+        "the pack graph is indexed for a question no pattern reads",
+        "eoc/knowledge/__init__.py",
+        "        if not self._loaded:\n            return list(_pack_predicates())",
+        "        if False:\n            return list(_pack_predicates())",
+    ),
+]
+
+_SEMANTIC = "tests/native/test_semantic.py::"
+_GGUF = "tests/native/test_llm_gguf.py::"
+_GATE = "tests/test_questions.py::test_the_matcher_passes_over_only_what_no_pattern_reads"
+_PACK = (
+    "tests/test_knowledge.py::"
+    "test_a_question_no_pattern_reads_passes_the_pack_graph_without_reading_it"
+)
+FOCUS: dict[str, list[str]] = {
+    "a MiniLM tensor's bytes are not checked against its shape": [
+        _SEMANTIC + "test_a_header_that_misstates_a_tensor_s_bytes_is_an_input_error"
+    ],
+    "the gguf package is imported for a type eoc's table holds": [
+        _GGUF + "test_reading_the_table_s_types_leaves_the_gguf_package_unimported"
+    ],
+    "plain float tensors are widened by the gguf package": [
+        _GGUF + "test_reading_the_table_s_types_leaves_the_gguf_package_unimported"
+    ],
+    "the question patterns are compiled for every question": [_PACK],
+    "the graph gate leaves out the relations' verbs": [_GATE],
+    "the graph gate leaves out the count words": [_GATE],
+    "the graph gate leaves out the templates": [_GATE],
+    "the pack graph is indexed for a question no pattern reads": [_PACK],
+    "damaged MiniLM weights are no input error": [
+        _SEMANTIC + "test_damaged_weights_are_an_input_error_naming_the_fix",
+        _SEMANTIC
+        + "test_weights_damaged_after_the_check_are_an_input_error_at_the_first_embedding",
+        _SEMANTIC + "test_a_header_that_misstates_a_tensor_s_bytes_is_an_input_error",
+    ],
+}
