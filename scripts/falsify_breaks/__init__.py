@@ -187,6 +187,7 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
             "tests/native/test_backends.py",
         ],
     ),
+    ("native/eoc_native/memory.py", ["tests/native/test_memory.py"]),
     ("native/eoc_native/remote.py", ["tests/native/test_remote.py"]),
     ("native/eoc_native/keepalive.py", ["tests/native/test_remote.py"]),
     ("eoc/chat.py", ["tests/test_chat.py"]),

@@ -50,8 +50,28 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "        if not self._loaded:\n            return list(_pack_predicates())",
         "        if False:\n            return list(_pack_predicates())",
     ),
+    (
+        "large arrays take numpy's huge-page advice",
+        "native/eoc_native/memory.py",
+        "    buf = mmap.mmap(-1, count * kind.itemsize, flags=mmap.MAP_PRIVATE)  # -1: anonymous\n"
+        "    return np.frombuffer(buf, kind, count).reshape(dims)",
+        "    return np.zeros(dims, kind)",
+    ),
+    (
+        "the KV cache is numpy's memory",
+        "native/eoc_native/llm/llama.py",
+        "        self.cache_k = zeroed(cache, np.float32)",
+        "        self.cache_k = np.zeros(cache, np.float32)",
+    ),
+    (
+        "the tiled weights are numpy's memory",
+        "native/eoc_native/quant/blocks.py",
+        "        qs = zeroed((nt, nb, size - q0, t), np.uint8)",
+        "        qs = np.zeros((nt, nb, size - q0, t), np.uint8)",
+    ),
 ]
 
+_MEMORY = "tests/native/test_memory.py::"
 _SEMANTIC = "tests/native/test_semantic.py::"
 _GGUF = "tests/native/test_llm_gguf.py::"
 _GATE = "tests/test_questions.py::test_the_matcher_passes_over_only_what_no_pattern_reads"
@@ -60,6 +80,13 @@ _PACK = (
     "test_a_question_no_pattern_reads_passes_the_pack_graph_without_reading_it"
 )
 FOCUS: dict[str, list[str]] = {
+    "large arrays take numpy's huge-page advice": ["tests/native/test_memory.py"],
+    "the KV cache is numpy's memory": [
+        _MEMORY + "test_the_kv_cache_and_the_tiled_weights_are_on_plain_pages"
+    ],
+    "the tiled weights are numpy's memory": [
+        _MEMORY + "test_the_kv_cache_and_the_tiled_weights_are_on_plain_pages"
+    ],
     "a MiniLM tensor's bytes are not checked against its shape": [
         _SEMANTIC + "test_a_header_that_misstates_a_tensor_s_bytes_is_an_input_error"
     ],

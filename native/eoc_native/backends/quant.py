@@ -23,6 +23,7 @@ from typing import Any
 from eoc.errors import EocError, Refusal
 from eoc_native import require
 from eoc_native.backends.base import Shape, from_bf16_bits, operands
+from eoc_native.memory import zeroed
 from eoc_native.quant import load_kernels
 
 FEW_ROWS = 4
@@ -92,7 +93,7 @@ class QuantCpuBackend:
         np, k = self._modules or self._load_modules()
         size = blocks.n_in * blocks.padded_out
         if size > KEPT_SCRATCH:  # an output head widened for every position: not kept
-            w = np.empty((blocks.n_in, blocks.padded_out), np.float32)
+            w = zeroed((blocks.n_in, blocks.padded_out), np.float32)  # plain pages (memory.py)
         else:  # one buffer a thread, grown to the largest layer: no fresh pages a product
             scratch = getattr(self._scratch, "buf", None)
             if scratch is None or scratch.size < size:

@@ -32,6 +32,7 @@ from eoc_native.llm.gguf import GGUFFile
 from eoc_native.llm.layout_cache import LayoutCache
 from eoc_native.llm.threads import Pools
 from eoc_native.llm.weights import Weight, read_weight
+from eoc_native.memory import zeroed
 from eoc_native.quant import load_kernels
 from eoc_native.quant.formats import dequantize
 
@@ -156,8 +157,8 @@ class Llama:
         self.output = output  # (dim, vocab)
         self.dispatcher = dispatcher
         cache = (args.n_layers, self.n_ctx, args.n_kv_heads, args.head_dim)
-        self.cache_k = np.zeros(cache, dtype=np.float32)
-        self.cache_v = np.zeros(cache, dtype=np.float32)
+        self.cache_k = zeroed(cache, np.float32)  # plain pages: no huge-page stall (memory.py)
+        self.cache_v = zeroed(cache, np.float32)
         self.pos = 0  # how many positions the cache holds
         self.cos, self.sin = rope_tables(args, self.n_ctx, rope_freq_factors)
         self._k = _kernels_or_none()

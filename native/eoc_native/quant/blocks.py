@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from eoc.errors import InputError
+from eoc_native.memory import zeroed
 from eoc_native.quant.formats import BLOCK, BLOCK_BYTES
 
 Array = npt.NDArray[np.float32]
@@ -150,9 +151,9 @@ def blocks_from_raw(raw: npt.NDArray[Any], type_name: str, n_out: int, n_in: int
     tile = _c_tiler()
     if tile is not None:  # the C kernels' tiler: one pass over the bytes, on the kernels' threads
         q0 = 4 if type_name == "Q4_1" else 2
-        qs = np.empty((nt, nb, size - q0, t), np.uint8)
-        d16 = np.empty((nt, nb, t), np.uint16)
-        m16 = np.empty_like(d16) if type_name == "Q4_1" else None
+        qs = zeroed((nt, nb, size - q0, t), np.uint8)  # plain pages (eoc_native.memory)
+        d16 = zeroed((nt, nb, t), np.uint16)
+        m16 = zeroed((nt, nb, t), np.uint16) if type_name == "Q4_1" else None
         tile(b, size, q0, 2 if m16 is not None else None, qs, d16, m16)
         if type_name == "Q8_0":
             return QuantBlocks(8, qs.view(np.int8), d16, None, n_out)
