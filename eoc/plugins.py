@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 from typing import Any
 
 COUNTERS = "eoc.counters"
@@ -55,7 +56,11 @@ NATIVE_HINT = (
 @functools.cache
 def _every() -> tuple[Any, ...]:
     """Every ``eoc.*`` entry point installed, in ``sys.path`` order, read in one pass over the
-    installed distributions."""
+    installed distributions: by :func:`_scan` where every distribution is a plain folder (about
+    1 ms), else by ``importlib.metadata`` (about 25 ms with its import, the same answer)."""
+    fast = _scan()
+    if fast is not None:
+        return fast
     from importlib import metadata  # here, not at `import eoc`: only a caller that needs one pays
 
     try:
@@ -67,6 +72,97 @@ def _every() -> tuple[Any, ...]:
         return tuple(ep for ep in every if ep.group.startswith("eoc."))
     except Exception:  # broken metadata of some other distribution: nothing is offered
         return ()
+
+
+class EntryPoint:
+    """An entry point :func:`_scan` read: ``name``, ``value`` (``"module:attr"``), ``group``;
+    :meth:`load` as ``importlib.metadata.EntryPoint.load`` does it."""
+
+    __slots__ = ("group", "name", "value")
+    _VALUE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
+
+    def __init__(self, name: str, value: str, group: str) -> None:
+        self.name, self.value, self.group = name, value, group
+
+    def load(self) -> Any:
+        """The object the value names (its module imported)."""
+        import importlib
+
+        match = self._VALUE.match(self.value)
+        if match is None:
+            raise ImportError(f"entry point {self.name!r} names no module: {self.value!r}")
+        found: Any = importlib.import_module(match.group("module"))
+        for attr in filter(None, (match.group("attr") or "").split(".")):
+            found = getattr(found, attr)
+        return found
+
+    def __repr__(self) -> str:
+        return f"EntryPoint(name={self.name!r}, value={self.value!r}, group={self.group!r})"
+
+
+def _scan() -> tuple[EntryPoint, ...] | None:
+    """The ``eoc.*`` entry points of the ``*.dist-info`` and ``*.egg-info`` folders on
+    ``sys.path``, the first distribution of a name winning as ``importlib.metadata`` has it;
+    ``None`` where that reader could find distributions this does not read (a zip or an egg on
+    the path, a finder of its own on ``sys.meta_path``), which then decides."""
+    import os
+    import sys
+
+    if any(
+        getattr(finder, "find_distributions", None) is not None
+        and getattr(finder, "__name__", "") != "PathFinder"
+        for finder in sys.meta_path
+    ):
+        return None
+    seen: set[str] = set()
+    out: list[EntryPoint] = []
+    for entry in sys.path:
+        root = entry or "."
+        if not isinstance(root, str) or os.path.isfile(root):
+            return None  # a zip (or something else) on the path: importlib.metadata reads it
+        try:
+            children = os.listdir(root)
+        except OSError:
+            continue  # no folder there: nothing installed
+        infos: dict[str, list[str]] = {}
+        eggs: dict[str, list[str]] = {}
+        for child in children:
+            low = child.lower()
+            if low.endswith(".egg"):
+                return None
+            stem, ext = os.path.splitext(low)
+            if ext in (".dist-info", ".egg-info"):
+                name = re.sub(r"[-_.]+", "_", stem.partition("-")[0])
+                (infos if ext == ".dist-info" else eggs).setdefault(name, []).append(child)
+        for name, folder in itertools.chain(
+            ((n, f) for n, fs in infos.items() for f in fs),
+            ((n, f) for n, fs in eggs.items() for f in fs),
+        ):
+            if name in seen:
+                continue
+            seen.add(name)
+            out.extend(_declared(os.path.join(root, folder, "entry_points.txt")))
+    return tuple(out)
+
+
+def _declared(path: str) -> list[EntryPoint]:
+    """The ``eoc.*`` entry points an ``entry_points.txt`` declares (none where it is absent)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read(1 << 20)
+    except (OSError, ValueError):
+        return []
+    out, group = [], ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):  # as importlib.metadata reads the file
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            group = line.strip("[]")
+        elif group.startswith("eoc.") and "=" in line:
+            name, value = (part.strip() for part in line.split("=", 1))
+            out.append(EntryPoint(name, value, group))
+    return out
 
 
 @functools.cache

@@ -217,9 +217,6 @@ BREAKS: list[tuple[str, str, str, str]] = [
 FOCUS: dict[str, list[str]] = {
     **model.FOCUS,
     **startup.FOCUS,
-    "the C kernels use a layout cache they do not need": [
-        "tests/native/test_layout_cache.py::test_the_c_kernels_tile_without_the_cache"
-    ],
     "a first run compiles the kernels without saying so": [
         "tests/native/test_model_cli.py::"
         "test_a_first_run_says_it_compiles_the_kernels_and_a_later_one_does_not"

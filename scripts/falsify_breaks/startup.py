@@ -69,8 +69,33 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "        qs = zeroed((nt, nb, size - q0, t), np.uint8)",
         "        qs = np.zeros((nt, nb, size - q0, t), np.uint8)",
     ),
+    (
+        "the entry-point scan keeps a second copy of a distribution",
+        "eoc/plugins.py",
+        "            if name in seen:\n                continue",
+        "            if False:\n                continue",
+    ),
+    (
+        "the entry-point scan reads past a zip on the path",
+        "eoc/plugins.py",
+        "        if not isinstance(root, str) or os.path.isfile(root):\n            return None",
+        "        if not isinstance(root, str):\n            return None",
+    ),
+    (
+        "the entry-point scan leaves egg-info folders out",
+        "eoc/plugins.py",
+        '            if ext in (".dist-info", ".egg-info"):',
+        '            if ext == ".dist-info":',
+    ),
+    (
+        "the entry-point scan ignores a finder of its own",
+        "eoc/plugins.py",
+        '        and getattr(finder, "__name__", "") != "PathFinder"',
+        "        and False",
+    ),
 ]
 
+_PLUGINS = "tests/native/test_plugins.py::"
 _MEMORY = "tests/native/test_memory.py::"
 _SEMANTIC = "tests/native/test_semantic.py::"
 _GGUF = "tests/native/test_llm_gguf.py::"
@@ -80,6 +105,18 @@ _PACK = (
     "test_a_question_no_pattern_reads_passes_the_pack_graph_without_reading_it"
 )
 FOCUS: dict[str, list[str]] = {
+    "the entry-point scan keeps a second copy of a distribution": [
+        _PLUGINS + "test_the_fast_scan_reads_what_importlib_metadata_reads"
+    ],
+    "the entry-point scan reads past a zip on the path": [
+        _PLUGINS + "test_what_the_fast_scan_cannot_read_goes_to_importlib_metadata"
+    ],
+    "the entry-point scan leaves egg-info folders out": [
+        _PLUGINS + "test_the_fast_scan_reads_what_importlib_metadata_reads"
+    ],
+    "the entry-point scan ignores a finder of its own": [
+        _PLUGINS + "test_a_finder_of_its_own_on_meta_path_sends_the_scan_to_importlib_metadata"
+    ],
     "large arrays take numpy's huge-page advice": ["tests/native/test_memory.py"],
     "the KV cache is numpy's memory": [
         _MEMORY + "test_the_kv_cache_and_the_tiled_weights_are_on_plain_pages"

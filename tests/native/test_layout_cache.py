@@ -1,10 +1,13 @@
-"""The tiled weights kept on disk (native/eoc_native/llm/layout_cache.py): a later load maps them
-and generates the same tokens; anything wrong with the cache only costs the tiling again."""
+"""The tiled weights kept on disk in one file (native/eoc_native/llm/layout_cache.py): a later
+load maps them and generates the same tokens; anything wrong with the file only costs the tiling
+again, and the file is written again whole."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -12,16 +15,8 @@ import pytest
 pytest.importorskip("gguf", reason="the native extra is not installed")
 
 from eoc_native.llm.generate import generate_ids, load
-from eoc_native.llm.layout_cache import LayoutCache
+from eoc_native.llm.layout_cache import MAGIC, LayoutCache
 from tests.native.test_llm_tiny import BLOCKS, write_tiny_model
-
-
-@pytest.fixture(autouse=True)
-def numba_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The cache serves numba's kernels (numpy tiles for them); the C kernels tile faster than
-    it maps, and load() leaves it out for them (the last test)."""
-    pytest.importorskip("numba", reason="the layout cache is for numba's kernels")
-    monkeypatch.setenv("EOC_KERNELS", "numba")
 
 
 @pytest.fixture
@@ -35,47 +30,115 @@ def tokens(path: Path, layouts: LayoutCache | None) -> list[int]:
     return list(generate_ids(llama, ids, eos_id=tok.eos_id, max_tokens=12))
 
 
-def test_a_second_load_maps_the_kept_layout_and_says_the_same(model: Path, tmp_path: Path) -> None:
+def test_a_second_load_maps_the_kept_layout_and_says_the_same(
+    model: Path, tmp_path: Path, kernels: Any
+) -> None:
+    """Either kernel set: the first load tiles and writes the file, the next maps every matrix
+    from it (a view of the map, not a copy) and generates the same tokens."""
     want = tokens(model, None)
     first = LayoutCache(model, tmp_path / "cache")
     assert tokens(model, first) == want
-    assert first.writes > 0 and first.hits == 0
+    assert first.writes > 0 and first.hits == 0 and first.path.is_file()
+    assert first.path.read_bytes()[: len(MAGIC)] == MAGIC
     again = LayoutCache(model, tmp_path / "cache")
-    assert again.folder == first.folder
+    assert again.path == first.path
     llama, _ = load(model, layouts=again)
     assert again.hits == first.writes and again.writes == 0
     mapped = llama.layers[0].wqkv.weight.quant
-    assert mapped is not None and isinstance(mapped.qs.base, np.memmap)  # mapped, not copied
+    assert mapped is not None and not mapped.qs.flags.owndata  # over the map
     assert tokens(model, LayoutCache(model, tmp_path / "cache")) == want
 
 
-@pytest.mark.parametrize("damage", ["cut", "garbage", "shape", "json", "missing"])
-def test_a_damaged_cache_is_tiled_again(model: Path, tmp_path: Path, damage: str) -> None:
+def _index(path: Path) -> tuple[int, dict[str, Any]]:
+    data = path.read_bytes()
+    n = int.from_bytes(data[len(MAGIC) : len(MAGIC) + 8], "little")
+    return n, json.loads(data[len(MAGIC) + 8 : len(MAGIC) + 8 + n])
+
+
+def _rewrite_index(path: Path, change: Any) -> None:
+    """The file with its index changed by ``change`` (padded to its length: the arrays stay)."""
+    data = path.read_bytes()
+    n, index = _index(path)
+    change(index)
+    text = json.dumps(index, separators=(",", ":")).encode()
+    assert len(text) <= n
+    head = len(MAGIC) + 8
+    path.write_bytes(data[:head] + text.ljust(n) + data[head + n :])
+
+
+def _damage(path: Path, how: str) -> int:
+    """Damage the file; how many of its matrices a load should still take from it."""
+    n, index = _index(path)
+    entries = len(index["entries"])
+    data = path.read_bytes()
+    start = -(-(len(MAGIC) + 8 + n) // 64) * 64  # where the arrays begin
+    if how == "cut":
+        cut = len(data) // 2
+        path.write_bytes(data[:cut])
+        return sum(  # those whose bytes all lie before the cut
+            all(start + p[2] + p[3] <= cut for p in e["parts"].values()) for e in index["entries"]
+        )
+    if how == "garbage":
+        path.write_bytes(os.urandom(len(data)))
+        return 0
+    if how == "json":
+        head = len(MAGIC) + 8
+        path.write_bytes(data[:head] + b"{not json".ljust(n) + data[head + n :])
+        return 0
+    if how == "version":
+        path.write_bytes(b"EOCLAYT\x02" + data[len(MAGIC) :])
+        return 0
+    if how == "missing":
+        path.unlink()
+        return 0
+    first = index["entries"][0]
+    if how == "bytes":  # one byte of the first matrix's weights flipped: its CRC-32 fails
+        at = start + first["parts"]["qs"][2]
+        path.write_bytes(data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1 :])
+        return entries - 1
+    assert how == "shape"  # the index says another shape for the same bytes
+    _rewrite_index(path, lambda ix: ix["entries"][0]["parts"]["qs"][1].reverse())
+    return entries - 1
+
+
+@pytest.mark.parametrize("how", ["cut", "garbage", "json", "version", "missing", "bytes", "shape"])
+def test_a_damaged_file_is_tiled_again_and_written_again(
+    model: Path, tmp_path: Path, how: str
+) -> None:
     want = tokens(model, None)
     cache = LayoutCache(model, tmp_path / "cache")
     tokens(model, cache)
-    files = sorted(cache.folder.iterdir())
-    npys = [f for f in files if f.suffix == ".npy"]
-    metas = [f for f in files if f.suffix == ".json"]
-    if damage == "cut":
-        npys[0].write_bytes(npys[0].read_bytes()[:200])
-    elif damage == "garbage":
-        npys[0].write_bytes(os.urandom(npys[0].stat().st_size))
-    elif damage == "shape":  # a well-formed array of another shape
-        np.save(npys[0], np.zeros((1, 2, 3), np.float32))
-    elif damage == "json":
-        metas[0].write_text("{not json")
-    else:
-        npys[0].unlink()
+    kept = _damage(cache.path, how)
     again = LayoutCache(model, tmp_path / "cache")
     assert tokens(model, again) == want
-    assert again.hits == len(metas) - 1 and again.writes == 1  # the damaged one, tiled and kept
+    assert again.hits == kept and again.writes == cache.writes  # written again, whole
+    healed = LayoutCache(model, tmp_path / "cache")
+    assert tokens(model, healed) == want and healed.hits == cache.writes
 
 
-def test_a_changed_model_file_gets_another_folder(model: Path, tmp_path: Path) -> None:
-    before = LayoutCache(model, tmp_path / "cache").folder
+def test_scales_of_another_type_are_not_read(model: Path, tmp_path: Path) -> None:
+    """A matrix kept with float32 scales (as layout 1 kept them), whole and described as such,
+    is tiled again: the kernels read float16 bits."""
+    from eoc_native.quant.blocks import QuantBlocks
+
+    want = tokens(model, None)
+    tokens(model, LayoutCache(model, tmp_path / "cache"))
+    cache = LayoutCache(model, tmp_path / "cache")
+    load(model, layouts=cache)
+    label, blocks = next((k, b) for k, b in cache._kept.items() if b.bits == 8)
+    scales = blocks.d.view(np.float16).astype(np.float32)
+    cache._kept[label] = QuantBlocks(blocks.bits, blocks.qs, scales, blocks.m, blocks.n_out)  # type: ignore[arg-type]
+    cache._put = True
+    cache.save()
+    again = LayoutCache(model, tmp_path / "cache")
+    assert tokens(model, again) == want
+    assert again.hits == cache.writes - 1 and again.writes == cache.writes
+
+
+def test_a_changed_model_file_gets_another_file(model: Path, tmp_path: Path) -> None:
+    before = LayoutCache(model, tmp_path / "cache").path
     os.utime(model, ns=(0, 1_000_000_000))
-    assert LayoutCache(model, tmp_path / "cache").folder != before
+    assert LayoutCache(model, tmp_path / "cache").path != before
 
 
 def test_a_cache_that_cannot_be_written_only_costs_time(model: Path, tmp_path: Path) -> None:
@@ -84,38 +147,33 @@ def test_a_cache_that_cannot_be_written_only_costs_time(model: Path, tmp_path: P
     cache = LayoutCache(model, blocked)
     assert tokens(model, cache) == tokens(model, None)
     assert cache.writes == 0 and cache.hits == 0
+    layouts = tmp_path / "cache2" / "layouts"
+    layouts.parent.mkdir()
+    layouts.write_text("a file where the layouts folder would go")
+    cache = LayoutCache(model, tmp_path / "cache2")
+    assert tokens(model, cache) == tokens(model, None)  # no error from a part file's folder
+    assert cache.writes == 0 and layouts.read_text().startswith("a file")
 
 
-def test_scales_of_another_type_are_not_read(model: Path, tmp_path: Path) -> None:
-    """An array saved with float32 scales (an older layout's), described as such, is tiled again:
-    the kernels read float16 bits."""
-    import json
-
-    want = tokens(model, None)
+def test_an_index_past_its_bound_is_not_read(model: Path, tmp_path: Path) -> None:
     cache = LayoutCache(model, tmp_path / "cache")
     tokens(model, cache)
-    metas = [f for f in sorted(cache.folder.iterdir()) if f.suffix == ".json"]
-    meta_path = next(f for f in metas if json.loads(f.read_text())["bits"] == 8)  # d alone
-    meta = json.loads(meta_path.read_text())
-    d_path = meta_path.with_name(meta_path.name.removesuffix("json") + "d.npy")
-    scales = np.load(d_path).view(np.float16).astype(np.float32)
-    np.save(d_path, scales)
-    meta["parts"]["d"][0] = "float32"
-    meta_path.write_text(json.dumps(meta))
+    data = cache.path.read_bytes()
+    cache.path.write_bytes(MAGIC + (1 << 40).to_bytes(8, "little") + data[len(MAGIC) + 8 :])
     again = LayoutCache(model, tmp_path / "cache")
-    assert tokens(model, again) == want
-    assert again.writes == 1
+    assert tokens(model, again) == tokens(model, None) and again.hits == 0
 
 
-def test_the_c_kernels_tile_without_the_cache(
-    model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from eoc_native.quant import cbuild
-
-    if cbuild.compiler() is None:
-        pytest.skip("no C compiler here")
-    want = tokens(model, None)
-    monkeypatch.setenv("EOC_KERNELS", "c")
+def test_the_mapped_arrays_are_the_tiled_ones(model: Path, tmp_path: Path) -> None:
+    """What a load maps is, array for array, what tiling gives."""
+    llama, _ = load(model)
     cache = LayoutCache(model, tmp_path / "cache")
-    assert tokens(model, cache) == want
-    assert cache.writes == 0 and cache.hits == 0 and not cache.folder.exists()
+    load(model, layouts=cache)
+    mapped, _ = load(model, layouts=LayoutCache(model, tmp_path / "cache"))
+    for a, b in zip(llama.weights(), mapped.weights(), strict=True):
+        qa, qb = a.weight.quant, b.weight.quant
+        if qa is None:
+            continue
+        assert qb is not None and qa.bits == qb.bits and qa.n_out == qb.n_out
+        for x, y in ((qa.qs, qb.qs), (qa.d, qb.d), (qa.m, qb.m)):
+            assert (x is None and y is None) or np.array_equal(x, y)

@@ -131,3 +131,101 @@ def test_eocs_own_counters_come_before_a_third_partys(
     found = detect_all()
     assert [c.name for c, _ in found.candidates][:2] == ["ours", "acme"]
     assert found.counter is ours
+
+
+def _by_group(found: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """``found`` grouped by group, each group in the order found (the order that decides which
+    of two of a name wins; importlib.metadata on Python 3.11 gives them grouped)."""
+    return sorted(found, key=lambda e: e[0])
+
+
+def _standard() -> list[tuple[str, str, str]]:
+    """The ``eoc.*`` entry points as ``importlib.metadata`` reads them."""
+    import itertools
+    from importlib import metadata
+
+    found = metadata.entry_points()
+    every = itertools.chain.from_iterable(dict.values(found)) if isinstance(found, dict) else found
+    return [(e.group, e.name, e.value) for e in every if e.group.startswith("eoc.")]
+
+
+def _fast() -> list[tuple[str, str, str]] | None:
+    found = plugins._scan()
+    return None if found is None else [(e.group, e.name, e.value) for e in found]
+
+
+def test_the_fast_scan_reads_what_importlib_metadata_reads(third_party: Path) -> None:
+    """eoc reads the entry points from the dist-info folders itself (about 1 ms, against 25 ms
+    for importlib.metadata and its import): the same ones, in the same order, with the same
+    first-of-a-name rule. A second copy of a distribution later on the path (its name written
+    another way), an egg-info folder and comments are read as importlib.metadata reads them."""
+    later = third_party / "later"
+    later.mkdir()
+    copy = later / "Acme.Energy-2.0.dist-info"  # the same distribution, later on the path
+    copy.mkdir()
+    (copy / "entry_points.txt").write_text("[eoc.counters]\nshadow = acme_energy:AcmeCounter\n")
+    legacy = later / "old_tool-0.1.egg-info"
+    legacy.mkdir()
+    (legacy / "entry_points.txt").write_text(
+        "# a comment\n[console_scripts]\nold = old_tool:main\n\n[eoc.models]\nold = old_tool:Model\n"
+    )
+    sys.path.append(str(later))
+    plugins.refresh()
+    try:
+        fast = _fast()
+        assert fast is not None and _by_group(fast) == _by_group(_standard())
+        assert ("eoc.models", "old", "old_tool:Model") in fast
+        assert ("eoc.counters", "shadow", "acme_energy:AcmeCounter") not in fast
+        assert plugins.load(plugins.COUNTERS, "acme").__name__ == "AcmeCounter"
+    finally:
+        sys.path.remove(str(later))
+        plugins.refresh()
+
+
+def test_what_the_fast_scan_cannot_read_goes_to_importlib_metadata(tmp_path: Path) -> None:
+    """A zip or an egg on the path: the scan steps aside, and importlib.metadata decides."""
+    import zipfile
+
+    archive = tmp_path / "bundle.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("zipped-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: zipped\n")
+        z.writestr("zipped-1.0.dist-info/entry_points.txt", "[eoc.models]\nzipped = zipped:M\n")
+    sys.path.append(str(archive))
+    plugins.refresh()
+    try:
+        assert plugins._scan() is None
+        assert "zipped" in plugins.names(plugins.MODELS)  # read by importlib.metadata
+    finally:
+        sys.path.remove(str(archive))
+        plugins.refresh()
+    egg_dir = tmp_path / "eggs"
+    (egg_dir / "thing-1.0-py3.11.egg").mkdir(parents=True)
+    sys.path.append(str(egg_dir))
+    try:
+        assert plugins._scan() is None
+    finally:
+        sys.path.remove(str(egg_dir))
+        plugins.refresh()
+
+
+def test_an_entry_point_loads_what_its_value_names() -> None:
+    ep = plugins.EntryPoint("x", "eoc.plugins : EntryPoint.load [extra]", "eoc.test")
+    assert ep.load() is plugins.EntryPoint.load
+    with pytest.raises(ImportError, match="names no module"):
+        plugins.EntryPoint("x", "not a module!", "eoc.test").load()
+
+
+def test_a_finder_of_its_own_on_meta_path_sends_the_scan_to_importlib_metadata() -> None:
+    class Finder:
+        def find_spec(self, *args: object) -> None:
+            return None
+
+        def find_distributions(self, *args: object) -> list[object]:
+            return []
+
+    finder = Finder()
+    sys.meta_path.append(finder)
+    try:
+        assert plugins._scan() is None
+    finally:
+        sys.meta_path.remove(finder)

@@ -220,6 +220,8 @@ class Llama:
         # Tied embeddings (no output.weight): the output projection is the embedding table.
         output = w("output.weight" if gf.has_tensor("output.weight") else "token_embd.weight")
         gf.drop_pages()
+        if layouts is not None:
+            layouts.save()  # written whole when this load tiled anything
         freq_factors = t("rope_freqs.weight") if gf.has_tensor("rope_freqs.weight") else None
         return cls(
             args,
