@@ -298,7 +298,11 @@ FOCUS: dict[str, list[str]] = {
     "the quantization layer imports the model runner above it": ["tests/test_layering.py"],
     "the pack's kv pairs are embedded at start": ["tests/native/test_semantic.py"],
     "the pack's kv pairs are embedded at start beside the per-user store": [
-        "tests/native/test_semantic.py"
+        "tests/native/test_semantic.py::"
+        "test_an_exact_hit_on_a_first_run_loads_neither_numpy_nor_the_model"
+    ],
+    "MiniLM leaves rewordings to its cosine": [
+        "tests/native/test_semantic.py::test_minilm_leaves_no_rewording_in_other_words_to_its_cosine"
     ],
     "a repetition loop is remembered": ["tests/test_degenerate.py"],
     "a follow-up that points back may be answered by a fact": ["tests/test_followups.py"],

@@ -104,7 +104,30 @@ _PACK = (
     "tests/test_knowledge.py::"
     "test_a_question_no_pattern_reads_passes_the_pack_graph_without_reading_it"
 )
+_LAYOUT = "tests/native/test_layout_cache.py::"
 FOCUS: dict[str, list[str]] = {
+    # the layout cache's breaks (model.py), each the test that catches it
+    "a damaged layout file stops the model loading": [
+        _LAYOUT + "test_a_damaged_file_is_tiled_again_and_written_again"
+    ],
+    "a damaged layout index stops the model loading": [
+        _LAYOUT + "test_a_damaged_file_is_tiled_again_and_written_again"
+    ],
+    "a layout array whose bytes do not check is taken": [
+        _LAYOUT + "test_a_damaged_file_is_tiled_again_and_written_again[bytes]"
+    ],
+    "a load maps nothing from the layout file": [
+        _LAYOUT + "test_a_second_load_maps_the_kept_layout_and_says_the_same"
+    ],
+    "the layout cache ignores a changed model file": [
+        _LAYOUT + "test_a_changed_model_file_gets_another_file"
+    ],
+    "a layout cache that cannot be written stops the model loading": [
+        _LAYOUT + "test_a_cache_that_cannot_be_written_only_costs_time"
+    ],
+    "a layout cache of float32 scales is read": [
+        _LAYOUT + "test_scales_of_another_type_are_not_read"
+    ],
     "the entry-point scan keeps a second copy of a distribution": [
         _PLUGINS + "test_the_fast_scan_reads_what_importlib_metadata_reads"
     ],
