@@ -317,6 +317,24 @@ BREAKS += [
         "            if False:",
     ),
     (
+        "a disk that refuses the layout file stops the model loading",
+        "native/eoc_native/llm/layout_cache.py",
+        "        except (OSError, ValueError):\n            self._no_alloc = True",
+        "        except ValueError:\n            self._no_alloc = True",
+    ),
+    (
+        "a failed load leaves its part file",
+        "native/eoc_native/llm/llama.py",
+        "                layouts.close()  # a file this load began and did not finish is removed",
+        "                pass",
+    ),
+    (
+        "the first load tiles into memory and copies",
+        "native/eoc_native/llm/llama.py",
+        "            weight = read_weight(gf, *names, alloc=layouts.alloc)",
+        "            weight = read_weight(gf, *names)",
+    ),
+    (
         "a load maps nothing from the layout file",
         "native/eoc_native/llm/layout_cache.py",
         "        if entry is None or self._map is None:\n            return None",
@@ -331,8 +349,8 @@ BREAKS += [
     (
         "a layout cache that cannot be written stops the model loading",
         "native/eoc_native/llm/layout_cache.py",
-        "        except OSError:\n            _remove(part)",
-        "        except KeyError:\n            _remove(part)",
+        "        except OSError:\n            self.close()\n            return  # a read-only or full disk",
+        "        except KeyError:\n            self.close()\n            return  # a read-only or full disk",
     ),
 ]
 

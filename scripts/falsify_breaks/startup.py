@@ -66,8 +66,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "the tiled weights are numpy's memory",
         "native/eoc_native/quant/blocks.py",
-        "        qs = zeroed((nt, nb, size - q0, t), np.uint8)",
-        "        qs = np.zeros((nt, nb, size - q0, t), np.uint8)",
+        "    raw: npt.NDArray[Any], type_name: str, n_out: int, n_in: int, *, alloc: Alloc = zeroed",
+        "    raw: npt.NDArray[Any], type_name: str, n_out: int, n_in: int, *, alloc: Alloc = np.zeros",
     ),
     (
         "the entry-point scan keeps a second copy of a distribution",
@@ -127,6 +127,13 @@ FOCUS: dict[str, list[str]] = {
     ],
     "a layout cache of float32 scales is read": [
         _LAYOUT + "test_scales_of_another_type_are_not_read"
+    ],
+    "a disk that refuses the layout file stops the model loading": [
+        _LAYOUT + "test_a_disk_that_refuses_the_file_leaves_the_arrays_in_memory"
+    ],
+    "a failed load leaves its part file": [_LAYOUT + "test_a_load_that_fails_leaves_no_part_file"],
+    "the first load tiles into memory and copies": [
+        _LAYOUT + "test_a_first_load_tiles_into_the_file_it_writes"
     ],
     "the entry-point scan keeps a second copy of a distribution": [
         _PLUGINS + "test_the_fast_scan_reads_what_importlib_metadata_reads"

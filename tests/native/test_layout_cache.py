@@ -39,7 +39,8 @@ def test_a_second_load_maps_the_kept_layout_and_says_the_same(
     first = LayoutCache(model, tmp_path / "cache")
     assert tokens(model, first) == want
     assert first.writes > 0 and first.hits == 0 and first.path.is_file()
-    assert first.path.read_bytes()[: len(MAGIC)] == MAGIC
+    assert first.path.read_bytes()[-len(MAGIC) :] == MAGIC
+    assert not list(first.path.parent.glob("*.part"))
     again = LayoutCache(model, tmp_path / "cache")
     assert again.path == first.path
     llama, _ = load(model, layouts=again)
@@ -50,9 +51,11 @@ def test_a_second_load_maps_the_kept_layout_and_says_the_same(
 
 
 def _index(path: Path) -> tuple[int, dict[str, Any]]:
+    """The index's length and the index, read from the footer."""
     data = path.read_bytes()
-    n = int.from_bytes(data[len(MAGIC) : len(MAGIC) + 8], "little")
-    return n, json.loads(data[len(MAGIC) + 8 : len(MAGIC) + 8 + n])
+    tail = len(MAGIC) + 8
+    n = int.from_bytes(data[-tail : -len(MAGIC)], "little")
+    return n, json.loads(data[-tail - n : -tail])
 
 
 def _rewrite_index(path: Path, change: Any) -> None:
@@ -62,8 +65,8 @@ def _rewrite_index(path: Path, change: Any) -> None:
     change(index)
     text = json.dumps(index, separators=(",", ":")).encode()
     assert len(text) <= n
-    head = len(MAGIC) + 8
-    path.write_bytes(data[:head] + text.ljust(n) + data[head + n :])
+    tail = len(MAGIC) + 8
+    path.write_bytes(data[: -tail - n] + text.ljust(n) + data[-tail:])
 
 
 def _damage(path: Path, how: str) -> int:
@@ -71,29 +74,25 @@ def _damage(path: Path, how: str) -> int:
     n, index = _index(path)
     entries = len(index["entries"])
     data = path.read_bytes()
-    start = -(-(len(MAGIC) + 8 + n) // 64) * 64  # where the arrays begin
-    if how == "cut":
-        cut = len(data) // 2
-        path.write_bytes(data[:cut])
-        return sum(  # those whose bytes all lie before the cut
-            all(start + p[2] + p[3] <= cut for p in e["parts"].values()) for e in index["entries"]
-        )
+    tail = len(MAGIC) + 8
+    if how == "cut":  # the footer is gone: nothing is read
+        path.write_bytes(data[: len(data) // 2])
+        return 0
     if how == "garbage":
         path.write_bytes(os.urandom(len(data)))
         return 0
     if how == "json":
-        head = len(MAGIC) + 8
-        path.write_bytes(data[:head] + b"{not json".ljust(n) + data[head + n :])
+        path.write_bytes(data[: -tail - n] + b"{not json".ljust(n) + data[-tail:])
         return 0
     if how == "version":
-        path.write_bytes(b"EOCLAYT\x02" + data[len(MAGIC) :])
+        path.write_bytes(data[:-1] + bytes([data[-1] - 1]))
         return 0
     if how == "missing":
         path.unlink()
         return 0
     first = index["entries"][0]
     if how == "bytes":  # one byte of the first matrix's weights flipped: its CRC-32 fails
-        at = start + first["parts"]["qs"][2]
+        at = first["parts"]["qs"][2]
         path.write_bytes(data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1 :])
         return entries - 1
     assert how == "shape"  # the index says another shape for the same bytes
@@ -159,7 +158,8 @@ def test_an_index_past_its_bound_is_not_read(model: Path, tmp_path: Path) -> Non
     cache = LayoutCache(model, tmp_path / "cache")
     tokens(model, cache)
     data = cache.path.read_bytes()
-    cache.path.write_bytes(MAGIC + (1 << 40).to_bytes(8, "little") + data[len(MAGIC) + 8 :])
+    tail = len(MAGIC) + 8
+    cache.path.write_bytes(data[:-tail] + (1 << 40).to_bytes(8, "little") + MAGIC)
     again = LayoutCache(model, tmp_path / "cache")
     assert tokens(model, again) == tokens(model, None) and again.hits == 0
 
@@ -177,3 +177,73 @@ def test_the_mapped_arrays_are_the_tiled_ones(model: Path, tmp_path: Path) -> No
         assert qb is not None and qa.bits == qb.bits and qa.n_out == qb.n_out
         for x, y in ((qa.qs, qb.qs), (qa.d, qb.d), (qa.m, qb.m)):
             assert (x is None and y is None) or np.array_equal(x, y)
+
+
+def test_a_first_load_tiles_into_the_file_it_writes(model: Path, tmp_path: Path) -> None:
+    """The C tiler's arrays are the written file's own pages (no copy through memory): after the
+    first load each is a view of a map of the finished file, holding its bytes."""
+    from eoc_native.quant import cbuild
+
+    if cbuild.compiler() is None:
+        pytest.skip("no C compiler here: numpy tiles into memory and the file is written")
+    cache = LayoutCache(model, tmp_path / "cache")
+    llama, _ = load(model, layouts=cache)
+    quant = llama.layers[0].wqkv.weight.quant
+    assert quant is not None
+    maps = Path("/proc/self/maps")
+    if maps.exists():  # the array's pages are a mapping of the layout file itself
+        address = quant.qs.ctypes.data
+        for line in maps.read_text().splitlines():
+            span, *rest = line.split(maxsplit=5)
+            lo, hi = (int(x, 16) for x in span.split("-"))
+            if lo <= address < hi:
+                assert len(rest) == 5 and rest[4].startswith(str(cache.path)), line
+                break
+        else:
+            raise AssertionError("no mapping holds the array")
+    written = cache.path.read_bytes()
+    _, index = _index(cache.path)
+    at = index["entries"][0]["parts"]["qs"][2]
+    assert bytes(quant.qs.reshape(-1).view(np.uint8)[:64]) == written[at : at + 64]
+
+
+def test_a_disk_that_refuses_the_file_leaves_the_arrays_in_memory(
+    model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk (no blocks for the file, no write): tiled into memory, the same tokens, no
+    file and no part file left."""
+    import errno
+
+    from eoc_native.llm import layout_cache
+
+    def full(*args: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(layout_cache, "_reserve", full)
+    monkeypatch.setattr(layout_cache.os, "pwrite", full)
+    cache = LayoutCache(model, tmp_path / "cache")
+    assert tokens(model, cache) == tokens(model, None)
+    assert cache.writes == 0 and not cache.path.exists()
+    assert not list((tmp_path / "cache" / "layouts").glob("*"))
+
+
+def test_a_load_that_fails_leaves_no_part_file(
+    model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from eoc.errors import InputError
+    from eoc_native.llm import llama as llama_module
+
+    calls = []
+    real = llama_module.read_weight
+
+    def fails_later(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 3:
+            raise InputError("a tensor that does not read")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(llama_module, "read_weight", fails_later)
+    cache = LayoutCache(model, tmp_path / "cache")
+    with pytest.raises(InputError, match="does not read"):
+        load(model, layouts=cache)
+    assert not list((tmp_path / "cache" / "layouts").glob("*"))

@@ -184,17 +184,36 @@ class Llama:
         """
         args = ModelArgs.from_metadata(gf.metadata)
         dispatcher = dispatcher or Dispatcher()
+        try:
+            return cls._read(gf, args, n_ctx, dispatcher, progress, layouts, threads)
+        finally:
+            if layouts is not None:
+                layouts.close()  # a file this load began and did not finish is removed
 
+    @classmethod
+    def _read(
+        cls,
+        gf: GGUFFile,
+        args: ModelArgs,
+        n_ctx: int,
+        dispatcher: Dispatcher,
+        progress: Callable[[str, float], None] | None,
+        layouts: LayoutCache | None,
+        threads: int | None,
+    ) -> Llama:
         def t(name: str) -> Array:
             return gf.tensor(name)
 
         def w(*names: str) -> DispatchedWeight:
             label = "+".join(names)
-            kept = layouts.get(label) if layouts is not None else None
+            if layouts is None:
+                return dispatcher.weight(read_weight(gf, *names))
+            kept = layouts.get(label)
             if kept is not None:
                 return dispatcher.weight(Weight(label, quant=kept))
-            weight = read_weight(gf, *names)
-            if layouts is not None and weight.quant is not None:
+            # tiled straight into the pages of the layout file this load writes
+            weight = read_weight(gf, *names, alloc=layouts.alloc)
+            if weight.quant is not None:
                 layouts.put(label, weight.quant)
             return dispatcher.weight(weight)
 

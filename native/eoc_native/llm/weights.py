@@ -18,7 +18,8 @@ import numpy as np
 import numpy.typing as npt
 
 from eoc.errors import InputError
-from eoc_native.quant.blocks import QuantBlocks, blocks_from_raw, concat_blocks
+from eoc_native.memory import zeroed
+from eoc_native.quant.blocks import Alloc, QuantBlocks, blocks_from_raw, concat_blocks
 from eoc_native.quant.formats import BLOCK_BYTES
 
 if TYPE_CHECKING:
@@ -76,11 +77,12 @@ class Weight:
         return f"Weight({self.name!r}, {self.shape[0]}x{self.shape[1]}, {self.kind})"
 
 
-def read_weight(gf: GGUFFile, *names: str) -> Weight:
+def read_weight(gf: GGUFFile, *names: str, alloc: Alloc = zeroed) -> Weight:
     """The linear layer(s) ``names`` of a GGUF file as one :class:`Weight`, side by side.
 
     GGUF stores a layer as ``(n_out, n_in)``; the weight is ``(n_in, n_out)`` for ``x @ W``.
-    Tensors of one quantized type keep their blocks; any other mix is dequantized.
+    Tensors of one quantized type keep their blocks (tiled into arrays ``alloc`` makes: see
+    :data:`eoc_native.quant.blocks.Alloc`); any other mix is dequantized.
     """
     raws = [gf.raw(n) for n in names]
     types = {t for _, t, _ in raws}
@@ -97,7 +99,8 @@ def read_weight(gf: GGUFFile, *names: str) -> Weight:
             ]
             joined = rows[0] if len(rows) == 1 else np.concatenate(rows)
             n_out = sum(shape[0] for _, _, shape in raws)
-            return Weight(label, quant=blocks_from_raw(joined, type_name, n_out, n_in))
+            blocks = blocks_from_raw(joined, type_name, n_out, n_in, alloc=alloc)
+            return Weight(label, quant=blocks)
         parts = [blocks_from_raw(data, t, shape[0], shape[1]) for data, t, shape in raws]
         return Weight(label, quant=concat_blocks(parts))
     dense = np.concatenate([gf.tensor(n) for n in names], axis=0)

@@ -19,7 +19,7 @@ file's blocks and a decode step reads no more bytes than the file holds.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,8 +129,16 @@ class QuantBlocks:
         return np.ascontiguousarray(w.reshape(nb * BLOCK, n), dtype=np.float32)
 
 
-def blocks_from_raw(raw: npt.NDArray[Any], type_name: str, n_out: int, n_in: int) -> QuantBlocks:
-    """Unpack a GGUF tensor's bytes (``n_out`` rows of ``n_in`` weights) into :class:`QuantBlocks`."""
+Alloc = Callable[[tuple[int, ...], Any], npt.NDArray[Any]]
+"""Where tiled arrays are made: ``alloc(shape, dtype)`` returns a zeroed array (by default
+:func:`eoc_native.memory.zeroed`; a model's layout cache hands out its file's pages)."""
+
+
+def blocks_from_raw(
+    raw: npt.NDArray[Any], type_name: str, n_out: int, n_in: int, *, alloc: Alloc = zeroed
+) -> QuantBlocks:
+    """Unpack a GGUF tensor's bytes (``n_out`` rows of ``n_in`` weights) into :class:`QuantBlocks`
+    (the C tiler's arrays made by ``alloc``)."""
     size = BLOCK_BYTES.get(type_name)
     if size is None:
         raise InputError(f"no quantized kernel for GGML type {type_name}")
@@ -151,9 +159,9 @@ def blocks_from_raw(raw: npt.NDArray[Any], type_name: str, n_out: int, n_in: int
     tile = _c_tiler()
     if tile is not None:  # the C kernels' tiler: one pass over the bytes, on the kernels' threads
         q0 = 4 if type_name == "Q4_1" else 2
-        qs = zeroed((nt, nb, size - q0, t), np.uint8)  # plain pages (eoc_native.memory)
-        d16 = zeroed((nt, nb, t), np.uint16)
-        m16 = zeroed((nt, nb, t), np.uint16) if type_name == "Q4_1" else None
+        qs = alloc((nt, nb, size - q0, t), np.uint8)  # plain pages (eoc_native.memory)
+        d16 = alloc((nt, nb, t), np.uint16)
+        m16 = alloc((nt, nb, t), np.uint16) if type_name == "Q4_1" else None
         tile(b, size, q0, 2 if m16 is not None else None, qs, d16, m16)
         if type_name == "Q8_0":
             return QuantBlocks(8, qs.view(np.int8), d16, None, n_out)
