@@ -1,7 +1,5 @@
-"""``python -m eoc`` runs the CLI."""
+"""``python -m eoc`` runs the CLI, as the ``eoc`` command does."""
 
-import sys
+from eoc.cli.main import run
 
-from eoc.cli.main import main
-
-sys.exit(main())
+run()

@@ -93,8 +93,27 @@ BREAKS: list[tuple[str, str, str, str]] = [
         '        and getattr(finder, "__name__", "") != "PathFinder"',
         "        and False",
     ),
+    (
+        "a quick exit skips the exit handlers",
+        "eoc/cli/main.py",
+        "        atexit._run_exitfuncs()  # what a usual exit runs before it tears the objects down",
+        "        pass",
+    ),
+    (
+        "a quick exit cuts a working thread off",
+        "eoc/cli/main.py",
+        "    if any(t is not main_thread and not t.daemon for t in threading.enumerate()):",
+        "    if False:",
+    ),
+    (
+        "a quick exit drops what a pipe holds",
+        "eoc/cli/main.py",
+        "        sys.stdout.flush()  # a pipe's buffer, which the teardown would have written",
+        "        pass",
+    ),
 ]
 
+_QUICK = "tests/test_quick_exit.py::"
 _PLUGINS = "tests/native/test_plugins.py::"
 _MEMORY = "tests/native/test_memory.py::"
 _SEMANTIC = "tests/native/test_semantic.py::"
@@ -106,6 +125,15 @@ _PACK = (
 )
 _LAYOUT = "tests/native/test_layout_cache.py::"
 FOCUS: dict[str, list[str]] = {
+    "a quick exit skips the exit handlers": [
+        _QUICK + "test_the_answer_the_exit_handlers_and_the_code_all_come_through"
+    ],
+    "a quick exit cuts a working thread off": [
+        _QUICK + "test_a_thread_still_working_is_waited_for"
+    ],
+    "a quick exit drops what a pipe holds": [
+        _QUICK + "test_the_answer_the_exit_handlers_and_the_code_all_come_through"
+    ],
     # the layout cache's breaks (model.py), each the test that catches it
     "a damaged layout file stops the model loading": [
         _LAYOUT + "test_a_damaged_file_is_tiled_again_and_written_again"
