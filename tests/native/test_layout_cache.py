@@ -247,3 +247,31 @@ def test_a_load_that_fails_leaves_no_part_file(
     with pytest.raises(InputError, match="does not read"):
         load(model, layouts=cache)
     assert not list((tmp_path / "cache" / "layouts").glob("*"))
+
+
+def test_a_file_given_up_midway_is_written_whole_by_the_save(
+    model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk refuses the file's third array: the arrays tiled into it so far stay usable, the
+    rest are tiled into memory, and the save writes every array into a new file, which the next
+    load takes whole."""
+    import errno
+
+    from eoc_native.llm import layout_cache
+
+    calls = []
+    real = layout_cache._reserve
+
+    def refuses_the_third(fd: int, at: int, nbytes: int) -> None:
+        calls.append(nbytes)
+        if len(calls) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(fd, at, nbytes)
+
+    monkeypatch.setattr(layout_cache, "_reserve", refuses_the_third)
+    want = tokens(model, None)
+    cache = LayoutCache(model, tmp_path / "cache")
+    assert tokens(model, cache) == want and cache.writes > 0
+    monkeypatch.setattr(layout_cache, "_reserve", real)
+    again = LayoutCache(model, tmp_path / "cache")
+    assert tokens(model, again) == want and again.hits == cache.writes

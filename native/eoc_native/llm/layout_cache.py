@@ -220,7 +220,7 @@ class LayoutCache:
                     at = self._placed.get(data.ctypes.data) if data.nbytes else None
                     if at is None:  # served from the old file, or made by numpy: written
                         at = -(-self._end // PAGE) * PAGE
-                        os.pwrite(self._fd, data.data.cast("B"), at)
+                        _write_at(self._fd, data.data.cast("B"), at)
                         self._end = at + data.nbytes
                     described[name] = [
                         str(data.dtype),
@@ -234,7 +234,7 @@ class LayoutCache:
                 )
             index = json.dumps({"version": LAYOUT_VERSION, "entries": entries}).encode()
             foot = index + len(index).to_bytes(8, "little") + MAGIC
-            os.pwrite(self._fd, foot, self._end)
+            _write_at(self._fd, memoryview(foot), self._end)
             os.ftruncate(self._fd, self._end + len(foot))
             os.close(self._fd)
             self._fd = -1
@@ -259,6 +259,19 @@ class LayoutCache:
         if self._part is not None:
             _remove(self._part)
             self._part = None
+            # what was placed in it is gone with it: a later save writes every array itself
+            self._placed.clear()
+            self._end = 0
+
+
+def _write_at(fd: int, data: memoryview, at: int) -> None:
+    """Write all of ``data`` at offset ``at`` (a write may take only part of it)."""
+    done = 0
+    while done < len(data):
+        wrote = os.pwrite(fd, data[done:], at + done)
+        if wrote <= 0:
+            raise OSError(errno.EIO, "the file took no more bytes")
+        done += wrote
 
 
 def _reserve(fd: int, at: int, nbytes: int) -> None:
