@@ -117,6 +117,12 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "            self._placed.clear()",
         "            pass",
     ),
+    (
+        "a refused model file leaves the kernel build half made",
+        "native/eoc_native/llm/generate.py",
+        "            build.join()  # a compile is never left half done, even for a file refused",
+        "            pass",
+    ),
 ]
 
 _QUICK = "tests/test_quick_exit.py::"
@@ -167,6 +173,10 @@ FOCUS: dict[str, list[str]] = {
     ],
     "a layout file given up midway keeps the offsets of its arrays": [
         _LAYOUT + "test_a_file_given_up_midway_is_written_whole_by_the_save"
+    ],
+    "a refused model file leaves the kernel build half made": [
+        "tests/native/test_ckernels.py::"
+        "test_a_first_load_compiles_while_it_reads_and_finishes_even_for_a_refused_file"
     ],
     "a failed load leaves its part file": [_LAYOUT + "test_a_load_that_fails_leaves_no_part_file"],
     "the first load tiles into memory and copies": [

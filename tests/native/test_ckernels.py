@@ -219,3 +219,27 @@ def test_the_thread_count_is_each_calling_threads_own(monkeypatch: pytest.Monkey
     assert seen == [1] and k.get_num_threads() == before
     with pytest.raises(InputError, match="outside"):
         k.set_num_threads(k.pool_size() + 1)
+
+
+def test_a_first_load_compiles_while_it_reads_and_finishes_even_for_a_refused_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first run compiles the C kernels while the model's header and tokenizer are read
+    (:func:`eoc_native.llm.generate.load`); a file refused meanwhile (an architecture the runner
+    does not read) is refused only once the build is whole: none is left half made."""
+    from eoc_native.llm.generate import load
+    from eoc_native.quant import ckernels
+    from tests.native.test_llm_tiny import write_tiny_model
+
+    monkeypatch.setenv("EOC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cbuild, "INSTALLED", tmp_path / "installed")  # none built at install
+    monkeypatch.setattr(ckernels, "_LIB", None)  # this process has loaded none either
+    told: list[str] = []
+    refused = write_tiny_model(tmp_path / "mamba.gguf", arch="mamba")
+    assert not kernels_cached()
+    with pytest.raises(InputError, match="mamba"):
+        load(refused, progress=lambda what, _: told.append(what))
+    built = cbuild.built()
+    assert built is not None and built.is_file()
+    assert not list(built.parent.glob("*.part"))
+    assert told == ["compiling the matmul kernels: the first run only (eoc keeps them)"]
