@@ -33,7 +33,9 @@ from __future__ import annotations
 
 import functools
 import itertools
+import os
 import re
+import sys
 from typing import Any
 
 COUNTERS = "eoc.counters"
@@ -79,7 +81,7 @@ class EntryPoint:
     :meth:`load` as ``importlib.metadata.EntryPoint.load`` does it."""
 
     __slots__ = ("group", "name", "value")
-    _VALUE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
+    _VALUE = r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"
 
     def __init__(self, name: str, value: str, group: str) -> None:
         self.name, self.value, self.group = name, value, group
@@ -88,7 +90,7 @@ class EntryPoint:
         """The object the value names (its module imported)."""
         import importlib
 
-        match = self._VALUE.match(self.value)
+        match = re.match(self._VALUE, self.value)  # compiled on the first load, not at import
         if match is None:
             raise ImportError(f"entry point {self.name!r} names no module: {self.value!r}")
         found: Any = importlib.import_module(match.group("module"))
@@ -105,9 +107,6 @@ def _scan() -> tuple[EntryPoint, ...] | None:
     ``sys.path``, the first distribution of a name winning as ``importlib.metadata`` has it;
     ``None`` where that reader could find distributions this does not read (a zip or an egg on
     the path, a finder of its own on ``sys.meta_path``), which then decides."""
-    import os
-    import sys
-
     if any(
         getattr(finder, "find_distributions", None) is not None
         and getattr(finder, "__name__", "") != "PathFinder"

@@ -286,8 +286,8 @@ BREAKS += [
     (
         "a first run compiles the kernels without saying so",
         "native/eoc_native/llm/generate.py",
-        "        if told is not None:\n            told(what, 0.0)",
-        "        if False:\n            told(what, 0.0)",
+        "        if progress is not None:\n            progress(what, 0.0)",
+        "        if False:\n            progress(what, 0.0)",
     ),
     (
         "a step that starts is shown at 0 %",

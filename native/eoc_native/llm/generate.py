@@ -41,11 +41,10 @@ def load(
     takes about 15 ms for SmolLM2, tiling them 60 ms in C and 0.3 s in numpy); ``threads`` is
     the kernels' thread count (:mod:`eoc_native.llm.threads`).
     """
-    told = progress
 
     def tell(what: str) -> None:
-        if told is not None:
-            told(what, 0.0)
+        if progress is not None:
+            progress(what, 0.0)
 
     build = None
     if not kernels_cached():

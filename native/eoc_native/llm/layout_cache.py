@@ -173,10 +173,7 @@ class LayoutCache:
         if self._no_alloc or nbytes == 0:
             return zeroed(shape, kind)
         try:
-            if self._fd < 0:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._part = self.path.with_name(self.path.name + f".{os.getpid()}.part")
-                self._fd = os.open(self._part, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+            self._begin()
             at = -(-self._end // PAGE) * PAGE
             # the blocks are taken now: no disk that fills later can fault the mapping
             _reserve(self._fd, at, nbytes)
@@ -205,10 +202,7 @@ class LayoutCache:
         if not self._put:
             return
         try:
-            if self._fd < 0:  # nothing tiled into it (numpy's tiler, or a padded tile)
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._part = self.path.with_name(self.path.name + f".{os.getpid()}.part")
-                self._fd = os.open(self._part, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+            self._begin()  # begun already, unless nothing was tiled into it (numpy's tiler)
             entries = []
             for label, blocks in self._kept.items():
                 parts = {"qs": blocks.qs, "d": blocks.d}
@@ -246,6 +240,13 @@ class LayoutCache:
             return  # a read-only or full disk: the next start tiles again
         self.writes += len(entries)
         self._put = False
+
+    def _begin(self) -> None:
+        """Open the file this load writes, beside the final one, unless it is open already."""
+        if self._fd < 0:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._part = self.path.with_name(self.path.name + f".{os.getpid()}.part")
+            self._fd = os.open(self._part, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
 
     def close(self) -> None:
         """Remove the file this load began, when it was not saved (its arrays stay usable: the
