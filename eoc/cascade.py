@@ -53,7 +53,7 @@ from eoc.errors import (
     InputError,
     StoreError,
 )
-from eoc.followup import fits
+from eoc.followup import earlier_turns_change, fits
 from eoc.ledger import Avoided, MadeLedger, avoided, recorded_cost, this_host
 from eoc.meter.counter import Counter, CounterStatus, StubCounter, max_power_uw
 from eoc.meter.detection import detect_all
@@ -73,6 +73,8 @@ _ESTIMATED = Provenance.ESTIMATED
 _sha256 = hashlib.sha256
 _CACHE = Stage.CACHE
 _MEMOS = (Stage.CACHE, Stage.KV)
+_UNKNOWN = object()
+_FACTS_KEPT = 4096  # earlier turns' facts remembered per cascade
 
 
 class Cascade:
@@ -158,6 +160,10 @@ class Cascade:
         self._cheap = tuple(s for s in self.stages if s.stage is not Stage.NEURAL)
         self._neural = self.stages[-1]
         self._origin_of: Callable[[], object] | None = getattr(self._neural, "origin", None)
+        # the model's own tokenizer, where it has one at hand (a fact must fit max_tokens)
+        self._count_tokens: Callable[[str], int | None] | None = getattr(
+            self._neural, "count_tokens", None
+        )
         self._cache = self._memo(Stage.CACHE)
         self._kv = self._memo(Stage.KV)
         self._with_origin = [m for m in (self._cache, self._kv) if _takes_origin(m)]
@@ -176,6 +182,7 @@ class Cascade:
         self._would_cost: Callable[[Query, str], JouleCost | None] | None = getattr(
             self._neural, "would_cost", None
         )
+        self._facts_of: dict[str, str | None] = {}  # an earlier turn's text -> its fact
         self._bracket_lock = threading.Lock()
         self._cal_lock = threading.Lock()
         self._chargers: dict[Stage, HitCharger] = {}
@@ -335,7 +342,8 @@ class Cascade:
                     return memo
         q = Query(query) if type(query) is str else self._as_query(query)
         parted = q.partition is not None and self._parts
-        plan = self._plans[q.context is None, q.cacheable, q.facts_ok, parted]
+        facts = q.facts_ok and not self.earlier_turns_change(q)
+        plan = self._plans[q.context is None, q.cacheable, facts, parted]
         if cache_missed and plan and plan[0][1] is _CACHE:
             plan = plan[1:]
         for stage, kind, plain in plan:
@@ -355,6 +363,42 @@ class Cascade:
         if self._will_remember is not None and self._kept_in_kv(q):
             self._will_remember(q)
         return self._resolve_neural(q)
+
+    def earlier_turns_change(self, q: Query) -> str:
+        """Why the turns before ``q``'s question may change its answer, "" when this cascade can
+        show they do not (:func:`eoc.followup.earlier_turns_change`: each earlier question one it
+        answers with a fact, each answer that fact and nothing else, or greetings; no name of
+        several senses asked after a fact). A fact answers a conversation only where this is "".
+        """
+        messages = getattr(q.conversation, "messages", None)
+        if not messages or len(messages) < 2:
+            return ""
+        return earlier_turns_change(messages, self._fact_of)
+
+    def _fact_of(self, text: str) -> str | None:
+        """The fact this cascade's kv or graph answers ``text`` with, asked alone (``None``: no
+        answer no model made). Remembered per text (a conversation's turns come back with every
+        request of it)."""
+        known = self._facts_of.get(text, _UNKNOWN)
+        if known is not _UNKNOWN:
+            return known  # type: ignore[return-value]
+        found: str | None = None
+        try:
+            q = Query(text)
+        except InputError:
+            q = None
+        if q is not None:
+            for stage, kind, _ in self._plan:
+                if kind is _CACHE:
+                    continue
+                answer = stage.lookup(q)
+                if answer is not None and not answer.origin:
+                    found = answer.payload
+                    break
+        if len(self._facts_of) >= _FACTS_KEPT:
+            self._facts_of.clear()
+        self._facts_of[text] = found
+        return found
 
     def worst_case(self, query: Query | str) -> JouleCost:
         """The most an answer from the model to ``query`` is expected to cost (ESTIMATED): its
@@ -413,14 +457,17 @@ class Cascade:
             return answer
         return None
 
-    @staticmethod
-    def _fact(q: Query, answer: Answer | None) -> Answer | None:
+    def _fact(self, q: Query, answer: Answer | None) -> Answer | None:
         """For a request more than a plain question (``q.facts_ok``): ``answer`` only if no
-        model made it and it fits the request's ``max_tokens`` (:mod:`eoc.followup`)."""
+        model made it and it fits the request's ``max_tokens`` (:mod:`eoc.followup`: counted by
+        the model's tokenizer where one is loaded, else bounded from above)."""
         if answer is None or answer.origin:
             return None
         limit = q.conversation.max_tokens if q.conversation is not None else None
-        return answer if limit is None or fits(answer.payload, limit) else None
+        if limit is None:
+            return answer
+        counted = self._count_tokens(answer.payload) if self._count_tokens is not None else None
+        return answer if fits(answer.payload, limit, counted) else None
 
     def _own(self, stage: StageLike, kind: Stage, q: Query, answer: Answer | None) -> Answer | None:
         """``answer`` if this cascade's model and parameters made it; for the cache, else the

@@ -41,6 +41,10 @@ _REASON = re.compile(r"[a-z_]{1,32}")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 7 * 86_400}
 _DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*")
 UNKNOWN_NOTE = "stored before eoc kept how answers were generated: finish reason and usage unknown"
+FINISH_UNKNOWN_NOTE = (
+    "the model's server said neither why the answer ended nor how many tokens it wrote: it may "
+    "have been cut, so it is replayed only to the same request"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +171,7 @@ class Generation:
             "replayed": replayed,
         }
         if not self.known:
-            out["note"] = UNKNOWN_NOTE
+            out["note"] = UNKNOWN_NOTE if self.seconds is None else FINISH_UNKNOWN_NOTE
         return out
 
 

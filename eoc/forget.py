@@ -19,9 +19,8 @@ from typing import Any
 
 from eoc.entry import EntryMeta, checked_ttl
 from eoc.errors import ConfigError, InputError
-from eoc.partition import unkeyed
 from eoc.query import Query, check_prompt
-from eoc.stages.text import normalize
+from eoc.stages.text import fold
 
 STAGES = ("cache", "kv")
 
@@ -43,7 +42,7 @@ class Forget:
         at = time.time() if now is None else now
         question, age = self.question, self.older_than
         plain = None if question is None else Query(question).id
-        kv_key = None if question is None else normalize(question)
+        kv_key = None if question is None else fold(question)
 
         def match(key: str, prompt: str | None, origin: str, meta: EntryMeta | None) -> bool:
             if age is not None:
@@ -52,8 +51,8 @@ class Forget:
                     return False
             if question is None:
                 return True
-            if stage == "kv":  # in any partition (eoc.partition)
-                return unkeyed(key) == kv_key
+            if stage == "kv":  # in any partition (eoc.partition), whatever its key's format
+                return prompt is not None and fold(prompt) == kv_key
             if key == plain:
                 return True
             return bool(origin) and key == Query(question, context=f"made by {origin}").id

@@ -36,9 +36,10 @@ allows (not under a system prompt unless the server runs with ``--facts-under-sy
 at any ``temperature`` or ``seed``, and only if it fits ``max_tokens``.
 
 A partition's entries are keyed in the kv (and in a store's ``key`` column) as
-``"(p:NAME) normalized question"`` or ``"(p:NAME max_tokens=N) ..."``: no normalized question
-starts with "(" (:func:`eoc.stages.text.normalize` trims it), so no plain key equals a
-partition's, and a store keeps the partition in the key it already has.
+``"(p:NAME) folded question"`` or ``"(p:NAME max_tokens=N) ..."``. A plain question's key is its
+folded text (:func:`eoc.stages.text.fold`), which never opens with a space; one that opens with
+"(" ("(2+3)*4") is keyed after one space, so no plain key opens like a partition's, whatever a
+question says, and a store keeps the partition in the key it already has.
 
 Pure standard library: the browser build uses it too.
 """
@@ -107,21 +108,26 @@ class Partition:
                 return False  # only an answer that stopped by itself fits a larger max_tokens
             if generation.tokens is not None:
                 return generation.tokens[1] <= self.max_tokens
-            from eoc.stages.base import approx_tokens  # not at import: eoc.stages imports this
+            from eoc.stages.base import token_bound  # not at import: eoc.stages imports this
 
-            return approx_tokens(payload) <= self.max_tokens
+            return token_bound(payload) <= self.max_tokens  # counts can only be over-counted
         return self.facts and tag == SHARED and not origin
 
 
-def keyed(tag: str, normalized: str) -> str:
-    """A kv key: the normalized question, after its partition's tag unless shared."""
-    return normalized if not tag else f"{tag} {normalized}"
+def keyed(tag: str, folded: str) -> str:
+    """A kv key: the folded question, after its partition's tag unless shared (a shared one
+    that opens with "(" after a space, so that it never reads as a tag)."""
+    if tag:
+        return f"{tag} {folded}"
+    return f" {folded}" if folded.startswith("(") else folded
 
 
 def unkeyed(key: str) -> str:
-    """The normalized question of a kv key, without its partition's tag."""
+    """The folded question of a kv key, without its partition's tag."""
     tag = tag_of(key)
-    return key[len(tag) + 1 :] if tag else key
+    if tag:
+        return key[len(tag) + 1 :]
+    return key[1:] if key.startswith(" (") else key
 
 
 def tag_of(key: str) -> str:

@@ -112,6 +112,38 @@ def put_pairs(kv: Any, pairs: Iterable[tuple[str, str]], write: Callable[[list[A
     return len(items)
 
 
+def _rekey(db: StoreDb, groups: dict[str, list[tuple[int, str, tuple[Any, ...]]]]) -> None:
+    """Key each kv row as this eoc folds its question (:func:`eoc.stages.text.fold`), where an
+    older eoc folded more ("what is 7*8!" was keyed as "what is 7*8"), so that the file's keys
+    are the ones memory serves and a forget deletes by.
+
+    ``groups``: for each key as folded now, the rows (rowid, key in the file, other fields) read
+    under it, in the order read. Memory serves the last of a group; the others, which it
+    replaced, are deleted, as a put replacing them would have. One transaction; nothing is
+    written where every key is current. A damaged row (not served, kept for ``eoc store
+    recover``) that holds a key a row would move to keeps it, and that row its old key."""
+    moving: list[tuple[str, int, str, tuple[Any, ...]]] = []
+    shadowed: list[tuple[int]] = []
+    for new, rows in groups.items():
+        *replaced, (rowid, old, fields) = rows
+        shadowed.extend((r,) for r, _, _ in replaced)
+        if old != new:
+            moving.append((new, rowid, old, fields))
+    if not moving and not shadowed:
+        return
+    with db.transaction("keying kv pairs as this eoc folds questions") as c:
+        c.executemany("DELETE FROM kv WHERE rowid = ?", shadowed)
+        # out of each other's way first: NUL is in no key eoc writes
+        c.executemany(
+            "UPDATE kv SET key = ? WHERE rowid = ?", [(f"\x00{r}", r) for _, r, _, _ in moving]
+        )
+        for new, rowid, old, (prompt, payload, embedder, vector, origin, text) in moving:
+            taken = c.execute("SELECT 1 FROM kv WHERE key = ?", (new,)).fetchone()
+            key = old if taken else new
+            checked = row_sum("kv", summed((key, prompt, payload, embedder, vector, origin), text))
+            c.execute("UPDATE kv SET key = ?, checksum = ? WHERE rowid = ?", (key, checked, rowid))
+
+
 class SqliteCache(CacheStage):
     """The cache stage, written through to SQLite.
 
@@ -246,6 +278,8 @@ class SqliteKV(KVStage):
 
     def _load(self, db: StoreDb) -> None:
         now, expired = self.now(), []
+        # the rows served under each key as this eoc folds questions, in the order read
+        groups: dict[str, list[tuple[int, str, tuple[Any, ...]]]] = {}
         for rowid, key, prompt, payload, embedder, vector, origin, text in db.rows(
             "kv", self.damaged
         ):
@@ -266,10 +300,14 @@ class SqliteKV(KVStage):
             except EocError as exc:  # e.g. a vector the index refuses: the row is not served
                 self.damaged.append(("kv", rowid, exc.reason))
                 continue
-            self._stored[keyed(tag, self.checked_key(prompt, payload))] = (payload, origin)
+            now_key = keyed(tag, self.checked_key(prompt, payload))
+            self._stored[now_key] = (payload, origin)
+            fields = (prompt, payload, embedder, vector, origin, text)
+            groups.setdefault(now_key, []).append((rowid, key, fields))
         if expired:
             with db.transaction("removing expired kv pairs") as c:
                 c.executemany("DELETE FROM kv WHERE key = ?", expired)
+        _rekey(db, groups)
 
     def _encode(self, vec: Any) -> str:
         return encode_vector(vec)

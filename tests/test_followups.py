@@ -26,7 +26,13 @@ def ask(cascade: Cascade, *messages: tuple[str, str], **kw: object):
     return cascade.resolve(request(*messages, **kw).query())
 
 
-EARLIER = (("user", "hi, I'm planning a trip"), ("assistant", "Nice! Where to?"))
+EARLIER = (
+    ("user", "hi!"),
+    ("assistant", "Hello! How can I help?"),
+    ("user", "what is the capital of Japan?"),
+    ("assistant", "The capital of Japan is Tokyo."),
+)
+"""Earlier turns that change nothing eoc can show (a greeting, a fact and only that fact)."""
 
 
 @pytest.mark.parametrize(
@@ -98,12 +104,35 @@ def test_a_system_prompt_keeps_facts_from_the_cheap_tiers_unless_the_operator_al
 
 
 def test_stop_strings_and_a_short_max_tokens_keep_a_fact_out() -> None:
+    """Without the model's tokenizer, a fact's tokens are bounded from above (one a byte, and
+    one for a word marker): "Paris" needs max_tokens 6, "22" 3, never fewer."""
     with Cascade(small_stages(ScriptedBackend())) as c:
         assert ask(c, ("user", "capital of France?"), stop=["."]).stage is Stage.NEURAL
         assert ask(c, ("user", "capital of France?"), max_tokens=1).stage is Stage.NEURAL
-        assert ask(c, ("user", "capital of France?"), max_tokens=2).stage is Stage.GRAPH
+        assert ask(c, ("user", "capital of France?"), max_tokens=5).stage is Stage.NEURAL
+        assert ask(c, ("user", "capital of France?"), max_tokens=6).stage is Stage.GRAPH
         long = "what is the default port for ssh"
-        assert ask(c, ("user", long), max_tokens=1).stage is Stage.KV  # "22" is one token
+        assert ask(c, ("user", long), max_tokens=2).stage is Stage.NEURAL
+        assert ask(c, ("user", long), max_tokens=3).stage is Stage.KV
+
+
+def test_a_fact_longer_than_max_tokens_is_never_served_as_finished() -> None:
+    """The issue's case: "the square root of 2" is 1.41421356..., 11 tokens and more; at
+    max_tokens 4 a guess of 4 characters a token let it through as finished."""
+    with Cascade(small_stages(ScriptedBackend())) as c:
+        got = ask(c, ("user", "what is the square root of 2"), max_tokens=4)
+        assert got.stage is Stage.NEURAL
+
+
+def test_the_models_tokenizer_counts_a_fact_where_the_backend_has_one() -> None:
+    """A backend that counts tokens (a loaded local model) is asked, not bounded."""
+
+    class Counting(ScriptedBackend):
+        def count_tokens(self, text: str) -> int:
+            return 1  # "Paris" is one token of this model's
+
+    with Cascade(small_stages(Counting())) as c:
+        assert ask(c, ("user", "capital of France?"), max_tokens=1).stage is Stage.GRAPH
 
 
 def test_a_models_remembered_answer_is_never_served_to_another_conversation() -> None:

@@ -85,12 +85,19 @@ def test_the_kv_finds_a_stored_question_its_slips_hid() -> None:
     assert got is not None and got.payload.startswith("Use the link")
 
 
-def test_a_repair_never_serves_what_the_guard_refuses() -> None:
-    """ "Iran" is repaired to "iraq" for the search, but the guard reads the query as written."""
+def test_a_name_or_a_word_is_never_repaired_into_a_stored_neighbour() -> None:
+    """ "Iran" is a name and "switch" a word: neither is a slip of a stored "Iraq" or "stitch",
+    for the search or the guard (a lower-case "oder", no word and a name the pack does not hold,
+    may still be "order")."""
     kv = KVStage()
     kv.put("What is the capital of Iraq?", "Baghdad")
-    assert "iraq" in kv.embedded_text("capital of Iran")
+    kv.put("How do I stitch off a seam?", "Tie a knot.")
+    assert "iraq" not in kv.embedded_text("capital of Iran")
     assert kv.lookup(Query("What is the capital of Iran?")) is None
+    assert kv.embedded_text("how do I switch off notifications") == (
+        "how do I switch off notifications"
+    )
+    assert kv.lookup(Query("How do I switch off a seam?")) is None
 
 
 @pytest.mark.parametrize(

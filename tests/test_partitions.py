@@ -271,9 +271,9 @@ def test_facts_under_a_system_prompt_only_where_the_operator_allows() -> None:
 
 def test_a_fact_answers_at_any_temperature_or_seed_and_within_max_tokens_only() -> None:
     c = cascade()
-    for params in ({"temperature": 0.9}, {"temperature": 0.9, "seed": 3}, {"max_tokens": 2}):
+    for params in ({"temperature": 0.9}, {"temperature": 0.9, "seed": 3}, {"max_tokens": 6}):
         assert ask(c, "capital of France?", facts=True, **params) == ("graph", "Paris"), params
-    assert ask(c, "capital of France?", facts=True, max_tokens=1)[0] == "neural"  # 2 tokens
+    assert ask(c, "capital of France?", facts=True, max_tokens=5)[0] == "neural"  # 6 at most
 
 
 def test_a_request_no_fact_may_answer_never_asks_the_graph() -> None:

@@ -100,6 +100,27 @@ def first_choice(
     return first
 
 
+_FINISH = re.compile(r"[a-z_]{1,32}")
+
+
+def finish_reason_of(choice: Mapping[str, Any] | None, fail: Fail) -> str | None:
+    """Why the server says its answer ended (``"stop"``, ``"length"``, ...), from a choice (a
+    reply's, or a stream event's); ``None`` when it says nothing. eoc keeps it: an answer the
+    server cut at ``max_tokens`` is never replayed as finished.
+
+    Raises:
+        ``fail(why)``: a finish reason that is not a short lower-case word.
+    """
+    if choice is None:
+        return None
+    reason = choice.get("finish_reason")
+    if reason is None:
+        return None
+    if not isinstance(reason, str) or not _FINISH.fullmatch(reason):
+        raise fail(f"the reply's finish_reason is not a short lower-case word: {reason!r:.40}")
+    return reason
+
+
 def message_text(doc: Mapping[str, Any], fail: Fail) -> str:
     """The text of a (non-streamed) chat completion's first choice."""
     choice = first_choice(doc, fail)
@@ -316,7 +337,10 @@ class BrowserOpenAIBackend:
         doc = self._json(self._request("POST", "/chat/completions", body), "reply")
         text = self._message_text(doc)
         tokens_in, tokens_out, claims = self._usage(doc)
-        return self._reply(prompt, text, tokens_in, tokens_out, claims)
+        reply = self._reply(prompt, text, tokens_in, tokens_out, claims)
+        return reply._replace(
+            finish_reason=finish_reason_of(first_choice(doc, self._fail), self._fail)
+        )
 
     # -- requests -------------------------------------------------------------------------
 
@@ -467,6 +491,7 @@ __all__ = [
     "Transport",
     "check_base_url",
     "default_transport",
+    "finish_reason_of",
     "urllib_transport",
     "xhr_transport",
 ]

@@ -63,8 +63,10 @@ from importlib import resources
 from typing import Protocol, runtime_checkable
 
 from eoc.compute import is_computation
+from eoc.stages.lexicon import is_name, is_word
 from eoc.stages.spelling import acronym_of, clipped, same_word
-from eoc.stages.text import STOPWORDS, normalize, signature, words
+from eoc.stages.swaps import traded_around, traded_words
+from eoc.stages.text import STOPWORDS, fold, signature, words
 from eoc.stages.wrappers import unwrap
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?")
@@ -100,18 +102,18 @@ class ExactWordsGuard:
 
     def allows(self, query: str, stored: str) -> bool:
         return (
-            signature(normalize(query)) == signature(normalize(stored))
+            signature(fold(query)) == signature(fold(stored))
             and symbols(query) == symbols(stored)
             and not is_computation(query)
         )
 
     def fingerprint(self, text: str) -> Hashable | None:
         """The whole signature and the operators: equal whenever ``allows`` holds."""
-        return signature(normalize(text)), symbols(text)
+        return signature(fold(text)), symbols(text)
 
     def terms(self, text: str) -> frozenset[Hashable]:
         """The signature's words: equal signatures have equal sets."""
-        return frozenset(signature(normalize(text)))
+        return frozenset(signature(fold(text)))
 
 
 def numbers(text: str) -> list[str]:
@@ -186,8 +188,17 @@ _SYMBOL_SPELLINGS = (
 _SYMBOL_WORDS = frozenset({"percent", "pct"})
 
 
+_MARKS = frozenset("‼⁇⁈⁉‰‱′″‴⁗")
+"""Punctuation that says something of a number: a double factorial, per mille, feet and inches."""
+_SIGN_CATEGORIES = frozenset({"Sm", "Sc", "Sk", "So", "No"})
+"""Unicode's math, currency, modifier and other signs, and the numbers that are not digits:
+superscripts and subscripts ("2³" is not "23"), fractions ("½"), the degree sign ("30°")."""
+
+
 def _symbolic(c: str) -> bool:
-    return c in _SYMBOL_CHARS or (c > "\x7f" and unicodedata.category(c) in ("Sm", "Sc"))
+    return c in _SYMBOL_CHARS or (
+        c > "\x7f" and (c in _MARKS or unicodedata.category(c) in _SIGN_CATEGORIES)
+    )
 
 
 @functools.lru_cache(maxsize=4096)
@@ -225,6 +236,18 @@ def symbols(text: str) -> tuple[str, ...]:
                 continue  # ends what was said ("hello!", "why?", "France ?")
         out.append(run)
     return tuple(out)
+
+
+def decisive_difference(query: str, stored: str) -> str:
+    """What always decides and differs between two texts, "" when nothing does: their numbers
+    (:func:`numbers`) or their operators and signs in order (:func:`symbols`: "7*8!" / "7*8",
+    "2³" / "23", "30°" / "30"). Both guards refuse such a pair, and the kv's exact path checks
+    it too, whatever key found the entry."""
+    if numbers(query) != numbers(stored):
+        return "numbers differ"
+    if symbols(query) != symbols(stored):
+        return "operators or symbols differ"
+    return ""
 
 
 # The tense a question asks in, from its auxiliaries: "Who is the president" and "Who was the
@@ -607,6 +630,27 @@ def _mirrored(
     return None
 
 
+def _swapped_names(q: Analysis, s: Analysis) -> tuple[str, str] | None:
+    """Two names that trade places, all else the same in the order said ("when it's noon in
+    New York, what time is it in London" / "... in London, ... in New York"); names only, as
+    a word moved with nothing between ("the default port" / "the port by default") may be a
+    modifier moved."""
+    a, b = q.order, s.order
+    if len(a) != len(b) or a == b or set(a) != set(b):
+        return None
+    lo, hi = 0, len(a)
+    while lo < hi and a[lo] == b[lo]:
+        lo += 1
+    while hi > lo and a[hi - 1] == b[hi - 1]:
+        hi -= 1
+    x, y = a[lo:hi], b[lo:hi]
+    names = {w for e in (*q.entity_parts, *s.entity_parts) for p in e for w in (p, _stem(p))}
+    for i in range(1, len(x)):
+        if y == x[i:] + x[:i] and set(x) <= names:
+            return " ".join(x[:i]), " ".join(x[i:])
+    return None
+
+
 def _bound(
     ws: tuple[str, ...], stems: tuple[str, ...], content: frozenset[str]
 ) -> frozenset[tuple[str, str]]:
@@ -703,6 +747,28 @@ def when_words() -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(out), frozenset(clippable)
 
 
+# a time of day on the 12-hour clock: "2am", "9 a.m.", "11:45 p.m.", "12 PM"
+_CLOCK = re.compile(r"\b(\d{1,2})(?::([0-5]\d))?\s*([AaPp])\.?\s?[Mm]\b\.?")
+_HALVES = {"a": "antemeridiem", "p": "postmeridiem"}
+
+
+def clock_times(text: str) -> frozenset[str]:
+    """The times of day ``text`` names on the 12-hour clock ("2am" -> "2:00 am"): "2am" and
+    "2pm" are the same number and another time, so they are compared as times (with the words
+    of ``data/when.tsv``)."""
+    return frozenset(
+        f"{int(m.group(1))}:{m.group(2) or '00'} {m.group(3).lower()}m"
+        for m in _CLOCK.finditer(text)
+    )
+
+
+def _clock_words(m: re.Match[str]) -> str:
+    """A time of day with its half of the day as one word ("2 postmeridiem"): "am" is no
+    verb there, nor "a.m." two letters."""
+    minutes = f":{m.group(2)}" if m.group(2) else ""
+    return f"{m.group(1)}{minutes} {_HALVES[m.group(3).lower()]}"
+
+
 def _when(ws: list[str]) -> frozenset[str]:
     """The words of ``ws`` that say when (``data/when.tsv``), a clipped one read whole ("sat"
     is saturday; "may" the month only when capitalised, which the caller decides)."""
@@ -728,7 +794,7 @@ def _own(w: str) -> str:
 
 def _words(text: str) -> list[str]:
     """The normalized words of ``text``, possessive endings dropped, "no." read as number."""
-    return [_own(w) for w in words(normalize(_NUMBER_SIGN.sub("number", text)))]
+    return [_own(w) for w in words(fold(_NUMBER_SIGN.sub("number", text)))]
 
 
 @functools.cache
@@ -812,13 +878,16 @@ class Analysis:
     def __init__(self, text: str) -> None:
         self.text = text
         text = unwrap(text)  # "Hi there! ... Thanks in advance": what is asked is inside
+        clock = clock_times(text)  # "2am" is not "2pm": read before the words split "a.m."
+        if clock:
+            text = _CLOCK.sub(_clock_words, text)
         marks = corrections(text)
         self.corrected = bool(marks)
         read = _read(text)
         self.numbers = read[4]
         self.entities = read[5]
         self.entity_parts = tuple(tuple(e.split()) for e in self.entities)
-        said = normalize(text)
+        said = fold(text)
         raw = words(said)
         ws = [_own(w) for w in raw]
         self.possessive = ws != raw  # "Algeria's code": the owner's name comes first
@@ -856,8 +925,10 @@ class Analysis:
             ws if context is None else [_own(w) for w in words(said[context.end() :])]
         )
         # "may" is the month only as a name ("in May"), not the verb ("may I")
-        self.when = _when([w for w in ws if w != "may"]) | (
-            frozenset({"may"}) if re.search(r"(?<!^)\bMay\b", text) else frozenset()
+        self.when = (
+            _when([w for w in ws if w != "may"])
+            | (frozenset({"may"}) if re.search(r"(?<!^)\bMay\b", text) else frozenset())
+            | clock
         )
         self.wh_role = _wh_role(ws)
         self._computes: bool | None = None  # found when first asked: only a query's is
@@ -906,7 +977,14 @@ class Frame:
         shared = len(q.content & s.content - names)  # the names shared are counted apart
         self.names = len(q.content & s.content & names)
         for u in sorted(extra):  # (a name is never one: the names are compared before)
-            v = next((v for v in sorted(missing) if same_word(u, v)), None)
+            v = next(
+                (
+                    v
+                    for v in sorted(missing)
+                    if same_word(u, v, (q.spelled.get(u, u), s.spelled.get(v, v)))
+                ),
+                None,
+            )
             if v is not None:
                 extra.discard(u)
                 missing.discard(v)
@@ -916,7 +994,10 @@ class Frame:
         for side, own, other in ((extra, q, s), (missing, s, q)):
             lacking = other.words - own.words - STOPWORDS  # a word both hold pairs with nothing
             for u in sorted(side):
-                if (u in _PRICE and "much" in other.words) or any(same_word(u, w) for w in lacking):
+                written = own.spelled.get(u, u)
+                if (u in _PRICE and "much" in other.words) or any(
+                    same_word(u, w, (written, w)) for w in lacking
+                ):
                     side.discard(u)
                     shared += 1
         for u in sorted(extra):  # "check-in" / "check-out": one thing, another part of it
@@ -996,10 +1077,12 @@ class Frame:
     @staticmethod
     def has(a: Analysis, word: str) -> bool:
         """Whether ``a`` holds ``word`` (a name's part), as written, stemmed, clipped ("Sat" /
-        Saturday) or as an acronym of its words; never misspelled (Iran is not Iraq)."""
+        Saturday; never a name or word that is one of its own: Niger is no clipping of Nigeria,
+        Java none of JavaScript, Oxford none of Oxfordshire) or as an acronym of its words;
+        never misspelled (Iran is not Iraq)."""
         if word in a.words or _stem(word) in a.content:
             return True
-        if any(clipped(word, w) or clipped(w, word) for w in a.words if w not in STOPWORDS):
+        if any(_name_clipped(word, w) for w in a.words if w not in STOPWORDS):
             return True
         return bool(acronym_of(word, a.seq))
 
@@ -1019,6 +1102,16 @@ class Frame:
             said = ", ".join(sorted(q.spelled.get(w, w) for w in self.extra))
             return f"the query adds {said}: it may ask something narrower"
         return ""
+
+
+def _name_clipped(word: str, other: str) -> bool:
+    """Whether one of two words is the other clipped, as a name's part may be: a day or a
+    month ("Sat" / Saturday, "Sept" / September), or a short form that is no word or name of
+    its own ("Univ" / University)."""
+    short, long = (word, other) if len(word) < len(other) else (other, word)
+    if not clipped(short, long):
+        return False
+    return _stem(long) in when_words()[1] or not (is_word(short) or is_name(short))
 
 
 _ASKED_AFTER = frozenset({"is", "was", "are", "were", "the", "a", "an", "s"})
@@ -1267,6 +1360,18 @@ class EntityGuard:
                 f"the question word asks for the {q.wh_role} in one and the {s.wh_role} in the "
                 "other: who does what to whom differs"
             )
+        swap = traded_words(q.seq, s.seq)
+        if swap:  # "can cats eat dog food" / "can dogs eat cat food", "milk chocolate"
+            return f"{swap[0]} and {swap[1]} trade places: what is asked of which differs"
+        around = traded_around(q.seq, s.seq)
+        if around:  # "exchange cash for a gift card" / "exchange a gift card for cash"
+            return (
+                f"{around[0]} and {around[2]} trade places around {around[1]!r}: what is asked "
+                "of which differs"
+            )
+        names = _swapped_names(q, s)
+        if names:  # "noon in New York, what time in London" / "noon in London, ... New York"
+            return f"{names[0]} and {names[1]} trade places: what is asked of which differs"
         if turned:  # "X's code", "the code of X": the order of the words says nothing
             return ""
         traded = _mirrored(q.order, s.order)
@@ -1293,6 +1398,7 @@ __all__ = [
     "ExactWordsGuard",
     "HitGuard",
     "NoGuard",
+    "decisive_difference",
     "entities",
     "lexical_words",
     "numbers",

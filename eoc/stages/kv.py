@@ -30,8 +30,9 @@ the model, it tells the kv stage (:meth:`KVStage.will_remember`), so an embedder
 (``eoc_native.semantic.CachedEmbedder``) embeds the question while the model works, for the answer
 to be remembered.
 
-Entries are kept in *partitions* (:mod:`eoc.partition`): the shared one (key: the normalized
-question) holds the pack and the model's answers to plain questions; a request with a system
+Entries are kept in *partitions* (:mod:`eoc.partition`): the shared one (key: the folded
+question, :func:`eoc.stages.text.fold`: case, spaces, quote and dash variants, nothing that can
+change what is asked) holds the pack and the model's answers to plain questions; a request with a system
 prompt or its own parameters has its model answers kept under its partition's tag (key:
 ``"(p:HEX) question"``). A lookup's candidates, exact and similar, are only those its query's
 partition admits (:meth:`eoc.partition.Partition.admits`; a plain question: the shared
@@ -54,9 +55,9 @@ from eoc.stages.base import Answer, stage_figure, work_estimate
 from eoc.stages.cache import checked_origin, new_meta, replayed, stale
 from eoc.stages.embed import Embedder, HashedNgramEmbedder, from_dense
 from eoc.stages.facts import read_fact_file, read_pairs
-from eoc.stages.guard import EntityGuard, HitGuard
+from eoc.stages.guard import EntityGuard, HitGuard, decisive_difference
 from eoc.stages.index import SparseIndex, VectorIndex
-from eoc.stages.text import normalize
+from eoc.stages.text import fold
 from eoc.stages.vocabulary import Vocabulary
 from eoc.stages.wrappers import unwrap
 
@@ -249,7 +250,7 @@ class KVStage:
         """Validate a prompt and its answer; returns the exact-match key."""
         check_prompt(prompt)
         check_text(payload, "a kv answer", max_bytes=MAX_PAYLOAD_BYTES)
-        key = normalize(prompt)
+        key = fold(prompt)
         if not key:
             raise InputError(f"prompt {prompt!r} has no words to key on")
         return key
@@ -546,11 +547,11 @@ class KVStage:
         vec: Any = self._query_vector(query)
         part = query.partition
         admitted = self._admission(part)
-        norm = normalize(query.prompt)
+        norm = fold(query.prompt)
         for key in self._exact_keys(part, norm):
             entry = self._entries.get(key)
             if entry is not None and not self._stale(entry):
-                if admitted is None or admitted(key):
+                if (admitted is None or admitted(key)) and self._same_question(query, entry):
                     return self._answer(entry, query, 0)
         if part is not None and not part.facts and not any(t in self._parted for t in part.tags):
             return None  # nothing kept in its partition, and no fact may answer it
@@ -611,9 +612,13 @@ class KVStage:
         for the one served). The query is embedded even when the term check would have spared it.
         """
         admitted = self._admission(query.partition)
-        for key in self._exact_keys(query.partition, normalize(query.prompt)):
+        for key in self._exact_keys(query.partition, fold(query.prompt)):
             entry = self._entries.get(key)
-            if entry is not None and (admitted is None or admitted(key)):
+            if (
+                entry is not None
+                and (admitted is None or admitted(key))
+                and self._same_question(query, entry)
+            ):
                 return [{"stored": entry.prompt, "cosine": 1.0, "served": True, "reason": ""}]
         vec: Any = self._query_vector(query)
         if vec is None:
@@ -670,12 +675,22 @@ class KVStage:
         return mine
 
     @staticmethod
-    def _exact_keys(part: KvPartition | None, norm: str) -> tuple[str, ...]:
-        """The keys an exact hit for a question normalized as ``norm`` may be stored under."""
+    def _same_question(query: Query, entry: _Entry) -> bool:
+        """Whether an entry found under the query's key asks what the query asks: the key folds
+        only what never changes a question (:func:`eoc.stages.text.fold`), and the numbers and
+        symbols, which always decide, are compared as the guard compares them
+        (:func:`eoc.stages.guard.decisive_difference`), so no key, however it was made, serves
+        "7*8!" the answer to "7*8"."""
+        return query.prompt == entry.prompt or not decisive_difference(query.prompt, entry.prompt)
+
+    @staticmethod
+    def _exact_keys(part: KvPartition | None, folded: str) -> tuple[str, ...]:
+        """The keys an exact hit for a question folded as ``folded`` may be stored under."""
+        plain = keyed(SHARED, folded)
         if part is None:
-            return (norm,)
-        keys = tuple(keyed(tag, norm) for tag in part.tags)
-        return (*keys, norm) if part.facts else keys
+            return (plain,)
+        keys = tuple(keyed(tag, folded) for tag in part.tags)
+        return (*keys, plain) if part.facts else keys
 
     def _answer(self, entry: _Entry, query: Query, candidates: int) -> Answer:
         if self._flat:

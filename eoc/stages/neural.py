@@ -11,7 +11,14 @@ from eoc.cost import JouleCost
 from eoc.entry import Generation, checked_generation
 from eoc.errors import BackendError, EocError, InputError
 from eoc.query import Query, Stage, check_text
-from eoc.stages.base import Answer, WorkRates, approx_tokens, stage_figure, work_estimate
+from eoc.stages.base import (
+    Answer,
+    WorkRates,
+    approx_tokens,
+    stage_figure,
+    token_bound,
+    work_estimate,
+)
 from eoc.stages.degenerate import repetition_loop
 
 DEFAULT_MAX_TOKENS = 256
@@ -34,7 +41,10 @@ class Reply(NamedTuple):
     the answer, and a measured span replaces it.
 
     ``finish_reason`` is why the model stopped, when the backend knows ("stop", "length", ...);
-    without it the stage says "length" when the answer used all of ``max_tokens``, else "stop".
+    without it the stage says "length" when the answer used all of ``max_tokens``, "stop" when it
+    used fewer (or, its tokens uncounted, when it is too short to have reached the limit however
+    counted: :func:`~eoc.stages.base.token_bound`), else nothing (unknown: never replayed as
+    finished).
     """
 
     text: str
@@ -267,6 +277,15 @@ class NeuralStage:
             answer.memo = not answer.unkept
         return answer
 
+    def count_tokens(self, text: str) -> int | None:
+        """How many tokens the model's own tokenizer makes of ``text``, where the backend has one
+        at hand (``count_tokens``: a loaded local model); ``None`` otherwise."""
+        count = getattr(self.backend, "count_tokens", None)
+        if not callable(count):
+            return None
+        n = count(text)
+        return n if type(n) is int and 0 <= n <= MAX_TOKENS else None
+
     def _generation(
         self, query: Query, reply: Reply, tokens: tuple[int, int] | None, started: float
     ) -> Generation:
@@ -278,8 +297,14 @@ class NeuralStage:
             limit = (
                 chat.max_tokens if chat is not None else getattr(self.backend, "max_tokens", None)
             )
-            full = isinstance(limit, int) and tokens is not None and tokens[1] >= limit
-            reason = "length" if full else "stop"
+            if not isinstance(limit, int):
+                reason = "stop"  # no limit cut it
+            elif tokens is not None:
+                reason = "length" if tokens[1] >= limit else "stop"
+            elif token_bound(reply.text) < limit:
+                reason = "stop"  # too short to have reached the limit, however it is counted
+            # else unknown: it may have been cut (a server that says neither why it stopped nor
+            # how many tokens it wrote), and it is never replayed as finished
         seconds = round(min(86_400.0, max(0.0, time.perf_counter() - started)), 6)
         try:
             return checked_generation(Generation(reason, tokens, seconds))

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from importlib import resources
+
+from eoc.stages.lexicon import is_name, is_word, variants
 
 
 @functools.lru_cache(maxsize=16384)
@@ -48,17 +51,25 @@ def allowed_distance(a: str, b: str) -> int:
     return 0 if min(len(a), len(b)) < 4 else 1
 
 
-def misspelled(a: str, b: str) -> bool:
+def misspelled(a: str, b: str, written: tuple[str, str] | None = None) -> bool:
     """Whether ``a`` and ``b`` read as one word with a slip of the keys ("adress" / "address",
     "netwroks" / "networks"); never for a word under 4 letters, nor where they differ only by
     an ending that makes another word of a longer one ("import" / "imports" are one stem
-    anyway)."""
+    anyway), nor where both are words (:func:`eoc.stages.lexicon.is_word`: "switch" is no slip
+    of "stitch", "diary" none of "dairy", "Iran" none of "Iraq") unless they are one word's
+    British and American spellings ("colour" / "color"). ``written``: the two as the texts
+    write them, where ``a`` and ``b`` are stems ("swimm" of swimming)."""
     if a == b:
         return True
     k = allowed_distance(a, b)
     if not k or not a.isalpha() or not b.isalpha():
         return False
-    return distance(a, b, k) <= k
+    if distance(a, b, k) > k:
+        return False
+    wa, wb = written or (a, b)
+    if variants(wa, wb):
+        return True
+    return not (is_word(wa) and is_word(wb)) and not (is_name(wa) and is_name(wb))
 
 
 def clipped(short: str, long: str) -> bool:
@@ -97,14 +108,66 @@ def acronym(short: str, words: Sequence[str]) -> bool:
     return bool(acronym_of(short, words))
 
 
-def same_word(a: str, b: str) -> bool:
+@functools.cache
+def _clippings() -> dict[str, frozenset[str]]:
+    """``data/clippings.tsv``: each clipped word that is also a word of its own ("info",
+    "min", "lab"), and the words it is a clipping of."""
+    text = (resources.files(__package__) / "data" / "clippings.tsv").read_text(encoding="utf-8")
+    out: dict[str, frozenset[str]] = {}
+    for line in text.splitlines():
+        if line.strip() and not line.startswith("#"):
+            short, longs = line.split("\t")
+            out[short] = frozenset(longs.split("|"))
+    return out
+
+
+def clipping(short: str, long: str) -> bool:
+    """Whether ``short`` stands for ``long`` clipped (:func:`clipped`), where ``short`` is no
+    word of its own ("uni" / university), or the clipping is a common one
+    (``data/clippings.tsv``: "info" / information, "min" / minimum); a word is otherwise the word
+    it is ("cat" is no clipping of catalogue, "java" none of javascript)."""
+    if not clipped(short, long):
+        return False
+    if long in _clippings().get(short.lower(), ()):
+        return True
+    return not is_word(short) and not is_name(short)
+
+
+def same_word(a: str, b: str, written: tuple[str, str] | None = None) -> bool:
     """Whether ``a`` and ``b`` are one word written two ways: with or without a hyphen
-    ("checkout" / "check-out"), a misspelling, or a clipping."""
+    ("checkout" / "check-out"), a misspelling or another spelling (:func:`misspelled`), or a
+    clipping (:func:`clipping`). ``written``: the two as the texts write them, where ``a`` and
+    ``b`` are stems."""
     if "-" in a or "-" in b:
         a, b = a.replace("-", ""), b.replace("-", "")
         if a == b:
             return True
-    return misspelled(a, b) or clipped(a, b) or clipped(b, a)
+    wa, wb = written or (a, b)
+    if inflected(wa, wb) or inflected(wb, wa):
+        return True  # "running" / "run": their stems ("runn", "run") may differ
+    if a != wa or b != wb:  # stems: a clipping is of the words as written too
+        if clipping(wa, wb) or clipping(wb, wa):
+            return True
+    return misspelled(a, b, written) or clipping(a, b) or clipping(b, a)
+
+
+_ENDINGS = ("ing", "ed", "es", "s", "d")
+
+
+def inflected(long: str, short: str) -> bool:
+    """Whether ``long`` is ``short`` with an ending of English inflection ("running" / "run",
+    "stopped" / "stop", "boxes" / "box", "baked" / "bake", "making" / "make")."""
+    if len(long) <= len(short) or not short.isalpha():
+        return False
+    for ending in _ENDINGS:
+        if not long.endswith(ending):
+            continue
+        base = long[: -len(ending)]
+        if base == short or base + "e" == short:
+            return True
+        if len(base) >= 2 and base[-1] == base[-2] and base[:-1] == short:
+            return True  # a doubled consonant: "running", "stopped"
+    return False
 
 
 __all__ = [
@@ -112,7 +175,9 @@ __all__ = [
     "acronym_of",
     "allowed_distance",
     "clipped",
+    "clipping",
     "distance",
+    "inflected",
     "misspelled",
     "same_word",
 ]

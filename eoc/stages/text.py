@@ -1,4 +1,19 @@
-"""Text normalization shared by the kv and graph stages."""
+"""Text normalization shared by the kv and graph stages.
+
+Two folds, for two jobs:
+
+* :func:`fold` is the kv's: its exact-match key and the words its hit guard compares. It folds
+  only what can never change what is asked: runs of whitespace, the letter case of ASCII
+  letters, the quote and dash variants (curly quotes are straight ones, en and em dashes and the
+  minus sign a hyphen), the canonical composition of accents (NFC: "é" typed as one character or
+  as "e" and an accent), a few contractions ("what's" is "what is") and the punctuation that
+  opens or closes a question ("¿", "?", ".", quotes). Every other character decides: "7*8!" is
+  not "7*8" (a factorial), "2³" is not "23", "Maße" is not "Masse", "sin 30°" is not "sin 30".
+* :func:`normalize` is the graph's, for matching a question's words with the labels of things
+  and relations ("Côte d'Ivoire", "CÔTE D'IVOIRE"): compatibility forms and every script's case
+  folded too (NFKC, casefold). A label is a name, and the graph answers only where a label
+  matches whole, so folding a name's spelling cannot turn one question into another.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +27,19 @@ _CONTRACTIONS = (
     (re.compile(r"\bwhats\b"), "what is"),
 )
 _SPACE = re.compile(r"\s+")
+# the kv's fold: ASCII capitals, quote and dash variants (never the prime, ′, which is feet or
+# minutes of arc, nor the double prime)
+_FOLD = str.maketrans(
+    {
+        **{chr(c): chr(c + 32) for c in range(ord("A"), ord("Z") + 1)},
+        **dict.fromkeys("‘’‚‛", "'"),
+        **dict.fromkeys("“”„‟", '"'),
+        **dict.fromkeys("‐‑‒–—―−", "-"),
+    }
+)
+# what opens or closes a question without saying anything: never "!" (a factorial: "5!"), a
+# bracket ("(2+3)*4") or a symbol
+_FOLD_EDGE = re.compile(r"^[\s\"'¿¡]+|[\s?.,;:\"']+$")
 _EDGE = re.compile(r"^[\s\"'“”‘’¿¡(\[]+|[\s?!.,;:\"'“”‘’)\]]+$")
 _WORD = re.compile(r"\d+(?:[.,]\d+)*|[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
 _NUMBER = re.compile(r"\d")
@@ -44,6 +72,28 @@ def _normalize(text: str) -> str:
         t = pattern.sub(repl, t)
     t = _SPACE.sub(" ", t)
     return _EDGE.sub("", t)
+
+
+def fold(text: str) -> str:
+    """The kv's fold of ``text`` (see the module docstring): what its exact-match key is, and
+    what its hit guard reads words from. Two texts that fold alike ask the same thing."""
+    if len(text) <= _CACHED_CHARS:
+        return _fold_short(text)
+    return _fold(text)
+
+
+@functools.lru_cache(maxsize=8192)
+def _fold_short(text: str) -> str:
+    return _fold(text)
+
+
+def _fold(text: str) -> str:
+    t = text if text.isascii() else unicodedata.normalize("NFC", text)
+    t = t.translate(_FOLD)
+    for pattern, repl in _CONTRACTIONS:
+        t = pattern.sub(repl, t)
+    t = _SPACE.sub(" ", t)
+    return _FOLD_EDGE.sub("", t)
 
 
 def words(text: str) -> list[str]:
@@ -79,4 +129,4 @@ def signature(normalized: str) -> tuple[str, ...]:
     return tuple(_stem(w) for w in words(normalized) if w not in STOPWORDS)
 
 
-__all__ = ["STOPWORDS", "content_words", "normalize", "signature", "words"]
+__all__ = ["STOPWORDS", "content_words", "fold", "normalize", "signature", "words"]

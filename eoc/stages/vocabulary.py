@@ -5,7 +5,10 @@ the two spellings 0.15 apart from the stored question; repaired, 0.9+).
 
 The repair only picks which stored questions are candidates: the hit guard still reads the
 query as written (:mod:`eoc.stages.guard`), so a wrong repair can cost a miss, never a wrong
-answer. A word is repaired only when it is not among the store's words, has at least 4 letters
+answer. A word is repaired only when it is no word (:mod:`eoc.stages.lexicon`: "switch" is never
+made "stitch" because a stored question says "stitch"; a name counts where it is written with
+its capital, "Iran", and a lower-case "oder" may be "order"), is not among the
+store's words, has at least 4 letters
 (3 when the repair doubles one of them: "bil" / "bill"), and one slip of the keys (an insertion,
 a deletion, a substitution or two neighbours swapped; :func:`eoc.stages.spelling.distance`)
 makes it a stored word; among several, the commonest in the store, and none on a tie.
@@ -20,6 +23,7 @@ import re
 import threading
 from collections import Counter
 
+from eoc.stages.lexicon import is_name, is_word
 from eoc.stages.spelling import distance
 from eoc.stages.text import STOPWORDS
 
@@ -68,11 +72,14 @@ class Vocabulary:
     def __len__(self) -> int:
         return len(self._counts)
 
-    def correction(self, word: str) -> str | None:
-        """The stored word ``word`` (lowercase) is a slip of, or ``None``."""
+    def correction(self, word: str, written: str | None = None) -> str | None:
+        """The stored word ``word`` (lowercase) is a slip of, or ``None``. ``written``: the word
+        as the text writes it (a capitalized name is a name: "Iran" is never made "Iraq")."""
         n = len(word)
         if word in self._counts or word in STOPWORDS or not 3 <= n <= MAX_WORD:
             return None
+        if is_word(word) or (written and written[:1].isupper() and is_name(word)):
+            return None  # a word is the word it is: "switch" is no slip of a stored "stitch"
         found: set[str] = set(self._by_delete.get(word, ()))  # one letter left out
         for d in _deletes(word):
             if d in self._counts:  # one letter too many
@@ -102,7 +109,7 @@ class Vocabulary:
             low = w.lower()
             if not low.isascii():
                 return w
-            right = self.correction(low)
+            right = self.correction(low, w)
             if right is None:
                 return w
             changed = True

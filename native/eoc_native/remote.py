@@ -38,6 +38,7 @@ from eoc.stages.browser_remote import (
     check_base_url,
     check_sampling,
     energy_claims,
+    finish_reason_of,
     first_choice,
     message_text,
     printable,
@@ -278,7 +279,8 @@ class OpenAIBackend:
         usage = _Usage()
         usage.read(doc)
         sent = prompt if not self.system else f"{self.system}\n{prompt}"
-        return self._reply(sent, message_text(doc, self._fail), usage, self.memoize)
+        text = message_text(doc, self._fail)
+        return self._reply(sent, text, usage, self.memoize, self._finish(doc))
 
     def chat(self, request: ChatRequest, on_piece: Callable[[str], None] | None = None) -> Reply:
         """Answer a whole conversation with its own parameters (what ``eoc serve`` forwards).
@@ -301,7 +303,7 @@ class OpenAIBackend:
             usage = _Usage()
             usage.read(doc)
             text = message_text(doc, self._fail) if request.kind == "chat" else self._text(doc)
-            return self._reply(request.texts(), text, usage, memo)
+            return self._reply(request.texts(), text, usage, memo, self._finish(doc))
         stream = ReplyStream(
             lambda holder: self._stream_pieces(
                 request.texts(), holder, body, path, memo, raw_text=request.kind != "chat"
@@ -548,13 +550,14 @@ class OpenAIBackend:
         usage = _Usage()
         text: list[str] = []
         done = finished = False
+        reason: str | None = None  # the last finish_reason a choice gave
         with self._open("POST", path, body) as resp:
             ctype = resp.response.headers.get("content-type", "")
             if ctype.startswith("application/json"):  # a server that does not stream
                 doc = self._json(self._read_body(resp), "reply")
                 usage.read(doc)
                 whole = self._text(doc) if raw_text else message_text(doc, self._fail)
-                holder.reply = self._reply(sent, whole, usage, memo)
+                holder.reply = self._reply(sent, whole, usage, memo, self._finish(doc))
                 yield whole
                 return
             for data in self._events(resp):
@@ -566,8 +569,9 @@ class OpenAIBackend:
                 choice = first_choice(doc, self._fail, allow_none=True)
                 if choice is None:
                     continue
-                if choice.get("finish_reason") is not None:
-                    finished = True
+                said = finish_reason_of(choice, self._fail)
+                if said is not None:
+                    finished, reason = True, said
                 if raw_text:
                     piece = choice.get("text")
                 else:
@@ -588,7 +592,7 @@ class OpenAIBackend:
                     yield piece
         if not (done or finished):
             raise self._fail("the stream ended before the answer did (no [DONE], no finish_reason)")
-        holder.reply = self._reply(sent, "".join(text), usage, memo)
+        holder.reply = self._reply(sent, "".join(text), usage, memo, reason)
 
     def _events(self, resp: _Response) -> Iterator[str]:
         """The ``data`` of each server-sent event, the whole stream at most MAX_BODY_BYTES."""
@@ -628,8 +632,15 @@ class OpenAIBackend:
 
     # -- the reply and its cost -------------------------------------------------------------
 
-    def _reply(self, sent: str, text: str, usage: _Usage, memo: bool) -> Reply:
-        """The Reply for ``text``; ``sent`` is all the text the server read (for the estimate)."""
+    def _finish(self, doc: Mapping[str, Any]) -> str | None:
+        """The finish reason of a whole reply's first choice (``None``: the server gave none)."""
+        return finish_reason_of(first_choice(doc, self._fail), self._fail)
+
+    def _reply(
+        self, sent: str, text: str, usage: _Usage, memo: bool, finish: str | None = None
+    ) -> Reply:
+        """The Reply for ``text``; ``sent`` is all the text the server read (for the estimate);
+        ``finish`` why the server says the answer ended (``None``: it did not say)."""
         if not text.strip():
             raise self._fail("the server's answer is empty")
         counted = usage.tokens_in is not None and usage.tokens_out is not None
@@ -654,6 +665,7 @@ class OpenAIBackend:
             memo,
             tokens_in=n_in if counted else None,
             tokens_out=n_out if counted else None,
+            finish_reason=finish,
         )
 
 

@@ -274,8 +274,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "guard: no. read as the word no",
         "eoc/stages/guard.py",
-        'words(normalize(_NUMBER_SIGN.sub("number", text)))',
-        "words(normalize(text))",
+        'words(fold(_NUMBER_SIGN.sub("number", text)))',
+        "words(fold(text))",
     ),
     (
         "guard: a denying no read as a correction",

@@ -102,7 +102,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "forgetting a question misses its partitions",
         "eoc/forget.py",
-        "                return unkeyed(key) == kv_key",
+        "                return prompt is not None and fold(prompt) == kv_key",
         "                return key == kv_key",
     ),
 ]

@@ -624,7 +624,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a fact longer than max_tokens is served",
         "eoc/cascade.py",
-        "        return answer if limit is None or fits(answer.payload, limit) else None",
+        "        return answer if fits(answer.payload, limit, counted) else None",
         "        return answer",
     ),
     (

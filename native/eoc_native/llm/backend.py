@@ -107,6 +107,15 @@ class LocalModel:
     def loaded(self) -> bool:
         return self._model is not None
 
+    def count_tokens(self, text: str) -> int | None:
+        """How many tokens this model's tokenizer makes of ``text`` as an answer (no BOS), or
+        ``None`` before the model is loaded (a fact is not worth loading it for: the caller
+        bounds the count instead, :func:`eoc.stages.base.token_bound`)."""
+        tok = self._tokenizer
+        if tok is None or not isinstance(text, str):
+            return None
+        return len(tok.encode(text, add_bos=False))
+
     @property
     def origin(self) -> str:
         """What makes this backend's answers: the model file (its name, size and the SHA-256 of

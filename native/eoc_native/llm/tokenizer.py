@@ -11,6 +11,7 @@ llama-cpp-python do, because it is text from the model file, not trusted code.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
@@ -70,6 +71,7 @@ class GGUFTokenizer:
 
     def __init__(self, metadata: Mapping[str, Any]) -> None:
         """Build the tokenizer from GGUF metadata; raise :class:`InputError` if unsupported."""
+        self._encoding = threading.Lock()
         model = metadata.get("tokenizer.ggml.model")
         if model not in ("gpt2", "llama"):
             raise InputError(
@@ -192,9 +194,12 @@ class GGUFTokenizer:
                 for a rendered chat template, not for user text).
             add_bos: prepend ``bos_id``; defaults to the file's ``tokenizer.ggml.add_bos_token``.
         """
-        # encode_special_tokens=True makes the tokenizer treat special-token text as plain text.
-        self._hf.encode_special_tokens = not special
-        ids: list[int] = self._hf.encode(text, add_special_tokens=False).ids
+        # encode_special_tokens=True makes the tokenizer treat special-token text as plain text;
+        # the flag is the tokenizer's own, so it is set and used under one lock (a server
+        # counts an answer's tokens while another thread encodes a chat template)
+        with self._encoding:
+            self._hf.encode_special_tokens = not special
+            ids: list[int] = self._hf.encode(text, add_special_tokens=False).ids
         if (self.add_bos if add_bos is None else add_bos) and self.bos_id is not None:
             ids.insert(0, self.bos_id)
         return ids

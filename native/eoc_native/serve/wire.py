@@ -47,14 +47,15 @@ def verdict_headers(response: Response) -> list[tuple[bytes, bytes]]:
 
 def usage(response: Response) -> dict[str, int] | None:
     """Tokens a model read and wrote for this answer; for a remembered model answer, those it
-    read and wrote when it made it; ``None`` (the body's ``usage`` is null) when a remembered
-    answer was kept before eoc recorded them; 0 and 0 when no model made the answer."""
+    read and wrote when it made it; ``None`` (the body's ``usage`` is null) when nothing counted
+    them (a remembered answer kept before eoc recorded them, a server that sent no usage); 0 and
+    0 when no model made the answer."""
     counts = response.tokens
     gen = response.generation
     if counts is None and gen is not None:
-        if not gen.known:
-            return None
         counts = gen.tokens
+        if counts is None:
+            return None  # a model made it, and nothing counted its tokens: unknown, never 0
     n_in, n_out = counts if counts is not None else (0, 0)
     return {"prompt_tokens": n_in, "completion_tokens": n_out, "total_tokens": n_in + n_out}
 

@@ -626,19 +626,24 @@ class PgKV(KVStage):
     def forget_where(self, match: Callable[..., bool]) -> int:
         """Forget the kv pairs ``match`` picks, in the table and then in memory. Other replicas
         drop theirs when they restart."""
-        gone = []
-        for key, prompt, _, origin, text, _, _ in self.store.rows("kv", []):
+        gone: list[str] = []
+        served: list[str] = []  # the keys memory serves them under (an older eoc's keys differ)
+        for key, prompt, payload, origin, text, _, _ in self.store.rows("kv", []):
             try:
                 meta = meta_from_text(text)
             except InputError:
                 continue
             if match(key, prompt, origin, meta):
                 gone.append(key)
+                try:
+                    served.append(keyed(tag_of(key), self.checked_key(prompt, payload)))
+                except EocError:
+                    pass  # a row memory could not serve
         with self._write_lock:
             if gone:
                 with self.store.connection("forgetting kv pairs") as conn:
                     conn.execute("DELETE FROM eoc_kv WHERE key = ANY(%s)", (gone,))
-            for key in gone:
+            for key in dict.fromkeys([*gone, *served]):
                 self._drop(key)
                 self._stored.pop(key, None)
         return len(gone)

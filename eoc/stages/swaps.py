@@ -1,0 +1,94 @@
+"""Two texts that say the same words with two of them, or two phrases, traded: "can cats eat dog
+food" / "can dogs eat cat food", "is a square a rectangle" / "is a rectangle a square", "milk
+chocolate" / "chocolate milk", "exchange cash for a gift card" / "exchange a gift card for cash".
+Each asks something else, and the hit guard refuses such a pair (:mod:`eoc.stages.guard`).
+
+Two shapes, read on the folded words in order (:func:`eoc.stages.text.fold`; plurals and
+British spellings read as one word, "cats" as "cat", "kilometres" as "kilometers"):
+
+* :func:`traded_words`: every word the same but two, which trade places, neither a stopword,
+  and not two sides of "and" or "or" ("salt and pepper" / "pepper and salt" ask the same);
+* :func:`traded_around`: what stands on either side of a linking word ("for", "to", "with",
+  "than", "instead of" ...) trades places, the rest the same, articles and possessives aside.
+
+Standard library only (the browser runs it). The word lists are general English, written for eoc.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from eoc.stages.lexicon import american
+from eoc.stages.text import STOPWORDS
+
+LINKS = frozenset("for to into onto with than instead over against from as like per".split())
+"""Words whose two sides are roles: what is given and what is got, the one and the other."""
+JOINS = frozenset({"and", "or", "nor", "plus", "&", "vs", "versus"})
+"""Words whose two sides may trade places and ask the same ("X and Y", "X vs Y")."""
+_DETERMINERS = frozenset(
+    "a an the my your our their his her its this that these those some any".split()
+)
+
+
+def _keys(words: Sequence[str]) -> list[str]:
+    """The words as compared here: without a plural "s", in their American spelling."""
+    return [
+        american(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
+        for w in words
+    ]
+
+
+def traded_words(q: Sequence[str], s: Sequence[str]) -> tuple[str, str] | None:
+    """The two words of ``q`` that trade places in ``s``, all other words the same (see the
+    module docstring); ``None`` when there are none."""
+    a, b = _keys(q), _keys(s)
+    if len(a) != len(b) or a == b:
+        return None
+    diff = [i for i in range(len(a)) if a[i] != b[i]]
+    if len(diff) != 2:
+        return None
+    i, j = diff
+    if a[i] != b[j] or a[j] != b[i] or a[i] in STOPWORDS or a[j] in STOPWORDS:
+        return None
+    between = a[i + 1 : j]
+    if len(between) == 1 and between[0] in JOINS:
+        return None  # "salt and pepper" / "pepper and salt"
+    return q[i], q[j]
+
+
+def traded_around(q: Sequence[str], s: Sequence[str]) -> tuple[str, str, str] | None:
+    """(what stands before a linking word in ``q``, the word, what stands after it) when ``s``
+    says the two sides the other way round around the same word, the rest the same (articles
+    and possessives aside); ``None`` otherwise."""
+    a = [w for w in _keys(q) if w not in _DETERMINERS]
+    b = [w for w in _keys(s) if w not in _DETERMINERS]
+    if len(a) != len(b) or a == b or sorted(a) != sorted(b):
+        return None
+    for k, link in enumerate(a):
+        if link not in LINKS:
+            continue
+        for m, other in enumerate(b):
+            if other != link:
+                continue
+            p = 0
+            while p < min(k, m) and a[p] == b[p]:
+                p += 1
+            t = 0
+            while t < min(len(a) - k - 1, len(b) - m - 1) and a[-1 - t] == b[-1 - t]:
+                t += 1
+            x, y = a[p:k], a[k + 1 : len(a) - t]
+            x2, y2 = b[p:m], b[m + 1 : len(b) - t]
+            if (
+                x
+                and y
+                and x != y
+                and x == y2
+                and y == x2
+                and any(w not in STOPWORDS for w in x)
+                and any(w not in STOPWORDS for w in y)
+            ):
+                return " ".join(x), link, " ".join(y)
+    return None
+
+
+__all__ = ["JOINS", "LINKS", "traded_around", "traded_words"]
