@@ -83,8 +83,17 @@ def right(payload: str, acceptable: list[str]) -> bool:
 
 
 def cascade(embedder: str) -> Cascade:
+    """eoc's seeded stages with ``embedder`` ("minilm" or "hashed") and the marking model."""
+    before = os.environ.get(EMBEDDER_ENV)
     os.environ[EMBEDDER_ENV] = embedder
-    return Cascade(default_stages(Marker()), meter=StubCounter())
+    try:
+        stages = default_stages(Marker())
+    finally:
+        if before is None:
+            del os.environ[EMBEDDER_ENV]
+        else:
+            os.environ[EMBEDDER_ENV] = before
+    return Cascade(stages, meter=StubCounter())
 
 
 def run(c: Cascade, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -54,13 +54,14 @@ from eoc.errors import (
     StoreError,
 )
 from eoc.followup import earlier_turns_change, fits
+from eoc.forget import checked_answer_name, forget_in, forget_of
 from eoc.ledger import Avoided, MadeLedger, avoided, recorded_cost, this_host
 from eoc.meter.counter import Counter, CounterStatus, StubCounter, max_power_uw
 from eoc.meter.detection import detect_all
 from eoc.meter.liveness import ProbeResult, probe
 from eoc.meter.span import span_uj
 from eoc.meter.trust import effective_kind
-from eoc.query import Query, Stage
+from eoc.query import Query, Stage, checked_reuse, stricter
 from eoc.receipt import Receipt, Signer
 from eoc.response import Response
 from eoc.stages.base import PENDING, Answer, Memo, StageLike
@@ -75,6 +76,8 @@ _CACHE = Stage.CACHE
 _MEMOS = (Stage.CACHE, Stage.KV)
 _UNKNOWN = object()
 _FACTS_KEPT = 4096  # earlier turns' facts remembered per cascade
+_REPLAYS_KEPT = 65_536
+"""Replays whose receipts a cascade keeps, to name the answer each served (about 10 MB)."""
 
 
 class Cascade:
@@ -95,6 +98,11 @@ class Cascade:
         signer: signs every receipt (a host key: ``eoc_native.receipts.HostSigner``; optional).
         calibration_ratio: a calibration span must read this many times an empty span.
         calibration_budget_ns: or last this long, whichever comes first.
+        reuse: how the model's remembered answers are reused (:data:`eoc.query.REUSE`):
+            "paraphrase" (the default: the same request from the cache, a rewording from the
+            kv), "exact" (the same request only: nothing is offered to the kv) or "never"
+            (nothing is remembered, nothing remembered before is served). A request may ask
+            for stricter (:attr:`eoc.query.Query.reuse`); facts are served under any.
     """
 
     def __init__(
@@ -108,6 +116,7 @@ class Cascade:
         signer: Signer | None = None,
         calibration_ratio: int = DEFAULT_RATIO,
         calibration_budget_ns: int = DEFAULT_BUDGET_NS,
+        reuse: str = "paraphrase",
     ) -> None:
         if stages is None:
             from eoc.assemble import default_stages
@@ -145,6 +154,10 @@ class Cascade:
             raise ConfigError("calibration_budget_ns must be a positive whole number of ns")
         if signer is not None and not callable(getattr(signer, "sign", None)):
             raise ConfigError("signer must have sign(message: bytes) -> signature (hex)")
+        try:
+            self.reuse: str = checked_reuse(reuse, "reuse") or "paraphrase"
+        except InputError as exc:
+            raise ConfigError(exc.reason) from None
         self.stages: tuple[StageLike, ...] = tuple(stages)
         self.meter = meter
         self.signer = signer
@@ -183,6 +196,8 @@ class Cascade:
             self._neural, "would_cost", None
         )
         self._facts_of: dict[str, str | None] = {}  # an earlier turn's text -> its fact
+        self._replays: dict[str, str] = {}  # a replay's receipt -> the receipt it was made with
+        self._replays_lock = threading.Lock()
         self._bracket_lock = threading.Lock()
         self._cal_lock = threading.Lock()
         self._chargers: dict[Stage, HitCharger] = {}
@@ -337,7 +352,10 @@ class Cascade:
                     memo is not None
                     and answer.memo_qid == qid
                     and answer.memo_cost is answer.cost
-                    and (not answer.origin or answer.origin == self.origin())
+                    and (
+                        not answer.origin
+                        or (answer.origin == self.origin() and self.reuse != "never")
+                    )
                 ):
                     return memo
         q = Query(query) if type(query) is str else self._as_query(query)
@@ -346,12 +364,15 @@ class Cascade:
         plan = self._plans[q.context is None, q.cacheable, facts, parted]
         if cache_missed and plan and plan[0][1] is _CACHE:
             plan = plan[1:]
+        policy = self.reuse if q.reuse is None else stricter(self.reuse, q.reuse)
         for stage, kind, plain in plan:
             answer = stage.lookup(q)
             if q.context is not None and kind is not _CACHE:
-                answer = self._scoped(kind, q, answer)
+                answer = self._scoped(kind, q, answer, facts)
             elif answer is None or answer.origin:  # not one no model made: is it this model's?
                 answer = self._own(stage, kind, q, answer)
+            if answer is not None and answer.origin and not _reuses(policy, kind):
+                answer = None  # a model's remembered answer the store or request won't reuse
             if answer is not None:
                 cost = self._cheap_cost(stage, q, answer, plain)
                 if kind is _CACHE:
@@ -425,6 +446,8 @@ class Cascade:
         answer = self._ask(stage, q)
         if answer is None:
             return None
+        if answer.origin and not _reuses(stricter(self.reuse, q.reuse), kind):
+            return None
         return self._respond(kind, q, answer, self._cheap_cost(stage, q, answer, plain))
 
     def _ask(self, stage: StageLike, q: Query) -> Answer | None:
@@ -437,17 +460,22 @@ class Cascade:
     def _kept_in_kv(self, q: Query) -> bool:
         """Whether a model's answer to ``q`` is offered to kv: a plain question's (the shared
         partition) or one in a partition (:mod:`eoc.partition`) where kv keeps partitions;
-        never a follow-up's."""
-        return q.cacheable and (q.context is None or (q.partition is not None and self._parts))
+        never a follow-up's, nor any where the store reuses answers only exactly (or never)."""
+        return (
+            q.cacheable
+            and self.reuse == "paraphrase"
+            and (q.context is None or (q.partition is not None and self._parts))
+        )
 
-    def _scoped(self, kind: Stage, q: Query, answer: Answer | None) -> Answer | None:
+    def _scoped(self, kind: Stage, q: Query, answer: Answer | None, facts: bool) -> Answer | None:
         """kv's or graph's answer to a query with a context: a fact where facts may answer it
+        (``facts``: the request allows one and its earlier turns change nothing eoc can see)
         and it fits (:meth:`_fact`); a model's answer only from kv, kept in the query's own
         partition (kv reads no other) and made by this cascade's model and parameters."""
         if answer is None:
             return None
         if not answer.origin:
-            return self._fact(q, answer) if q.facts_ok else None
+            return self._fact(q, answer) if facts else None
         if (
             kind is Stage.KV
             and self._parts
@@ -532,7 +560,13 @@ class Cascade:
         raise InputError(f"resolve() takes a Query or prompt text, not {type(query).__name__}")
 
     def _respond(
-        self, kind: Stage, q: Query, answer: Answer, cost: JouleCost, stored: str = ""
+        self,
+        kind: Stage,
+        q: Query,
+        answer: Answer,
+        cost: JouleCost,
+        stored: str = "",
+        receipt: Receipt | None = None,
     ) -> Response:
         # The same cost object and query id mean the same five receipt fields, so the same
         # (read-only) response. Cost objects are per stage, so the stage is implied.
@@ -540,9 +574,13 @@ class Cascade:
             memo = answer.memo_response
             assert memo is not None
             return memo
-        receipt = Receipt.issue(q.id, kind, cost, answer.payload)
+        if receipt is None:
+            receipt = Receipt.issue(q.id, kind, cost, answer.payload)
         if self.signer is not None:
             receipt = receipt.signed(self.signer)
+        made = None if answer.generation is None else answer.generation.receipt
+        if made is not None and made != receipt.digest:
+            self._remember_replay(receipt.digest, made)
         saved = self._avoided(kind, q, answer, cost)
         response = Response(
             kind,
@@ -558,6 +596,50 @@ class Cascade:
         )
         answer.memo_cost, answer.memo_qid, answer.memo_response = cost, q.id, response
         return response
+
+    def _remember_replay(self, digest: str, made: str) -> None:
+        """Keep which made answer a replay's receipt served (the newest :data:`_REPLAYS_KEPT`),
+        so the receipt of any answer this cascade gave names the answer to forget."""
+        with self._replays_lock:
+            replays = self._replays
+            if len(replays) >= _REPLAYS_KEPT:
+                del replays[next(iter(replays))]
+            replays[digest] = made
+
+    def made_receipt(self, answer: Response | str) -> str:
+        """The name of a remembered model answer: the receipt it was made with.
+
+        ``answer`` is a :class:`Response` (a fresh model answer's, or a replay's), the digest of
+        any receipt this cascade gave with it (a replay's receipts are looked up among the
+        newest :data:`_REPLAYS_KEPT`), or a response id of ``eoc serve``, which carries the
+        made receipt's first 32 hex digits (:func:`eoc.forget.answer_in_id`).
+
+        Raises:
+            InputError: an answer no model made or no store kept, or text that is neither a
+                receipt digest nor such an id.
+        """
+        if isinstance(answer, Response):
+            gen = answer.generation
+            if gen is None or gen.receipt is None:
+                raise InputError(
+                    "this answer is no remembered model answer (a fact, or one made before eoc "
+                    "named answers by their receipt): forget it by its question instead"
+                )
+            return gen.receipt
+        digest = checked_answer_name(answer)
+        with self._replays_lock:
+            return self._replays.get(digest, digest)
+
+    def forget_answer(self, answer: Response | str) -> dict[str, int]:
+        """Forget one remembered model answer everywhere this cascade keeps it (the cache and
+        the kv, in memory and in their store), named by ``answer`` as :meth:`made_receipt`
+        reads it: an app's thumbs-down. Returns how many entries each stage forgot.
+
+        Raises:
+            InputError: as :meth:`made_receipt`.
+        """
+        what = forget_of(answer=self.made_receipt(answer))
+        return forget_in(self._cache, self._kv, what)
 
     def _avoided(self, kind: Stage, q: Query, answer: Answer, cost: JouleCost) -> Avoided | None:
         """What an answer given without the model avoided (:func:`eoc.ledger.avoided`): a
@@ -619,8 +701,8 @@ class Cascade:
     ) -> str:
         """Remember an answer and how a model generated it; returns what became of it
         (:attr:`Response.stored`)."""
-        if not q.cacheable:
-            return ""
+        if not q.cacheable or (origin and self.reuse == "never"):
+            return ""  # a store that never reuses a model's answer does not keep one
         done: list[str] = []
         try:
             if self._cache is not None:
@@ -787,18 +869,23 @@ class Cascade:
                     else:
                         cost = self._combine(answer.cost, span, t1 - t0)
         stored = ""
+        receipt = None
         if answer.memo:  # never the echo (no model ran) nor a sampled answer without a seed
             origin = self.origin()
-            if answer.generation is not None:  # kept with the entry: what a replay avoided
-                made = MadeCost.of(cost, self._host)
-                if made is not None:
-                    answer.generation = replace(answer.generation, made=made)
+            receipt = Receipt.issue(q.id, Stage.NEURAL, cost, answer.payload)
+            if answer.generation is not None:  # kept with the entry: what a replay avoided,
+                made = MadeCost.of(cost, self._host)  # and the answer's name (its receipt)
+                answer.generation = replace(
+                    answer.generation,
+                    made=made if made is not None else answer.generation.made,
+                    receipt=receipt.digest,
+                )
             stored = self._memoize(Stage.NEURAL, q, answer.payload, origin, answer.generation)
             if stored in ("yes", PENDING):  # what a replay of it will have avoided
                 self.made.record(origin, answer.payload, cost)
         elif answer.unkept:  # a broken answer: served once, never again, and it says why
             cost = cost.with_basis(f"{cost.basis}; not remembered: {answer.unkept}")
-        return self._respond(Stage.NEURAL, q, answer, cost, stored)
+        return self._respond(Stage.NEURAL, q, answer, cost, stored, receipt)
 
     @staticmethod
     def _lookup_neural(stage: StageLike, q: Query) -> Answer:
@@ -885,6 +972,11 @@ class Cascade:
                 f"{self.meter.name} can see in that time"
             )
         return ""
+
+
+def _reuses(policy: str, kind: Stage) -> bool:
+    """Whether a model's remembered answer from ``kind`` may be served under ``policy``."""
+    return policy == "paraphrase" or (policy == "exact" and kind is _CACHE)
 
 
 def _takes(memo: object, name: str) -> bool:

@@ -177,10 +177,14 @@ class ChatRequest:
             doc["seed"] = self.seed
         return doc
 
-    def query(self, on_piece: Callable[[str], None] | None = None) -> Query:
+    def query(
+        self, on_piece: Callable[[str], None] | None = None, reuse: str | None = None
+    ) -> Query:
         """The query the cascade resolves for this request (its id is the cache key).
 
-        ``on_piece`` is handed to a backend that streams (each piece of text as it comes).
+        ``on_piece`` is handed to a backend that streams (each piece of text as it comes);
+        ``reuse`` is the request's own policy for remembered model answers
+        (:data:`eoc.query.REUSE`; ``eoc serve`` reads it from the ``x-eoc-reuse`` header).
         """
         cacheable = self.repeatable or self.defaults.cache_sampled
         context = None if self.plain else self.canonical()
@@ -192,6 +196,7 @@ class ChatRequest:
             on_piece=on_piece,
             facts_ok=context is not None and self.facts_may_answer,
             partition=None if context is None else self.partition,
+            reuse=reuse,
         )
 
     @property

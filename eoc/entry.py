@@ -38,6 +38,7 @@ MAX_MADE_BASIS = 240
 MAX_MADE_NAME = 128
 """The longest counter or host name kept with a made cost, in characters (printable ASCII)."""
 _REASON = re.compile(r"[a-z_]{1,32}")
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 7 * 86_400}
 _DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*")
 UNKNOWN_NOTE = "stored before eoc kept how answers were generated: finish reason and usage unknown"
@@ -148,13 +149,17 @@ def _made_from_doc(doc: object) -> MadeCost:
 @dataclass(frozen=True, slots=True)
 class Generation:
     """How a model generated one answer: why it stopped, its (tokens in, tokens out), the
-    seconds it took, and what making it cost (``made``: :class:`MadeCost`, ``None`` when not
-    recorded). ``finish_reason`` ``None`` means unknown (:data:`UNKNOWN`)."""
+    seconds it took, what making it cost (``made``: :class:`MadeCost`, ``None`` when not
+    recorded) and the receipt it was made with (``receipt``). ``finish_reason`` ``None`` means
+    unknown (:data:`UNKNOWN`)."""
 
     finish_reason: str | None
     tokens: tuple[int, int] | None = None
     seconds: float | None = None
     made: MadeCost | None = None
+    receipt: str | None = None
+    """The digest of the receipt the answer was given with when the model made it: the answer's
+    name, by which it is forgotten (:mod:`eoc.forget`), whoever serves it again."""
 
     @property
     def known(self) -> bool:
@@ -170,6 +175,8 @@ class Generation:
             "seconds": self.seconds,
             "replayed": replayed,
         }
+        if self.receipt is not None:
+            out["receipt"] = self.receipt
         if not self.known:
             out["note"] = UNKNOWN_NOTE if self.seconds is None else FINISH_UNKNOWN_NOTE
         return out
@@ -205,6 +212,10 @@ def checked_generation(value: object) -> Generation:
         raise InvalidText(f"generation seconds are from 0 to 86400, not {seconds!r:.40}")
     if value.made is not None:
         checked_made(value.made)
+    if value.receipt is not None and (
+        not isinstance(value.receipt, str) or not _DIGEST.fullmatch(value.receipt)
+    ):
+        raise InvalidText(f"a made receipt is 64 lower-case hex digits, not {value.receipt!r:.70}")
     return value
 
 
@@ -236,6 +247,8 @@ class EntryMeta:
             doc["seconds"] = gen.seconds
             if gen.made is not None:
                 doc["made"] = gen.made.to_doc()
+            if gen.receipt is not None:
+                doc["receipt"] = gen.receipt
         return json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
@@ -262,7 +275,7 @@ def meta_from_text(text: str) -> EntryMeta:
     if text == "":
         return NO_META
     if not isinstance(text, str) or len(text.encode("utf-8", "replace")) > MAX_META_BYTES:
-        raise InvalidText("an entry record is JSON text of at most 1 KiB")
+        raise InvalidText("an entry record is JSON text of at most 4 KiB")
     try:
         doc = json.loads(text)
     except (ValueError, RecursionError):
@@ -274,10 +287,11 @@ def meta_from_text(text: str) -> EntryMeta:
         "tokens",
         "seconds",
         "made",
+        "receipt",
     }:
         raise InvalidText("an entry record has other fields than eoc writes")
-    if "made" in doc and "finish" not in doc:
-        raise InvalidText("an entry record has a made cost but no generation")
+    if ("made" in doc or "receipt" in doc) and "finish" not in doc:
+        raise InvalidText("an entry record has a made cost or receipt but no generation")
     gen = None
     if "finish" in doc:
         tokens = doc.get("tokens")
@@ -287,6 +301,7 @@ def meta_from_text(text: str) -> EntryMeta:
                 tuple(tokens) if isinstance(tokens, list) else tokens,
                 doc.get("seconds"),
                 None if "made" not in doc else _made_from_doc(doc["made"]),
+                doc.get("receipt"),
             )
         )
     return EntryMeta(_time(doc["at"], "stored_at"), _time(doc["exp"], "expires_at"), gen)

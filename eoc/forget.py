@@ -1,5 +1,5 @@
-"""Forgetting remembered answers: by question, by stage, by age (``eoc store forget``, and
-``POST /v1/eoc/forget`` on ``eoc serve``).
+"""Forgetting remembered answers: by question, by stage, by age, or one answer by its name
+(``eoc store forget``, ``POST /v1/eoc/forget`` on ``eoc serve``, :meth:`eoc.Cascade.forget_answer`).
 
 A :class:`Forget` says what to forget; every criterion given must hold (they combine with
 "and"). ``question`` matches an entry stored for that exact question (its text as asked; the
@@ -8,10 +8,18 @@ matches it in every partition, :mod:`eoc.partition`);
 ``stages`` limits it to the cache or the kv; ``older_than`` (seconds) matches entries stored at
 least that long ago. An entry kept before eoc recorded its age (store schema 2 or older) has no
 age: ``older_than`` never matches it (forget it by question or by stage).
+
+``answer`` names one model answer: the digest of the receipt it was given with when the model
+made it (kept with the answer as :attr:`eoc.entry.Generation.receipt`, in the cache and the kv
+alike, and shown with every replay of it as ``generation.receipt``), or the first 32 or more of
+its hex digits: what a response id of ``eoc serve`` carries (:func:`answer_in_id`). So an app's
+thumbs-down button, which holds the response it showed, removes that answer wherever it is kept.
+An answer remembered before eoc named answers so has no name: forget it by its question.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -23,6 +31,45 @@ from eoc.query import Query, check_prompt
 from eoc.stages.text import fold
 
 STAGES = ("cache", "kv")
+MIN_ANSWER_DIGITS = 32
+"""The fewest hex digits of a made receipt that name an answer (128 bits)."""
+_HEX = re.compile(r"[0-9a-f]{32,64}")
+_ID_ANSWER = re.compile(r"-a([0-9a-f]{32})$")
+
+
+def answer_in_id(response_id: str) -> str | None:
+    """The made receipt's first 32 hex digits an ``eoc serve`` response id carries
+    (``chatcmpl-...-a<32 hex>``, :func:`id_naming`), or ``None`` (an answer no model made)."""
+    m = _ID_ANSWER.search(response_id)
+    return None if m is None else m.group(1)
+
+
+def id_naming(prefix: str, made_receipt: str | None) -> str:
+    """A response id that names the model answer it carries: ``prefix`` (unique per response),
+    then ``-a`` and the made receipt's first 32 hex digits; ``prefix`` alone for an answer no
+    model made."""
+    return prefix if made_receipt is None else f"{prefix}-a{made_receipt[:MIN_ANSWER_DIGITS]}"
+
+
+def checked_answer_name(name: object) -> str:
+    """A receipt digest (64 hex digits), the first 32 or more of them, or the digits a response
+    id of ``eoc serve`` carries, as the hex digits that name an answer.
+
+    Raises:
+        InputError: anything else.
+    """
+    if isinstance(name, str):
+        text = name.strip().lower()
+        in_id = answer_in_id(text) if len(text) <= 200 else None
+        if in_id is not None:
+            return in_id
+        if _HEX.fullmatch(text):
+            return text
+    raise InputError(
+        "an answer is named by the receipt it was given with (64 hex digits, or the first 32 "
+        f"or more) or by eoc serve's response id (chatcmpl-...-a<32 hex>), not {name!r:.80}"
+    )
+
 
 Match = Callable[[str, str | None, str, EntryMeta | None], bool]
 """Whether to forget an entry: (its key, its prompt or ``None`` for a cache entry, its origin,
@@ -36,6 +83,7 @@ class Forget:
     question: str | None
     stages: tuple[str, ...]
     older_than: float | None
+    answer: str | None = None
 
     def matcher(self, stage: str, now: float | None = None) -> Match:
         """The test an entry of ``stage`` must pass to be forgotten, at ``now``."""
@@ -44,7 +92,13 @@ class Forget:
         plain = None if question is None else Query(question).id
         kv_key = None if question is None else fold(question)
 
+        named = self.answer
+
         def match(key: str, prompt: str | None, origin: str, meta: EntryMeta | None) -> bool:
+            if named is not None:
+                gen = None if meta is None else meta.generation
+                if gen is None or gen.receipt is None or not gen.receipt.startswith(named):
+                    return False
             if age is not None:
                 stored = None if meta is None else meta.stored_at
                 if stored is None or at - stored < age:
@@ -61,6 +115,8 @@ class Forget:
 
     def describe(self) -> str:
         parts = [f"question {self.question!r}"] if self.question is not None else []
+        if self.answer is not None:
+            parts.append(f"the answer made with receipt {self.answer[:16]}...")
         if self.older_than is not None:
             parts.append(f"older than {self.older_than:g} s")
         return f"{' and '.join(self.stages)} entries" + (
@@ -68,20 +124,29 @@ class Forget:
         )
 
 
-def forget_of(question: object = None, stage: object = None, older_than: object = None) -> Forget:
+def forget_of(
+    question: object = None,
+    stage: object = None,
+    older_than: object = None,
+    *,
+    answer: object = None,
+) -> Forget:
     """A checked :class:`Forget`. ``stage`` is "cache", "kv" or ``None`` (both); ``older_than``
-    a duration ("30d", "12h") or seconds.
+    a duration ("30d", "12h") or seconds; ``answer`` a made receipt or a response id
+    (:func:`checked_answer_name`).
 
     Raises:
         ConfigError: no criterion at all (nothing says what to forget), an unknown stage, a bad
             duration.
-        InputError: a question that is not valid text.
+        InputError: a question that is not valid text, an answer's name that is none.
     """
-    if question is None and stage is None and older_than is None:
+    if question is None and stage is None and older_than is None and answer is None:
         raise ConfigError(
-            "say what to forget: a question (--question), a stage (--stage cache|kv) or an age "
-            "(--older-than 30d), or several of them"
+            "say what to forget: a question (--question), an answer (--receipt or "
+            "--response-id), a stage (--stage cache|kv) or an age (--older-than 30d), or "
+            "several of them"
         )
+    named = None if answer is None else checked_answer_name(answer)
     if question is not None:
         check_prompt(question)
     if stage is not None and stage not in STAGES:
@@ -91,29 +156,43 @@ def forget_of(question: object = None, stage: object = None, older_than: object 
         None if question is None else str(question),
         STAGES if stage is None else (str(stage),),
         age,
+        named,
     )
 
 
-def forget_from_json(doc: object) -> Forget:
+def forget_from_json(doc: object, made_receipt: Any = None) -> Forget:
     """A :class:`Forget` from a request body: ``{"question": str, "stage": "cache"|"kv",
-    "older_than": "30d"|seconds}``, at least one of them.
+    "older_than": "30d"|seconds, "receipt": hex, "response_id": str}``, at least one of them
+    (``receipt`` and ``response_id`` name one answer: give one of the two).
+    ``made_receipt(name)``: the made receipt a receipt or response id names, where the caller
+    knows more than the name says (a server knows which answer a replay's receipt, or a
+    streamed response's id, served: :meth:`eoc.Cascade.made_receipt`).
 
     Raises:
         InputError: not an object, other fields, wrong types, or as :func:`forget_of`.
     """
+    fields = ("question", "stage", "older_than", "receipt", "response_id")
     if not isinstance(doc, Mapping):
-        raise InputError("the body is a JSON object: {question, stage, older_than}")
-    extra = set(doc) - {"question", "stage", "older_than"}
+        raise InputError(f"the body is a JSON object: {{{', '.join(fields)}}}")
+    extra = set(doc) - set(fields)
     if extra:
-        raise InputError(f"unknown fields {sorted(extra)!r:.100}: use question, stage, older_than")
+        raise InputError(f"unknown fields {sorted(extra)!r:.100}: use {', '.join(fields)}")
     question, stage, age = doc.get("question"), doc.get("stage"), doc.get("older_than")
+    receipt, response_id = doc.get("receipt"), doc.get("response_id")
+    if receipt is not None and response_id is not None:
+        raise InputError("name the answer once: a receipt or a response_id, not both")
+    name = receipt if receipt is not None else response_id
+    if name is not None and (not isinstance(name, str) or len(name) > 200):
+        raise InputError("receipt is 64 hex digits, response_id the id of a response (text)")
+    if name is not None and made_receipt is not None:
+        name = made_receipt(name)
     if question is not None and not isinstance(question, str):
         raise InputError("question is the exact text of a question")
     if stage is not None and not isinstance(stage, str):
         raise InputError('stage is "cache" or "kv"')
     if age is not None and (isinstance(age, bool) or not isinstance(age, (str, int, float))):
         raise InputError('older_than is a duration ("30d", "12h") or a number of seconds')
-    return forget_of(question, stage, age)
+    return forget_of(question, stage, age, answer=name)
 
 
 def forget_in(cache: Any, kv: Any, what: Forget, now: float | None = None) -> dict[str, int]:
@@ -126,4 +205,15 @@ def forget_in(cache: Any, kv: Any, what: Forget, now: float | None = None) -> di
     return out
 
 
-__all__ = ["STAGES", "Forget", "Match", "forget_from_json", "forget_in", "forget_of"]
+__all__ = [
+    "MIN_ANSWER_DIGITS",
+    "STAGES",
+    "Forget",
+    "Match",
+    "answer_in_id",
+    "checked_answer_name",
+    "forget_from_json",
+    "forget_in",
+    "forget_of",
+    "id_naming",
+]

@@ -28,7 +28,8 @@ plain questions included, never see it.
 * an answer cut by ``max_tokens`` (``length``), or whose finish is unknown, is kept under the
   partition's *bounded* tag, which names its ``max_tokens``: served only to a request with that
   same ``max_tokens`` (with more room the model would have gone on; with less it would have
-  been cut sooner).
+  been cut sooner) and the same question (the kv's exact path: never to a paraphrase, which
+  the model might have answered in fewer words, nor as finished: the replay says ``length``).
 
 A fact (an answer no model made: kv's pack, the graph, a computation) is in the shared
 partition; a request in a partition gets one only where :attr:`eoc.chat.ChatRequest.facts_may_answer`

@@ -24,6 +24,30 @@ MAX_PROMPT_BYTES = 16_384
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 CONTROL_CHARS = _CONTROL
 """The characters eoc takes in no text (a backend cleaning a model's output strips these)."""
+REUSE = ("paraphrase", "exact", "never")
+"""How a model's remembered answers may be reused, loosest first (:func:`checked_reuse`):
+``paraphrase`` (the default) serves one to the same question and, by the kv, to a rewording of
+it in the same partition; ``exact`` only to the same request (the cache); ``never`` to none. A
+store's policy (:class:`eoc.Cascade`'s ``reuse``) and a request's (:attr:`Query.reuse`) both
+hold: the stricter wins. Facts (answers no model made) are served under any."""
+
+
+def checked_reuse(value: object, what: str = "reuse") -> str | None:
+    """``value`` if it is one of :data:`REUSE` (or ``None``: no policy of its own).
+
+    Raises:
+        InvalidText: anything else.
+    """
+    if value is None or value in REUSE:
+        return value
+    raise InvalidText(f"{what} is one of {', '.join(REUSE)}, not {value!r:.40}")
+
+
+def stricter(a: str | None, b: str | None) -> str:
+    """The stricter of two reuse policies (``None``: the default, paraphrase)."""
+    return REUSE[max(REUSE.index(a or REUSE[0]), REUSE.index(b or REUSE[0]))]
+
+
 MAX_CONTEXT_BYTES = 1 << 20
 """Largest context (see :class:`Query`) accepted, in UTF-8 bytes (1 MiB)."""
 _sha256 = hashlib.sha256
@@ -175,6 +199,9 @@ class Query:
             and served to its paraphrases in the same partition (same model, system prompt and
             content-changing parameters: :mod:`eoc.partition`); ``None``: none (a plain
             question is in the shared partition).
+        reuse: how this request lets a model's remembered answer be served to it
+            (:data:`REUSE`: "paraphrase", "exact", "never"); ``None``: as the store allows.
+            Never hashed: it decides what may answer, not what the question is.
     """
 
     __slots__ = (
@@ -188,6 +215,7 @@ class Query:
         "on_piece",
         "partition",
         "prompt",
+        "reuse",
         "size",
     )
 
@@ -202,6 +230,7 @@ class Query:
     on_piece: Callable[[str], None] | None
     facts_ok: bool
     partition: KvPartition | None
+    reuse: str | None
 
     def __init__(
         self,
@@ -215,6 +244,7 @@ class Query:
         on_piece: Callable[[str], None] | None = None,
         facts_ok: bool = False,
         partition: KvPartition | None = None,
+        reuse: str | None = None,
     ) -> None:
         # Fast path for ordinary text; anything unusual gets the full check (and its error).
         if type(prompt) is str and prompt.isprintable() and not prompt.isspace():
@@ -252,6 +282,7 @@ class Query:
         if partition is not None and not callable(getattr(partition, "admits", None)):
             raise InvalidText("partition must be an eoc.partition.Partition or None")
         self.partition = partition if context is not None and cacheable else None
+        self.reuse = checked_reuse(reuse)
 
     def __repr__(self) -> str:
         return f"Query({self.prompt!r}, id={self.id[:12]}...)"
@@ -277,6 +308,7 @@ __all__ = [
     "CONTROL_CHARS",
     "MAX_CONTEXT_BYTES",
     "MAX_PROMPT_BYTES",
+    "REUSE",
     "Conversation",
     "KvPartition",
     "Query",
@@ -284,5 +316,7 @@ __all__ = [
     "check_embedding",
     "check_prompt",
     "check_text",
+    "checked_reuse",
     "query_id",
+    "stricter",
 ]

@@ -44,7 +44,11 @@ class Model:
     runs_model = True
 
     def __init__(
-        self, answers: dict[str, str] | None = None, *, finish: str = "stop", tokens: int = 9
+        self,
+        answers: dict[str, str] | None = None,
+        *,
+        finish: str | None = "stop",
+        tokens: int | None = 9,
     ) -> None:
         self.answers = answers or {RESET: ANSWER}
         self.finish, self.tokens = finish, tokens
@@ -54,7 +58,13 @@ class Model:
     def generate(self, prompt: str) -> Reply:
         self.calls += 1
         text = self.answers.get(prompt, f"made for: {prompt}")
-        return Reply(text, tokens_in=5, tokens_out=self.tokens, finish_reason=self.finish)
+        counted = self.tokens is not None
+        return Reply(
+            text,
+            tokens_in=5 if counted else None,
+            tokens_out=self.tokens,
+            finish_reason=self.finish,
+        )
 
     def chat(self, request: Any, on_piece: Callable[[str], None] | None = None) -> Reply:
         return self.generate(request.question)
@@ -213,24 +223,38 @@ def test_an_answer_that_stopped_serves_any_max_tokens_it_fits_in() -> None:
     assert ask(c, RESET_AGAIN, max_tokens=8)[0] == "neural"  # it would have been cut
 
 
-def test_an_answer_cut_by_length_serves_only_the_same_max_tokens() -> None:
+def test_an_answer_cut_by_length_serves_only_the_same_question_and_max_tokens() -> None:
+    """A cut answer is never reused for a paraphrase (issue 34: the model might have said it
+    in fewer words), only for its own question (the kv's exact path: case and spaces aside)
+    with the same max_tokens."""
     model = Model(finish="length", tokens=32)
     c = cascade(model)
     ask(c, RESET, max_tokens=32)
-    assert ask(c, RESET_AGAIN, max_tokens=32)[0] == "kv"
-    assert ask(c, RESET_AGAIN, max_tokens=64)[0] == "neural"  # it would have gone on
+    same = "  " + RESET.upper() + " "
+    assert ask(c, same, max_tokens=32)[0] == "kv"
+    assert ask(c, RESET_AGAIN, max_tokens=32)[0] == "neural"  # a paraphrase: never
+    assert ask(c, same, max_tokens=64)[0] == "neural"  # it would have gone on
     model2 = Model(finish="length", tokens=32)
     c2 = cascade(model2)
     ask(c2, RESET, max_tokens=32)
-    assert ask(c2, RESET_AGAIN, max_tokens=16)[0] == "neural"  # it would have been cut sooner
+    assert ask(c2, same, max_tokens=16)[0] == "neural"  # it would have been cut sooner
 
 
 def test_a_replay_from_a_partition_keeps_its_finish_reason() -> None:
     c = cascade(Model(finish="length", tokens=32))
     ask(c, RESET, max_tokens=32)
-    r = c.resolve(request(RESET_AGAIN, max_tokens=32).query())
+    r = c.resolve(request(RESET.lower(), max_tokens=32).query())
     assert r.stage.value == "kv" and r.generation is not None
     assert r.generation.finish_reason == "length" and r.generation.tokens == (5, 32)
+
+
+def test_an_answer_of_unknown_finish_is_never_served_to_a_paraphrase() -> None:
+    """A server that says neither why it stopped nor how many tokens it wrote: the answer may
+    have been cut, so it is kept for its own question only."""
+    c = cascade(Model(finish=None, tokens=None))
+    ask(c, RESET, max_tokens=4)
+    assert ask(c, RESET_AGAIN, max_tokens=4)[0] == "neural"
+    assert ask(c, RESET_AGAIN, max_tokens=256)[0] == "neural"
 
 
 def test_another_model_on_the_same_kv_does_not_serve_the_answer() -> None:

@@ -1,4 +1,5 @@
-"""``eoc store forget``: forget remembered answers by question, stage and age (:mod:`eoc.forget`).
+"""``eoc store forget``: forget remembered answers by question, stage and age, or one answer by
+the receipt it was made with (:mod:`eoc.forget`).
 
 It opens the store as ``eoc query`` does (``--store``: a SQLite file or ``postgresql://...``;
 default ``$EOC_STORE``, else the per-user store ``eoc query`` remembers in, if there is one),
@@ -20,7 +21,10 @@ from eoc.forget import STAGES, forget_in, forget_of
 def cmd_store_forget(args: argparse.Namespace, out: TextIO) -> int:
     from eoc.assemble import kv_options, open_store
 
-    what = forget_of(args.question, args.stage, args.older_than)  # refused before opening
+    named = args.receipt if args.receipt is not None else args.response_id
+    if args.receipt is not None and args.response_id is not None:
+        raise ConfigError("name the answer once: --receipt or --response-id, not both")
+    what = forget_of(args.question, args.stage, args.older_than, answer=named)  # before opening
     store = args.store or _per_user_store()
     parts = open_store(store, kv_options())
     try:
@@ -31,7 +35,13 @@ def cmd_store_forget(args: argparse.Namespace, out: TextIO) -> int:
         f"{n} {stage} {'entry' if n == 1 else 'entries'}" for stage, n in counts.items()
     )
     doc = {"store": store, "forgot": counts, "what": what.describe()}
-    emit(out, args.json, doc, [f"forgot : {said} ({what.describe()})", f"store : {store}"])
+    lines = [f"forgot : {said} ({what.describe()})", f"store : {store}"]
+    if what.answer is not None and not any(counts.values()):
+        lines.append(
+            "note : no answer is kept under that name: give the receipt the answer was made with "
+            "(eoc query prints it as 'made', eoc serve as eoc.generation.receipt), or its question"
+        )
+    emit(out, args.json, doc, lines)
     return 0
 
 
@@ -56,10 +66,22 @@ def add_forget(store_sub: Any) -> None:
     """Add ``forget`` to ``eoc store``'s subcommands."""
     forget = store_sub.add_parser(
         "forget",
-        help="forget remembered answers by question, stage and age (criteria combine: all must "
-        "hold); prints how many it removed from each stage",
+        help="forget remembered answers by question, stage and age, or one answer by its receipt "
+        "(criteria combine: all must hold); prints how many it removed from each stage",
     )
     forget.add_argument("--question", help="the exact text of a question whose answers to forget")
+    forget.add_argument(
+        "--receipt",
+        metavar="DIGEST",
+        help="forget the one model answer made with this receipt (64 hex digits, or the first 32 "
+        "or more): the receipt eoc query printed when the model answered, or its 'made' line on "
+        "a replay",
+    )
+    forget.add_argument(
+        "--response-id",
+        metavar="ID",
+        help="forget the one model answer an eoc serve response gave (chatcmpl-...-a<32 hex>)",
+    )
     forget.add_argument("--stage", choices=STAGES, help="forget from this stage only")
     forget.add_argument(
         "--older-than",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from eoc.query import REUSE
 from eoc.stages.neural import DEFAULT_MAX_TOKENS
 
 
@@ -38,6 +39,19 @@ def add_store(p: argparse.ArgumentParser, *, ttl: bool = True, per_user: bool = 
         metavar="DURATION",
         help="the store's TTL: a model's answer older than this (30d, 12h, 90m, 45s, or "
         "seconds), or of unknown age, is never served from cache or kv (default: none)",
+    )
+
+
+def add_reuse(p: argparse.ArgumentParser, *, of: str) -> None:
+    """``--reuse``: how the model's remembered answers may be served (:data:`eoc.query.REUSE`),
+    ``of`` saying whose policy it is (a question's, or a store's)."""
+    p.add_argument(
+        "--reuse",
+        choices=REUSE,
+        default=None,
+        help=f"{of}: how a model's remembered answers may be served: paraphrase (the default: "
+        "the same question from the cache, a rewording from the kv), exact (the same request "
+        "only) or never; facts are served under any",
     )
 
 

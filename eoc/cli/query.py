@@ -10,7 +10,7 @@ from typing import Any, TextIO
 from eoc.assemble import Assembly, assemble, model_backend, signer
 from eoc.cascade import Cascade
 from eoc.cli.common import Add, emit
-from eoc.cli.options import add_model, add_sign_key, add_store
+from eoc.cli.options import add_model, add_reuse, add_sign_key, add_store
 from eoc.cli.userstore import choose_store, memory_note
 from eoc.entry import checked_ttl
 from eoc.errors import StoreError, StoreUnusable
@@ -52,10 +52,16 @@ def format_response(r: Response) -> list[str]:
             lines.append(
                 f"replay : finish {gen.finish_reason}{counts}{took} (when the model made it)"
             )
-        else:
+        elif gen.seconds is None:
             lines.append(
                 "replay : finish reason and usage unknown (remembered before eoc kept them)"
             )
+        else:
+            lines.append(
+                "replay : finish reason and usage unknown (the model's server did not say them)"
+            )
+        if gen.receipt is not None:
+            lines.append(f"made : {gen.receipt} (the answer's receipt when the model made it)")
     if r.stage is not Stage.NEURAL:  # a model's own answer avoided nothing
         lines.insert(4, f"avoided : {avoided_line(r)}")
     if r.receipt.signature is not None:
@@ -116,7 +122,7 @@ def cmd_query(args: argparse.Namespace, out: TextIO) -> int:
     err: Any = _Marked(sys.stderr) if args.meter == "fake" else sys.stderr
     show = None if args.json else _ModelWork(err)
     # built once, and a bad prompt refused before any store is opened
-    query = Query(args.prompt, on_piece=None if show is None else show.piece)
+    query = Query(args.prompt, on_piece=None if show is None else show.piece, reuse=args.reuse)
     sign = signer(args.sign_key)
     backend = model_backend(args.model, args.max_tokens)
     if show is not None and isinstance(backend, LoadsWithProgress):
@@ -243,6 +249,7 @@ def register(sub: object, add: Add) -> None:
     add_sign_key(query)
     add_model(query)
     add_store(query, per_user=True)
+    add_reuse(query, of="this question's policy")
     query.add_argument(
         "--meter",
         choices=("auto", "fake"),

@@ -76,6 +76,16 @@ share of a miss near 1 ms; a 17th similar stored prompt is not checked, even if 
 _UNKNOWN: Any = object()  # "not computed yet"
 
 
+def finished(meta: EntryMeta | None) -> bool:
+    """Whether a model's remembered answer ended by itself (``finish_reason`` "stop"): only
+    such an answer is served to a paraphrase. One cut at ``max_tokens`` ("length"), or whose
+    finish is unknown (a server that did not say, a store from before eoc kept it), answers
+    only its own question, on the exact path: a reworded question with more room would have
+    got more."""
+    gen = None if meta is None else meta.generation
+    return gen is not None and gen.finish_reason == "stop"
+
+
 def _both(
     first: Callable[[Hashable], bool], then: Callable[[Hashable], bool] | None
 ) -> Callable[[Hashable], bool]:
@@ -582,6 +592,8 @@ class KVStage:
                 return False
             if self._stale(candidate):
                 return False  # expired: never served
+            if candidate.origin and not finished(candidate.meta):
+                return False  # cut at max_tokens, or of unknown finish: its own question only
             guarded += 1
             if prepare is None:
                 return allows(text, candidate.prompt)
@@ -706,4 +718,4 @@ class KVStage:
         return len(self._entries)
 
 
-__all__ = ["DEFAULT_THRESHOLD", "MAX_GUARD_CHECKS", "KVStage"]
+__all__ = ["DEFAULT_THRESHOLD", "MAX_GUARD_CHECKS", "KVStage", "finished"]

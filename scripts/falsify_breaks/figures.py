@@ -257,14 +257,14 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a conversation's answer offered to kv",
         "eoc/cascade.py",
-        "        return q.cacheable and (q.context is None or (q.partition is not None and self._parts))",
-        "        return q.cacheable",
+        "            and (q.context is None or (q.partition is not None and self._parts))",
+        "            and True",
     ),
     (
         "an uncacheable answer remembered",
         "eoc/cascade.py",
-        '        if not q.cacheable:\n            return ""\n',
-        "",
+        "        if not q.cacheable or (origin and self.reuse",
+        "        if False or (origin and self.reuse",
     ),
     (
         "a measured cache, kv or graph receipt verifies",

@@ -359,7 +359,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "the vocabulary repairs nothing",
         "eoc/stages/vocabulary.py",
-        "            right = self.correction(low)",
+        "            right = self.correction(low, w)",
         "            right = None",
     ),
     (

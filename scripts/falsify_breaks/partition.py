@@ -72,8 +72,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a partition's model answer is not kept in kv",
         "eoc/cascade.py",
-        "        return q.cacheable and (q.context is None or (q.partition is not None and self._parts))",
-        "        return q.cacheable and q.context is None",
+        "            and (q.context is None or (q.partition is not None and self._parts))",
+        "            and q.context is None",
     ),
     (
         "a SQLite store forgets the partition on restart",

@@ -38,7 +38,7 @@ from eoc.errors import (
     PromptTooLong,
     StoreError,
 )
-from eoc.query import Query
+from eoc.query import REUSE, Query
 from eoc.response import Response
 from eoc_native import require
 from eoc_native.serve import forgetroute
@@ -47,7 +47,15 @@ from eoc_native.serve.budget import Budgets, Hold, OverBudget
 from eoc_native.serve.keys import ApiKeys
 from eoc_native.serve.metrics import Metrics
 from eoc_native.serve.openapi import document
-from eoc_native.serve.wire import JSON, SSE, AnswerBodies, Chunks, error_body, verdict_headers
+from eoc_native.serve.wire import (
+    JSON,
+    SSE,
+    AnswerBodies,
+    Chunks,
+    error_body,
+    made_receipt_of,
+    verdict_headers,
+)
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -60,6 +68,32 @@ _MEMO_BODIES = 4096
 _MEMO_BODY_BYTES = 8192
 _JSON_HEADERS = [(b"content-type", JSON)]
 _SSE_HEADERS = [(b"content-type", SSE), (b"cache-control", b"no-cache")]
+REUSE_HEADER = b"x-eoc-reuse"
+"""A request's own policy for remembered model answers: paraphrase, exact or never."""
+
+
+def _reuse_of(scope: Scope) -> str | None:
+    """The ``x-eoc-reuse`` header's policy (``None``: the store's).
+
+    Raises:
+        HttpError: 400 for a value that is none of :data:`eoc.query.REUSE`.
+    """
+    for name, value in scope["headers"]:
+        if name == REUSE_HEADER:
+            text = str(value.decode("latin-1")).strip().lower()
+            if text not in REUSE:
+                raise HttpError(
+                    400,
+                    "BadRequest",
+                    f"x-eoc-reuse is one of {', '.join(REUSE)}, not {text[:40]!r}",
+                    "bad_reuse",
+                )
+            return text
+    return None
+
+
+STREAMS_NAMED = 65_536
+"""Streamed responses whose answers a server keeps names for (to forget by their ids)."""
 
 
 @dataclass
@@ -170,6 +204,7 @@ class EocServer:
         self.metrics = metrics if metrics is not None else Metrics()
         self.executor = ThreadPoolExecutor(config.workers, thread_name_prefix="eoc-answer")
         self.pending = 0
+        self._streams: dict[str, str] = {}  # a streamed response's id -> its answer's name
         self._parsed: dict[tuple[str, bytes], tuple[ChatRequest, Query | None]] = {}
         self._reading: dict[asyncio.Task[Any], float] = {}  # body reads and their deadlines
         self._late: set[asyncio.Task[Any]] = set()
@@ -193,7 +228,7 @@ class EocServer:
                 self._dispatch,
                 allow_origins=list(config.cors_origins),
                 allow_methods=["GET", "POST"],
-                allow_headers=["authorization", "content-type"],
+                allow_headers=["authorization", "content-type", "x-eoc-reuse"],
                 expose_headers=[
                     "x-eoc-stage",
                     "x-eoc-microjoules",
@@ -269,7 +304,7 @@ class EocServer:
                             "too_large",
                         )
                     chunks.append(chunk)
-                what = forgetroute.parse(b"".join(chunks))
+                what = forgetroute.parse(b"".join(chunks), self.answer_name)
                 loop = asyncio.get_running_loop()
                 counts = await loop.run_in_executor(
                     self.executor, forgetroute.forget, self.cascade, what
@@ -511,12 +546,15 @@ class EocServer:
         t0 = time.perf_counter()
         try:
             key = self._key_of(scope)
+            reuse = _reuse_of(scope)
             request, query = self._request(await self._body(scope, receive), kind)
             if self.budgets is not None:
                 self.budgets.check(key)
             if query is None:
-                await self._stream(request, key, t0, send)
+                await self._stream(request, key, t0, send, reuse)
                 return
+            if reuse is not None:
+                query = request.query(reuse=reuse)
             hold = None
             response = self.cascade.cached(query)
             if response is None:
@@ -618,6 +656,23 @@ class EocServer:
         finally:
             self.pending -= 1
 
+    def _name_stream(self, response_id: str, response: Response) -> None:
+        """Keep which remembered answer a streamed response gave (its id was sent before the
+        answer was made, so it cannot carry the name): the newest :data:`STREAMS_NAMED`."""
+        made = made_receipt_of(response)
+        if made is None:
+            return
+        named = self._streams
+        if len(named) >= STREAMS_NAMED:
+            del named[next(iter(named))]
+        named[response_id] = made
+
+    def answer_name(self, name: str) -> str:
+        """The made receipt a forget request names: a streamed response's id this server gave,
+        else as :meth:`eoc.Cascade.made_receipt` reads a receipt or an id."""
+        made = self._streams.get(name.strip())
+        return made if made is not None else self.cascade.made_receipt(name)
+
     def _timeout(self) -> HttpError:
         return HttpError(
             504,
@@ -627,8 +682,9 @@ class EocServer:
             "timeout",
         )
 
-    async def _stream(self, request: ChatRequest, key: str | None, t0: float, send: Send) -> None:
-        chunks = Chunks(request, self.config.model_id)
+    async def _stream(
+        self, request: ChatRequest, key: str | None, t0: float, send: Send, reuse: str | None
+    ) -> None:
         public_key = self.config.public_key
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[str | None] = asyncio.Queue()
@@ -636,8 +692,11 @@ class EocServer:
         def on_piece(piece: str) -> None:
             loop.call_soon_threadsafe(queue.put_nowait, piece)
 
-        query = request.query(on_piece=on_piece)
+        query = request.query(on_piece=on_piece, reuse=reuse)
         hit = self.cascade.cached(query)
+        chunks = Chunks(
+            request, self.config.model_id, None if hit is None else made_receipt_of(hit)
+        )
         if hit is not None:
             self._account(key, hit, t0)
             await send(
@@ -689,6 +748,7 @@ class EocServer:
         finally:
             self.pending -= 1
         self._account(key, response, t0, hold)
+        self._name_stream(chunks.id, response)
         body = chunks.end(response, public_key)
         if not started:  # kv, graph or a model that streamed nothing: the answer in one piece
             await send(

@@ -94,14 +94,18 @@ def document(model: str) -> dict[str, Any]:
                 "type": "object",
                 "description": "How a model generated the answer (absent when no model made "
                 "it): finish_reason, tokens {in, out}, seconds; replayed when a store served it "
-                "again. A remembered answer kept before eoc recorded this has finish_reason, "
-                "tokens and seconds null and a note.",
+                "again; receipt, the digest of the receipt it was made with (its name: POST "
+                "/v1/eoc/forget forgets it by that). A remembered answer kept before eoc recorded "
+                "this has finish_reason, tokens and seconds null and a note; finish_reason is "
+                "null too where the model's server said neither why it stopped nor how many "
+                "tokens it wrote.",
                 "required": ["finish_reason", "tokens", "seconds", "replayed"],
                 "properties": {
                     "finish_reason": {"type": ["string", "null"]},
                     "tokens": {"type": ["object", "null"]},
                     "seconds": {"type": ["number", "null"]},
                     "replayed": {"type": "boolean"},
+                    "receipt": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
                     "note": {"type": "string"},
                 },
             },
@@ -269,9 +273,11 @@ def document(model: str) -> dict[str, Any]:
             "/v1/eoc/forget": {
                 "post": {
                     "summary": "Forget remembered answers (admin keys only)",
-                    "description": "Removes cache and kv entries by exact question, stage and "
-                    "age; every criterion given must hold. 401 without a valid key, 403 with a "
-                    "key not marked admin in the keys file or on a server that takes no keys.",
+                    "description": "Removes cache and kv entries by exact question, stage, "
+                    "age, or one remembered model answer named by a receipt or response id this "
+                    "server gave with it (an app's thumbs-down); every criterion given must hold. "
+                    "401 without a valid key, 403 with a key not marked admin in the keys file or "
+                    "on a server that takes no keys.",
                     "security": [{"bearer": []}],
                     "requestBody": {
                         "required": True,
@@ -313,6 +319,14 @@ def document(model: str) -> dict[str, Any]:
                         "older_than": {
                             "type": ["string", "number"],
                             "description": 'a duration ("30d", "12h", "90m") or seconds',
+                        },
+                        "receipt": {
+                            "type": "string",
+                            "description": "a receipt digest of the answer (64 hex digits)",
+                        },
+                        "response_id": {
+                            "type": "string",
+                            "description": "the id of a response that gave the answer",
                         },
                     },
                 },

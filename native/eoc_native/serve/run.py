@@ -11,7 +11,7 @@ from typing import Any, TextIO
 from eoc.assemble import assemble, default_backend, signer
 from eoc.cascade import Cascade
 from eoc.chat import MAX_OUTPUT_TOKENS, ChatDefaults
-from eoc.cli.options import add_model, add_sign_key, add_store
+from eoc.cli.options import add_model, add_reuse, add_sign_key, add_store
 from eoc.errors import ConfigError
 from eoc.stages.neural import DEFAULT_MAX_TOKENS, TakesMaxTokens
 from eoc_native import require
@@ -74,7 +74,7 @@ def build(args: argparse.Namespace, err: TextIO) -> EocServer:
         print(f"eoc serve: loading {backend.name} ...", file=err, flush=True)
         load()
     built = assemble(guarded, store=args.store, ttl=getattr(args, "ttl", None))
-    cascade = Cascade(built.stages, signer=sign)
+    cascade = Cascade(built.stages, signer=sign, reuse=args.reuse or "paraphrase")
     defaults = ChatDefaults(
         model_id,
         max_tokens=getattr(backend, "max_tokens", args.max_tokens or DEFAULT_MAX_TOKENS),
@@ -223,6 +223,7 @@ def register(sub: Any, add: Any) -> None:
         "say so only when your clients' system prompts never ask for another language or "
         "format (off: a request with a system prompt gets facts from the model)",
     )
+    add_reuse(p, of="the store's policy (a request may ask for stricter with x-eoc-reuse)")
     p.add_argument(
         "--no-partitions",
         action="store_true",

@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from eoc.chat import ChatRequest
+from eoc.forget import id_naming
 from eoc.response import Response
 
 _ids = itertools.count(1)
@@ -25,9 +26,19 @@ JSON = b"application/json"
 SSE = b"text/event-stream"
 
 
-def completion_id(kind: str) -> str:
-    """A unique id for one response (``chatcmpl-...`` or ``cmpl-...``)."""
-    return f"{'chatcmpl' if kind == 'chat' else 'cmpl'}-{_PREFIX}{next(_ids):x}"
+def completion_id(kind: str, made_receipt: str | None = None) -> str:
+    """A unique id for one response (``chatcmpl-...`` or ``cmpl-...``); one that gives a
+    remembered model answer names it (``-a`` and its made receipt's first 32 hex digits,
+    :func:`eoc.forget.id_naming`), so forgetting it by the id works on any replica."""
+    unique = f"{'chatcmpl' if kind == 'chat' else 'cmpl'}-{_PREFIX}{next(_ids):x}"
+    return id_naming(unique, made_receipt)
+
+
+def made_receipt_of(response: Response) -> str | None:
+    """The receipt the answer of ``response`` was made with, where a model made and a store
+    kept it (the answer's name); ``None`` otherwise."""
+    gen = response.generation
+    return None if gen is None else gen.receipt
 
 
 def verdict(response: Response, public_key: str | None = None) -> dict[str, Any]:
@@ -107,7 +118,7 @@ class AnswerBodies:
         obj = b"chat.completion" if request.kind == "chat" else b"text_completion"
         body = (
             b'{"id":"'
-            + completion_id(request.kind).encode()
+            + completion_id(request.kind, made_receipt_of(response)).encode()
             + b'","object":"'
             + obj
             + b'","created":'
@@ -140,10 +151,12 @@ def _tail(
 class Chunks:
     """The server-sent events of one streamed answer."""
 
-    def __init__(self, request: ChatRequest, model: str) -> None:
+    def __init__(self, request: ChatRequest, model: str, made_receipt: str | None = None) -> None:
+        """``made_receipt``: the name of the remembered answer it replays, when known before
+        the first event (a cache hit): the id carries it, as a whole answer's does."""
         self.request = request
         self.model = model
-        self.id = completion_id(request.kind)
+        self.id = completion_id(request.kind, made_receipt)
         self.created = int(time.time())
         self.chat = request.kind == "chat"
         self._first = True
