@@ -364,3 +364,19 @@ def test_the_urllib_transport_talks_to_a_real_http_server() -> None:
         server.server_close()
     with pytest.raises(BackendError, match="cannot reach"):
         BrowserOpenAIBackend(base + "/v1", model="m").generate("hi")
+
+
+def test_the_servers_finish_reason_is_kept_and_checked() -> None:
+    """Issue 34: an answer the server cut at max_tokens says so; it is never taken as finished."""
+
+    def cut(reason: Any) -> bytes:
+        doc = json.loads(completion(usage=None))
+        doc["choices"][0]["finish_reason"] = reason
+        return json.dumps(doc).encode()
+
+    assert backend((200, cut("length"))).generate("q").finish_reason == "length"
+    assert backend((200, cut("stop"))).generate("q").finish_reason == "stop"
+    assert backend((200, completion())).generate("q").finish_reason is None
+    for bad in (3, "Length!", ""):
+        with pytest.raises(BackendError, match="finish_reason"):
+            backend((200, cut(bad))).generate("q")

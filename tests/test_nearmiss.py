@@ -9,7 +9,7 @@ import pytest
 
 from eoc import Query
 from eoc.stages import KVStage
-from eoc.stages.guard import EntityGuard, clock_times
+from eoc.stages.guard import Analysis, EntityGuard, Frame, clock_times
 from eoc.stages.lexicon import is_name, is_word, variants
 from eoc.stages.spelling import clipping, inflected, misspelled, same_word
 from eoc.stages.swaps import traded_around, traded_words
@@ -38,6 +38,15 @@ def test_a_name_or_word_is_no_clipping_of_a_longer_one(query: str, stored: str) 
     kv = KVStage()
     kv.put(stored, "stored answer")
     assert kv.lookup(Query(query)) is None
+
+
+def test_a_names_part_is_held_clipped_only_where_the_short_form_is_no_name() -> None:
+    """The names check reads "Sat" as Saturday and "Univ" as University, never "Niger" as
+    Nigeria or "Java" as JavaScript (each also refused by the content words)."""
+    assert Frame.has(Analysis("is it open on Sat"), "saturday")
+    assert Frame.has(Analysis("the Univ library"), "university")
+    assert not Frame.has(Analysis("the capital of Niger"), "nigeria")
+    assert not Frame.has(Analysis("who made Java"), "javascript")
 
 
 def test_clippings_that_are_no_word_or_common_still_count() -> None:

@@ -10,6 +10,7 @@ from falsify_breaks import (
     counters,
     figures,
     guard,
+    incontext,
     ledger,
     memo,
     model,
@@ -212,6 +213,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     *repeat.BREAKS,
     *tools.BREAKS,
     *userstore.BREAKS,
+    *incontext.BREAKS,
 ]
 
 FOCUS: dict[str, list[str]] = {
@@ -225,6 +227,7 @@ FOCUS: dict[str, list[str]] = {
         "tests/test_cli.py::test_model_progress_lines_on_a_pipe_and_on_a_terminal"
     ],
     **guard.FOCUS,
+    **incontext.FOCUS,
     **page.FOCUS,
     **partition.FOCUS,
     **repeat.FOCUS,

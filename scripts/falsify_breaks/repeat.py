@@ -4,8 +4,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "an exact repeat serves another model's answer",
         "eoc/cascade.py",
-        "                        or (answer.origin == self.origin() and self.reuse != \"never\")",
-        "                        or (True and self.reuse != \"never\")",
+        '                        or (answer.origin == self.origin() and self.reuse != "never")',
+        '                        or (True and self.reuse != "never")',
     ),
     (
         "an exact repeat serves a response made for another id",

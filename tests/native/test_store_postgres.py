@@ -358,3 +358,41 @@ def test_a_version_2_database_is_migrated_replays_say_unknown_and_forget_deletes
             assert version.fetchone()[0] == "4"
     finally:
         store.close()
+
+
+def test_a_thumbs_down_on_one_replica_forgets_the_answer_on_every_replica(url: str) -> None:
+    """Issue 34: forgetting one model answer by its name on replica A drops it from B's memory
+    too (A announces the forget; B drops what the table no longer holds), while B's facts and
+    its other answers stay."""
+    from eoc import Cascade
+    from eoc.stages import NeuralStage, Reply
+    from eoc.stages.graph import GraphStage
+
+    class Model:
+        name, runs_model, max_tokens = "stand-in", True, 64
+        origin = '{"model":"stand-in"}'
+
+        def generate(self, prompt: str) -> Reply:
+            return Reply(f"Marlowe wrote it ({prompt})", tokens_in=3, tokens_out=5)
+
+    a, b = PgStore(url), PgStore(url)
+    try:
+        stages_a = [PgCache(a), PgKV(a), GraphStage(PgTripleStore(a)), NeuralStage(Model())]
+        stages_b = [PgCache(b), PgKV(b), GraphStage(PgTripleStore(b)), NeuralStage(Model())]
+        a.start()
+        b.start()
+        ca, cb = Cascade(stages_a), Cascade(stages_b)
+        made = ca.resolve("who wrote hamlet")
+        other = ca.resolve("who wrote macbeth")
+        stages_b[1].put("what is 2+2", "4")  # a fact B holds
+        wait_for(lambda: cb.resolve("who wrote hamlet").stage.value == "cache")
+        wait_for(lambda: cb.resolve("Who wrote Hamlet?").stage.value == "kv")
+        assert ca.forget_answer(made) == {"cache": 2, "kv": 1}
+        assert cb.cached("who wrote macbeth") is not None
+        wait_for(lambda: cb.cached("who wrote hamlet") is None, 2.0)
+        wait_for(lambda: stages_b[1].lookup(Query("Who wrote Hamlet?")) is None, 2.0)
+        assert cb.resolve("who wrote macbeth").payload == other.payload  # the other answer stays
+        assert stages_b[1].lookup(Query("what is 2+2")) is not None
+    finally:
+        a.close()
+        b.close()

@@ -55,6 +55,8 @@ from eoc_native import require
 
 SCHEMA_VERSION = "4"
 CHANNEL = "eoc_changes"
+FORGOT = "forgot"
+"""What a replica's notification carries in place of a row's sequence number after a forget."""
 Damage = tuple[str, int, str]
 
 _SCHEMA = (
@@ -120,6 +122,7 @@ class PgStore:
         self.heard = 0  # rows applied from other replicas
         self._appliers: dict[str, Callable[[tuple[Any, ...]], None]] = {}
         self._resyncers: list[Callable[[], None]] = []
+        self._pruners: dict[str, Callable[[], None]] = {}
         self._stop = threading.Event()
         self._listening = threading.Event()
         # writes made while PostgreSQL was down, to make when it is back (write_or_hold)
@@ -350,10 +353,32 @@ class PgStore:
     # -- the listener -----------------------------------------------------------------------
 
     def subscribe(
-        self, table: str, apply: Callable[[tuple[Any, ...]], None], resync: Callable[[], None]
+        self,
+        table: str,
+        apply: Callable[[tuple[Any, ...]], None],
+        resync: Callable[[], None],
+        prune: Callable[[], None] | None = None,
     ) -> None:
+        """Hear other replicas' changes to ``table``: ``apply`` a row written, ``resync`` after
+        a gap, ``prune`` after a forget (drop from memory what the table no longer holds)."""
         self._appliers[table] = apply
         self._resyncers.append(resync)
+        if prune is not None:
+            self._pruners[table] = prune
+
+    def announce_forget(self, table: str) -> None:
+        """Tell the other replicas that rows of ``table`` were forgotten: each drops from memory
+        what the table no longer holds (a thumbs-down on one replica reaches every one)."""
+        with self.connection(f"announcing a forget in {table}") as conn:
+            conn.execute(
+                "SELECT pg_notify(%s, %s)", (CHANNEL, f"{table}\t{self.replica}\t{FORGOT}")
+            )
+
+    def held_keys(self, table: str) -> set[str]:
+        """The keys of rows of ``table`` held in memory until PostgreSQL is back (not in the
+        table yet: a prune keeps them)."""
+        with self._pending_lock:
+            return {str(row[0]) for t, _, rows, _ in self._pending if t == table for row in rows}
 
     def start(self, wait: float = 5.0) -> None:
         """Start listening for other replicas' changes (returns once listening, or after ``wait``)."""
@@ -400,6 +425,14 @@ class PgStore:
         if seq == "*":
             self._resync()
             return
+        if seq == FORGOT:
+            prune = self._pruners.get(table)
+            if prune is not None:
+                try:
+                    prune()
+                except StoreError:
+                    pass  # the resync after reconnecting reads the table again
+            return
         try:
             rows = self.rows(table, damaged, "WHERE seq = %s", (int(seq),))
         except (StoreError, ValueError):
@@ -445,7 +478,7 @@ class PgCache(CacheStage):
         # the newest max_entries answers: what memory would hold (the table is trimmed to them)
         for qid, payload, origin, meta in store.rows("cache", self.damaged, newest=max_entries):
             self._take(qid, payload, origin, meta)
-        store.subscribe("cache", lambda row: self._take(*row), self._resync)
+        store.subscribe("cache", lambda row: self._take(*row), self._resync, self._prune)
 
     def _take(self, qid: str, payload: str, origin: str, meta_text: str) -> None:
         try:
@@ -502,7 +535,8 @@ class PgCache(CacheStage):
 
     def forget_where(self, match: Callable[..., bool]) -> int:
         """Forget the cached answers ``match`` picks, in the table (all of them, not only those
-        this replica holds) and then in memory. Other replicas drop theirs when they restart."""
+        this replica holds) and then in memory; the other replicas are told, and drop theirs
+        (:meth:`_prune`)."""
         rows = self.store.rows("cache", [])
         gone = []
         for qid, _, origin, text in rows:
@@ -515,10 +549,22 @@ class PgCache(CacheStage):
         if gone:
             with self.store.connection("forgetting cached answers") as conn:
                 conn.execute("DELETE FROM eoc_cache WHERE qid = ANY(%s)", (gone,))
+            self.store.announce_forget("cache")
         with self._lock:
             for qid in gone:
                 self._drop(qid)
         return len(gone)
+
+    def _prune(self) -> None:
+        """Another replica forgot cached answers: drop from memory every model's answer the table
+        no longer holds (but those held for a write while PostgreSQL was down; a fact, which a
+        store seeds again, is left)."""
+        with self.store.connection("reading the cache's keys") as conn:
+            kept = {str(qid) for (qid,) in conn.execute("SELECT qid FROM eoc_cache")}
+        kept |= self.store.held_keys("cache")
+        with self._lock:
+            for qid in [q for q, a in self._entries.items() if a.origin and q not in kept]:
+                self._drop(qid)
 
     def trim(self) -> None:
         """Delete the rows older than the newest ``max_entries`` (every replica trims to the
@@ -553,7 +599,7 @@ class PgKV(KVStage):
         self._stored: dict[str, tuple[str, str]] = {}  # key -> (answer, origin) stored
         self._write_lock = threading.Lock()
         self._take_rows(store.rows("kv", self.damaged))
-        store.subscribe("kv", lambda row: self._take_rows([row]), self._resync)
+        store.subscribe("kv", lambda row: self._take_rows([row]), self._resync, self._prune)
 
     def _take_rows(self, rows: Iterable[tuple[Any, ...]]) -> None:
         now = self.now()
@@ -624,8 +670,8 @@ class PgKV(KVStage):
             return held
 
     def forget_where(self, match: Callable[..., bool]) -> int:
-        """Forget the kv pairs ``match`` picks, in the table and then in memory. Other replicas
-        drop theirs when they restart."""
+        """Forget the kv pairs ``match`` picks, in the table and then in memory; the other
+        replicas are told, and drop theirs (:meth:`_prune`)."""
         gone: list[str] = []
         served: list[str] = []  # the keys memory serves them under (an older eoc's keys differ)
         for key, prompt, payload, origin, text, _, _ in self.store.rows("kv", []):
@@ -643,10 +689,33 @@ class PgKV(KVStage):
             if gone:
                 with self.store.connection("forgetting kv pairs") as conn:
                     conn.execute("DELETE FROM eoc_kv WHERE key = ANY(%s)", (gone,))
+                self.store.announce_forget("kv")
             for key in dict.fromkeys([*gone, *served]):
                 self._drop(key)
                 self._stored.pop(key, None)
         return len(gone)
+
+    def _prune(self) -> None:
+        """Another replica forgot kv pairs: drop from memory every model's answer the table no
+        longer holds (but those held for a write while PostgreSQL was down; the pack's pairs,
+        seeded again by every replica, are left)."""
+        with self.store.connection("reading the kv's keys") as conn:
+            rows = conn.execute("SELECT key, prompt, payload FROM eoc_kv").fetchall()
+        kept: set[str] = set()
+        for key, prompt, payload in rows:
+            kept.add(str(key))
+            try:
+                kept.add(keyed(tag_of(key), self.checked_key(prompt, payload)))
+            except EocError:
+                pass  # a row memory cannot serve
+        kept |= self.store.held_keys("kv")
+        with self._write_lock:
+            with self._lock:
+                gone = [k for k, e in self._entries.items() if e.origin and k not in kept]
+            for key in gone:
+                self._drop(key)
+            for key in [k for k in self._stored if k not in kept]:
+                del self._stored[key]
 
     def defer_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
         """As :meth:`load_pairs`: a persistent store writes its rows, with their vectors, at once."""
