@@ -136,8 +136,8 @@ def entities(text: str) -> list[str]:
         acronym = len(w) > 1 and w.isupper()
         letter = len(w) == 1 and w != "I"  # "type A", "vitamin C": a capital letter names one
         if (m.start() not in starts or acronym) and (letter or w.lower() not in _NOT_NAMES):
-            out.append(w.lower())
-    out += [q.lower().strip() for q in _QUOTED.findall(text)]
+            out.append(fold(w))
+    out += [fold(q).strip() for q in _QUOTED.findall(text)]
     return out
 
 
@@ -1151,11 +1151,16 @@ def _superlative(w: str) -> bool:
     return w in _superlatives()
 
 
+_BOTH_SIDES = frozenset({"with", "bound"})
+"""Axes that decide only where both texts name a pole: "with" (its opposite "without" is a
+negation) and "bound" ("over 21" / "under 21"; "copy my contacts over" names no bound)."""
+
+
 def _one_sided(q: Analysis, s: Analysis) -> frozenset[str]:
     """The axes of opposites (``data/polarity.tsv``) that one side touches and the other does
     not touch at all, less "with" (only its opposite, "without", decides: a negation) and an
     axis whose word the other side holds misspelled or clipped ("upgarde", "min")."""
-    q_axes, s_axes = q.axes - {"with"}, s.axes - {"with"}
+    q_axes, s_axes = q.axes - _BOTH_SIDES, s.axes - _BOTH_SIDES
     if q_axes and s_axes and not q_axes & s_axes:
         return frozenset()  # both name an action, and not one: "different actions"
     out = set()

@@ -3,8 +3,9 @@
 Two folds, for two jobs:
 
 * :func:`fold` is the kv's: its exact-match key and the words its hit guard compares. It folds
-  only what can never change what is asked: runs of whitespace, the letter case of ASCII
-  letters, the quote and dash variants (curly quotes are straight ones, en and em dashes and the
+  only what can never change what is asked: runs of whitespace, letter case (a capital as its
+  small letter, "Åland" as "åland"; never a case *folding* that spells a letter otherwise, as
+  ``casefold`` makes "ß" "ss"), the quote and dash variants (curly quotes are straight ones, en and em dashes and the
   minus sign a hyphen), the canonical composition of accents (NFC: "é" typed as one character or
   as "e" and an accent), a few contractions ("what's" is "what is") and the punctuation that
   opens or closes a question ("¿", "?", ".", quotes). Every other character decides: "7*8!" is
@@ -88,8 +89,10 @@ def _fold_short(text: str) -> str:
 
 
 def _fold(text: str) -> str:
-    t = text if text.isascii() else unicodedata.normalize("NFC", text)
-    t = t.translate(_FOLD)
+    if text.isascii():
+        t = text.translate(_FOLD)
+    else:  # every script's capitals as its small letters (lower(), never casefold: ß stays ß)
+        t = unicodedata.normalize("NFC", text).translate(_FOLD).lower()
     for pattern, repl in _CONTRACTIONS:
         t = pattern.sub(repl, t)
     t = _SPACE.sub(" ", t)

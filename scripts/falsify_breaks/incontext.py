@@ -20,8 +20,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "the kv's fold folds every script's case (ß is ss)",
         "eoc/stages/text.py",
-        "    t = t.translate(_FOLD)\n",
-        "    t = t.translate(_FOLD).casefold()\n",
+        '        t = unicodedata.normalize("NFC", text).translate(_FOLD).lower()',
+        '        t = unicodedata.normalize("NFC", text).translate(_FOLD).casefold()',
     ),
     (
         "the kv's fold drops a trailing !",
@@ -32,8 +32,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "the kv's fold reads compatibility forms (² is 2)",
         "eoc/stages/text.py",
-        '    t = text if text.isascii() else unicodedata.normalize("NFC", text)',
-        '    t = text if text.isascii() else unicodedata.normalize("NFKC", text)',
+        '        t = unicodedata.normalize("NFC", text).translate(_FOLD).lower()',
+        '        t = unicodedata.normalize("NFKC", text).translate(_FOLD).lower()',
     ),
     (
         "the exact path serves whatever its key finds",

@@ -69,9 +69,9 @@ def test_a_miss_asks_the_cache_once_streamed_or_not(
     built: list[str] = []
     original = ChatRequest.query
 
-    def counted(self: ChatRequest, on_piece: Any = None) -> Query:
+    def counted(self: ChatRequest, on_piece: Any = None, reuse: str | None = None) -> Query:
         built.append(self.question)
-        return original(self, on_piece)
+        return original(self, on_piece, reuse)
 
     monkeypatch.setattr(ChatRequest, "query", counted)
     with serving(app) as url:

@@ -27,7 +27,7 @@ pytestmark = needs_smollm2
 
 APP = "You are the assistant of a home internet provider. Answer in one or two sentences."
 OTHER = "You are a pirate. Answer every question like a pirate would."
-MAX_TOKENS = 24
+MAX_TOKENS = 64
 
 
 def ask(server: EocServe, question: str, system: str = APP) -> tuple[str, str]:
@@ -58,21 +58,29 @@ def test_one_system_prompt_gets_kv_and_graph_hits_and_another_gets_none(tmp_path
     store = tmp_path / "answers.db"
     server = start(store)
     try:
-        stage, made = ask(server, "How do I restart my router?")
+        # SmolLM2 stops by itself on this one (49 tokens): its answer serves rewordings
+        stage, made = ask(server, "What does the red light on my router mean?")
         assert stage == "neural" and made
-        assert ask(server, "how can I restart my router please") == ("kv", made)
-        assert ask(server, "Hi! How do I restart my router? Thanks") == ("kv", made)
+        assert ask(server, "what does the red light on my router mean please") == ("kv", made)
+        assert ask(server, "Hi! What does the red light on my router mean? Thanks") == ("kv", made)
         assert ask(server, "What is the capital of France?") == ("graph", "Paris")
         assert ask(server, "what is 23 times 19")[0] == "graph"
         # another system prompt: another partition, and facts only where it allows them
-        assert ask(server, "how can I restart my router please", OTHER)[0] == "neural"
+        assert ask(server, "what does the red light on my router mean please", OTHER)[0] == (
+            "neural"
+        )
+        # it is cut at max_tokens on this one: its answer serves its own question only
+        assert ask(server, "How do I restart my router?")[0] == "neural"
+        assert ask(server, "how do i restart my router")[0] == "kv"
+        assert ask(server, "how can I restart my router please")[0] == "neural"
     finally:
         server.stop()
     server = start(store)  # the partition is kept in the store's key: it survives a restart
     try:
-        assert ask(server, "How would I restart my router?") == ("kv", made)
-        assert ask(server, "how can I restart my router please", OTHER)[0] in ("cache", "kv")
-        plain = server.ask("how can I restart my router please", timeout=120).json()["eoc"]
-        assert plain["stage"] == "neural"  # a plain question is in the shared partition
+        assert ask(server, "What does the red light on my router mean, please?") == ("kv", made)
+        again = ask(server, "what does the red light on my router mean please", OTHER)[0]
+        assert again in ("cache", "kv")
+        plain = server.ask("what does the red light on my router mean please", timeout=120)
+        assert plain.json()["eoc"]["stage"] == "neural"  # a plain question: the shared partition
     finally:
         server.stop()
