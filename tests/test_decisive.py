@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -181,7 +182,8 @@ def test_a_store_keyed_by_an_older_fold_is_keyed_again_and_forgets_whole(tmp_pat
     got = kv.lookup(Query("what is 7*8!"))
     assert got is not None and got.payload == "282240"
     kv.db.close()
-    keys = {k for (k,) in sqlite3.connect(path).execute("SELECT key FROM kv")}
+    with closing(sqlite3.connect(path)) as conn:
+        keys = {k for (k,) in conn.execute("SELECT key FROM kv")}
     assert keys == {"what is 7*8!", "what is 7*8"}
     kv = SqliteKV(path)
     assert forget_in(None, kv, forget_of("what is 7*8!", "kv")) == {"kv": 1}
@@ -213,5 +215,6 @@ def test_a_row_another_row_replaced_under_the_new_fold_is_removed(tmp_path: Path
     got = kv.lookup(Query("what is 10 – 3"))
     assert got is not None and got.payload == "second"
     kv.db.close()
-    rows = sqlite3.connect(path).execute("SELECT key, payload FROM kv").fetchall()
+    with closing(sqlite3.connect(path)) as conn:
+        rows = conn.execute("SELECT key, payload FROM kv").fetchall()
     assert rows == [("what is 10 - 3", "second")]

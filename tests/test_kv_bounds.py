@@ -19,7 +19,7 @@ from eoc.stages.base import work_estimate
 from eoc.stages.guard import EntityGuard, ExactWordsGuard, entities
 from eoc.stages.index import MAX_POSTING, MAX_SCORED
 from eoc.stages.kv import MAX_GUARD_CHECKS, _Entry
-from eoc.stages.text import STOPWORDS, normalize, words
+from eoc.stages.text import STOPWORDS, fold, normalize, words
 from tests.helpers import IN_BROWSER
 
 TEMPLATE = "what is the price of item {} in the spring catalogue"
@@ -54,8 +54,8 @@ def _old_entities(text: str) -> list[str]:
         at_start = bool(_SENTENCE_START.search(text[: m.start()]))
         acronym = len(w) > 1 and w.isupper()
         if (not at_start or acronym) and w.lower() not in STOPWORDS:
-            out.append(w.lower())
-    out += [q.lower().strip() for q in _QUOTED.findall(text)]
+            out.append(fold(w))
+    out += [fold(q).strip() for q in _QUOTED.findall(text)]
     return out
 
 

@@ -20,7 +20,7 @@ from eoc.forget import answer_in_id, checked_answer_name, forget_from_json, forg
 from eoc.persist import open_store
 from eoc.stages import Reply
 from eoc.stages.kv import finished
-from tests.helpers import small_stages
+from tests.helpers import IN_BROWSER, small_stages
 
 WRONG = "Hamlet was written by Christopher Marlowe."
 
@@ -134,13 +134,16 @@ def test_the_made_receipt_is_kept_with_the_entry_and_checked() -> None:
         meta_from_text('{"at":1,"exp":null,"receipt":"' + "c" * 64 + '"}')  # no generation
 
 
+@pytest.mark.skipif(IN_BROWSER, reason="the browser runs no processes")
 def test_a_store_forgets_an_answer_named_in_another_process(tmp_path: Path) -> None:
     """eoc query prints the made receipt; eoc store forget --receipt forgets it from the file."""
     store = str(tmp_path / "store.db")
     first = open_store(store, {})
     stages = [first.cache, first.kv, *small_stages(Model())[2:]]
-    with Cascade(stages) as c:
-        made = c.resolve("Who wrote Hamlet?")
+    try:
+        made = Cascade(stages).resolve("Who wrote Hamlet?")
+    finally:
+        first.close()
     digest = made.receipt.digest
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "EOC_MODEL": "none"}
     run = [sys.executable, "-m", "eoc", "store", "forget", "--store", store, "--json"]
@@ -189,6 +192,7 @@ def test_a_store_that_never_reuses_keeps_nothing_and_exact_keeps_no_kv_entry() -
         Query("x", reuse="sometimes")
 
 
+@pytest.mark.skipif(IN_BROWSER, reason="the browser runs no processes")
 def test_eoc_query_takes_the_questions_policy(tmp_path: Path) -> None:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "EOC_MODEL": "none"}
     cmd = [sys.executable, "-m", "eoc", "query", "--no-store", "--reuse", "never", "what is 2+2"]

@@ -83,7 +83,9 @@ def test_the_layer_kernel_keeps_the_whole_prompt_in_its_cache(four_bit: Path, ke
     model.forward(ids[:3])
     steps = np.stack([model.forward([t])[0] for t in ids[3:]])
     assert model._decode is not None and model._decode.quant
-    np.testing.assert_allclose(steps, full[3:], rtol=1e-4, atol=1e-4)
+    # float32 sums split across threads in another order: a logit may move by ~1e-4 under load
+    # (seen once at 1.2e-4); a cache that loses a position moves them by whole units
+    np.testing.assert_allclose(steps, full[3:], rtol=1e-4, atol=5e-4)
 
 
 def test_a_product_dispatched_elsewhere_keeps_the_products_one_by_one(

@@ -40,8 +40,8 @@ if missing:
 
 pyodide.FS.mkdirTree("/suite/tests");
 pyodide.FS.mount(pyodide.FS.filesystems.NODEFS, { root: path.join(root, "tests") }, "/suite/tests");
-pyodide.FS.mkdirTree("/suite/bench/suites");
-pyodide.FS.mount(pyodide.FS.filesystems.NODEFS, { root: path.join(root, "bench", "suites") }, "/suite/bench/suites");
+pyodide.FS.mkdirTree("/suite/bench");
+pyodide.FS.mount(pyodide.FS.filesystems.NODEFS, { root: path.join(root, "bench") }, "/suite/bench");
 pyodide.FS.writeFile("/suite/pyproject.toml", fs.readFileSync(path.join(root, "pyproject.toml")));
 
 const booted = performance.now();
