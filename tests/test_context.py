@@ -30,7 +30,8 @@ from eoc.testing import ScriptedBackend
 from tests.helpers import small_stages
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
-SUITES = ("context-conversations",)
+SUITES = ("context-conversations", "context-conversations-sealed")
+"""The tuning part, and the sealed part run once after the rule was done (0 served wrongly)."""
 
 
 def _bench() -> Any:

@@ -52,11 +52,17 @@ def test_the_suite_holds_at_least_150_pairs_of_each_class_asked_for() -> None:
     assert all(p["query"] != p["stored"] for p in pairs)
 
 
-SUITE_FILES = ["lookalikes.jsonl", "lookalikes-sealed.jsonl", "nearmiss.jsonl"]
+SUITE_FILES = [
+    "lookalikes.jsonl",
+    "lookalikes-sealed.jsonl",
+    "nearmiss.jsonl",
+    "nearmiss-sealed.jsonl",
+]
 """The suite, the 133 pairs written apart from it (run once, unseen, after issue 22's rules;
 kept at 0 since, so a later rule cannot quietly lose one), and issue 34's 120 pairs of its
 classes (a name that prefixes another, comparisons, times of day, swapped nouns, one-letter
-spelling neighbours, decisive symbols)."""
+spelling neighbours, decisive symbols) with their 90 sealed pairs (3 served wrongly on their one
+run; 0 since the rules their misses showed)."""
 
 
 @pytest.mark.parametrize("suite", SUITE_FILES)

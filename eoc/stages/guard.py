@@ -56,6 +56,7 @@ Both are pure Python and work with any embedder. Besides ``allows``, a guard may
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
 from collections.abc import Hashable
@@ -65,7 +66,7 @@ from typing import Protocol, runtime_checkable
 from eoc.compute import is_computation
 from eoc.stages.lexicon import is_name, is_word
 from eoc.stages.spelling import acronym_of, clipped, same_word
-from eoc.stages.swaps import traded_around, traded_words
+from eoc.stages.swaps import traded_around, traded_blocks, traded_words
 from eoc.stages.text import STOPWORDS, fold, signature, words
 from eoc.stages.wrappers import unwrap
 
@@ -1066,12 +1067,18 @@ class Frame:
             if w not in STOPWORDS and (i + 1 == len(qs) or qs[i + 1] in STOPWORDS)
         }
         seq = s.seq
+        follows = set(itertools.pairwise(qs))  # each of the query's words and the next
         for i, w in enumerate(seq):
             stem = _stem(w)
             if stem not in self.missing and w not in self.missing:
                 continue
             if i and seq[i - 1] in heads:
                 return False
+            # left out from inside a phrase the query keeps around it ("the iPod touch first
+            # released" / "the ipod first released"): what is left names another thing
+            if 0 < i < len(seq) - 1 and (seq[i - 1], seq[i + 1]) in follows:
+                if seq[i - 1] not in STOPWORDS and seq[i + 1] not in STOPWORDS:
+                    return False
         return True
 
     @staticmethod
@@ -1079,8 +1086,11 @@ class Frame:
         """Whether ``a`` holds ``word`` (a name's part), as written, stemmed, clipped ("Sat" /
         Saturday; never a name or word that is one of its own: Niger is no clipping of Nigeria,
         Java none of JavaScript, Oxford none of Oxfordshire) or as an acronym of its words;
-        never misspelled (Iran is not Iraq)."""
-        if word in a.words or _stem(word) in a.content:
+        never misspelled (Iran is not Iraq). Stemmed only where the name says when ("Sundays"
+        / Sunday): a title in the plural is another title ("Aliens" / "Alien")."""
+        if word in a.words:
+            return True
+        if _stem(word) in a.content and (_stem(word) in when_words()[0] or word in a.content):
             return True
         if any(_name_clipped(word, w) for w in a.words if w not in STOPWORDS):
             return True
@@ -1368,6 +1378,9 @@ class EntityGuard:
         swap = traded_words(q.seq, s.seq)
         if swap:  # "can cats eat dog food" / "can dogs eat cat food", "milk chocolate"
             return f"{swap[0]} and {swap[1]} trade places: what is asked of which differs"
+        blocks = traded_blocks(q.seq, s.seq)
+        if blocks:  # "is every rational number an integer" / "is every integer a rational number"
+            return f"{blocks[0]} and {blocks[1]} trade places: what is asked of which differs"
         around = traded_around(q.seq, s.seq)
         if around:  # "exchange cash for a gift card" / "exchange a gift card for cash"
             return (

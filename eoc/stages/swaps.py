@@ -8,6 +8,8 @@ British spellings read as one word, "cats" as "cat", "kilometres" as "kilometers
 
 * :func:`traded_words`: every word the same but two, which trade places, neither a stopword,
   and not two sides of "and" or "or" ("salt and pepper" / "pepper and salt" ask the same);
+* :func:`traded_blocks`: two runs of words side by side trade places ("a rational number" /
+  "an integer"), the rest the same, articles aside;
 * :func:`traded_around`: what stands on either side of a linking word ("for", "to", "with",
   "than", "instead of" ...) trades places, the rest the same, articles and possessives aside.
 
@@ -56,6 +58,28 @@ def traded_words(q: Sequence[str], s: Sequence[str]) -> tuple[str, str] | None:
     return q[i], q[j]
 
 
+def traded_blocks(q: Sequence[str], s: Sequence[str]) -> tuple[str, str] | None:
+    """Two runs of words of ``q`` side by side that trade places in ``s`` ("is every rational
+    number an integer" / "is every integer a rational number"), the rest the same, articles and
+    possessives aside; neither run holds a stopword or a linking word ("the price per night" /
+    "the per night price" moves a phrase, not a role). ``None`` otherwise."""
+    a = [w for w in _keys(q) if w not in _DETERMINERS]
+    b = [w for w in _keys(s) if w not in _DETERMINERS]
+    if len(a) != len(b) or a == b or sorted(a) != sorted(b):
+        return None
+    lo, hi = 0, len(a)
+    while lo < hi and a[lo] == b[lo]:
+        lo += 1
+    while hi > lo and a[hi - 1] == b[hi - 1]:
+        hi -= 1
+    x, y = a[lo:hi], b[lo:hi]
+    for cut in range(1, len(x)):
+        first, second = x[:cut], x[cut:]
+        if y == second + first and not any(w in STOPWORDS or w in LINKS for w in x):
+            return " ".join(first), " ".join(second)
+    return None
+
+
 def traded_around(q: Sequence[str], s: Sequence[str]) -> tuple[str, str, str] | None:
     """(what stands before a linking word in ``q``, the word, what stands after it) when ``s``
     says the two sides the other way round around the same word, the rest the same (articles
@@ -91,4 +115,4 @@ def traded_around(q: Sequence[str], s: Sequence[str]) -> tuple[str, str, str] | 
     return None
 
 
-__all__ = ["JOINS", "LINKS", "traded_around", "traded_words"]
+__all__ = ["JOINS", "LINKS", "traded_around", "traded_blocks", "traded_words"]

@@ -200,6 +200,24 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "bound\tover|above|upwards of|in excess of\tunder|below|beneath|underneath\n",
         "",
     ),
+    (
+        "two runs of words that trade places are the same question",
+        _GUARD,
+        "        blocks = traded_blocks(q.seq, s.seq)",
+        "        blocks = None",
+    ),
+    (
+        "a word left out inside a kept phrase is a question in fewer words",
+        _GUARD,
+        "            if 0 < i < len(seq) - 1 and (seq[i - 1], seq[i + 1]) in follows:",
+        "            if False:",
+    ),
+    (
+        "a name in the plural is the name",
+        _GUARD,
+        "        if _stem(word) in a.content and (_stem(word) in when_words()[0] or word in a.content):",
+        "        if _stem(word) in a.content:",
+    ),
     # item 6: levers
     (
         "a cut answer is served to a paraphrase",
@@ -314,6 +332,9 @@ FOCUS: dict[str, list[str]] = {
     "two names that trade places are the same question": [_NEAR],
     "am and pm are not read": [_NEAR],
     "over and under are no opposites": [_NEAR],
+    "two runs of words that trade places are the same question": [_NEAR],
+    "a word left out inside a kept phrase is a question in fewer words": [_NEAR],
+    "a name in the plural is the name": [_NEAR],
     "a cut answer is served to a paraphrase": [_REUSE],
     "a model answer is not named by its receipt": [_REUSE],
     "a replay's receipt names nothing": [_REUSE],

@@ -452,7 +452,10 @@ def test_an_exact_hit_on_a_first_run_loads_neither_numpy_nor_the_model(
 
 
 @needs_model
-@pytest.mark.parametrize("suite", ["lookalikes.jsonl", "lookalikes-sealed.jsonl", "nearmiss.jsonl"])
+@pytest.mark.parametrize(
+    "suite",
+    ["lookalikes.jsonl", "lookalikes-sealed.jsonl", "nearmiss.jsonl", "nearmiss-sealed.jsonl"],
+)
 def test_no_look_alike_of_the_precision_suite_is_served_with_minilm(suite: str) -> None:
     """The suites of tests/test_lookalikes.py with eoc's native default: MiniLM at 0.7 + guard."""
     from tests.test_lookalikes import load, served_wrongly
