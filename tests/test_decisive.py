@@ -5,8 +5,11 @@ numbers and symbols the guard checks, so "what is 7*8!" never gets the answer to
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
+import subprocess
+import sys
 from contextlib import closing
 from pathlib import Path
 
@@ -22,6 +25,7 @@ from eoc.stages import CacheStage, KVStage, NeuralStage
 from eoc.stages.guard import EntityGuard, decisive_difference, symbols
 from eoc.stages.text import fold
 from eoc.testing import ScriptedBackend
+from tests.helpers import IN_BROWSER
 
 
 @pytest.mark.parametrize(
@@ -218,3 +222,16 @@ def test_a_row_another_row_replaced_under_the_new_fold_is_removed(tmp_path: Path
     with closing(sqlite3.connect(path)) as conn:
         rows = conn.execute("SELECT key, payload FROM kv").fetchall()
     assert rows == [("what is 10 - 3", "second")]
+
+
+@pytest.mark.skipif(IN_BROWSER, reason="the browser runs no processes")
+def test_the_cli_answers_a_factorial_look_alike_with_no_neighbours_answer(tmp_path: Path) -> None:
+    """The issue's command: `EOC_MODEL=none eoc query --no-store "what is 7*8!"` said kv 56."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "EOC_MODEL": "none"}
+    cmd = [sys.executable, "-m", "eoc", "query", "--no-store", "--json"]
+    for text in ("what is 7*8!", "what is 2²+2", "what is 3‼"):
+        out = subprocess.run([*cmd, text], capture_output=True, text=True, env=env)
+        doc = json.loads(out.stdout)
+        assert doc["stage"] not in ("kv", "cache"), (text, doc["payload"])
+    plain = subprocess.run([*cmd, "what is 7*8"], capture_output=True, text=True, env=env)
+    assert json.loads(plain.stdout)["payload"] == "56"
