@@ -162,3 +162,23 @@ def test_a_slip_that_is_no_word_is_still_repaired_and_paired() -> None:
     kv = KVStage()
     kv.put("How do I stitch a hem?", "By hand or machine.")
     assert kv.lookup(Query("how do i stich a hem?")) is not None
+
+
+def test_the_older_spelling_bounds_still_hold_for_what_is_no_word() -> None:
+    """Slips of letters that make no word: never two of them, never in a word under 4 letters,
+    a three-letter word repaired only by doubling a letter ("bil" / "bill")."""
+    assert misspelled("netwroks", "networks") and not misspelled("ntewroks", "networks")
+    assert not misspelled("teh", "tea")  # three letters: never a slip
+    v = Vocabulary()
+    v.add("what is the tax rate")
+    v.add("pay my bill")
+    assert v.correction("txa") is None and v.correction("bil") == "bill"
+
+
+def test_an_irregular_past_is_read_as_its_verb_so_a_swap_around_before_shows() -> None:
+    """ "sank" is sink: the two events trade places around "before" (issue 22's sealed miss)."""
+    why = refused(
+        "did the titanic sink before the wright brothers flew?",
+        "did the wright brothers fly before the titanic sank?",
+    )
+    assert "trade places around before" in why
