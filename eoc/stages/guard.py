@@ -66,7 +66,7 @@ from typing import Protocol, runtime_checkable
 from eoc.compute import is_computation
 from eoc.stages.lexicon import is_name, is_word
 from eoc.stages.spelling import acronym_of, clipped, same_word
-from eoc.stages.swaps import traded_around, traded_blocks, traded_words
+from eoc.stages.swaps import keys, traded_around, traded_blocks, traded_words
 from eoc.stages.text import STOPWORDS, fold, signature, words
 from eoc.stages.wrappers import unwrap
 
@@ -855,6 +855,7 @@ class Analysis:
         "directions",
         "entities",
         "entity_parts",
+        "keys",
         "negated",
         "negated_last",
         "numbers",
@@ -894,6 +895,7 @@ class Analysis:
         self.possessive = ws != raw  # "Algeria's code": the owner's name comes first
         self.words = frozenset(ws)
         self.seq = tuple(ws)
+        self.keys = keys(ws)  # as the swaps compare them (eoc.stages.swaps)
         cws, stems, self.poles, self.content = read[:4]
         # read after synonyms: "where do I go to" asks how, "how many people live" a population
         self.wh = tuple(w for w in cws if w in ANSWER_TYPE_WORDS)
@@ -1375,13 +1377,13 @@ class EntityGuard:
                 f"the question word asks for the {q.wh_role} in one and the {s.wh_role} in the "
                 "other: who does what to whom differs"
             )
-        swap = traded_words(q.seq, s.seq)
+        swap = traded_words(q.keys, s.keys)
         if swap:  # "can cats eat dog food" / "can dogs eat cat food", "milk chocolate"
             return f"{swap[0]} and {swap[1]} trade places: what is asked of which differs"
-        blocks = traded_blocks(q.seq, s.seq)
+        blocks = traded_blocks(q.keys, s.keys)
         if blocks:  # "is every rational number an integer" / "is every integer a rational number"
             return f"{blocks[0]} and {blocks[1]} trade places: what is asked of which differs"
-        around = traded_around(q.seq, s.seq)
+        around = traded_around(q.keys, s.keys)
         if around:  # "exchange cash for a gift card" / "exchange a gift card for cash"
             return (
                 f"{around[0]} and {around[2]} trade places around {around[1]!r}: what is asked "

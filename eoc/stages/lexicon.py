@@ -89,6 +89,7 @@ _SAME = (
 )
 
 
+@functools.lru_cache(maxsize=16384)
 def american(word: str) -> str:
     """``word`` with the British spellings of the common patterns made American: -our to -or
     (at 5 letters or more: "four" stays), -re to -er at the end, -ise/-yse to -ize/-yze (at 6

@@ -18,6 +18,7 @@ Standard library only (the browser runs it). The word lists are general English,
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from eoc.stages.lexicon import american
@@ -32,18 +33,20 @@ _DETERMINERS = frozenset(
 )
 
 
-def _keys(words: Sequence[str]) -> list[str]:
-    """The words as compared here: without a plural "s", in their American spelling."""
-    return [
-        american(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
-        for w in words
-    ]
+def keys(words: Sequence[str]) -> tuple[str, ...]:
+    """The words as the functions here compare them: without a plural "s", in their American
+    spelling (an analysis computes them once: :class:`eoc.stages.guard.Analysis`)."""
+    return tuple(_key(w) for w in words)
 
 
-def traded_words(q: Sequence[str], s: Sequence[str]) -> tuple[str, str] | None:
-    """The two words of ``q`` that trade places in ``s``, all other words the same (see the
-    module docstring); ``None`` when there are none."""
-    a, b = _keys(q), _keys(s)
+@functools.lru_cache(maxsize=16384)
+def _key(w: str) -> str:
+    return american(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
+
+
+def traded_words(a: Sequence[str], b: Sequence[str]) -> tuple[str, str] | None:
+    """The two words of ``a`` that trade places in ``b``, all other words the same (see the
+    module docstring; both as :func:`keys` gives them); ``None`` when there are none."""
     if len(a) != len(b) or a == b:
         return None
     diff = [i for i in range(len(a)) if a[i] != b[i]]
@@ -55,16 +58,17 @@ def traded_words(q: Sequence[str], s: Sequence[str]) -> tuple[str, str] | None:
     between = a[i + 1 : j]
     if len(between) == 1 and between[0] in JOINS:
         return None  # "salt and pepper" / "pepper and salt"
-    return q[i], q[j]
+    return a[i], a[j]
 
 
 def traded_blocks(q: Sequence[str], s: Sequence[str]) -> tuple[str, str] | None:
-    """Two runs of words of ``q`` side by side that trade places in ``s`` ("is every rational
+    """Two runs of words of ``q`` side by side that trade places in ``s`` (both as :func:`keys`
+    gives them) ("is every rational
     number an integer" / "is every integer a rational number"), the rest the same, articles and
     possessives aside; neither run holds a stopword or a linking word ("the price per night" /
     "the per night price" moves a phrase, not a role). ``None`` otherwise."""
-    a = [w for w in _keys(q) if w not in _DETERMINERS]
-    b = [w for w in _keys(s) if w not in _DETERMINERS]
+    a = [w for w in q if w not in _DETERMINERS]
+    b = [w for w in s if w not in _DETERMINERS]
     if len(a) != len(b) or a == b or sorted(a) != sorted(b):
         return None
     lo, hi = 0, len(a)
@@ -81,11 +85,12 @@ def traded_blocks(q: Sequence[str], s: Sequence[str]) -> tuple[str, str] | None:
 
 
 def traded_around(q: Sequence[str], s: Sequence[str]) -> tuple[str, str, str] | None:
-    """(what stands before a linking word in ``q``, the word, what stands after it) when ``s``
+    """(what stands before a linking word in ``q``, the word, what stands after it; both as
+    :func:`keys` gives them) when ``s``
     says the two sides the other way round around the same word, the rest the same (articles
     and possessives aside); ``None`` otherwise."""
-    a = [w for w in _keys(q) if w not in _DETERMINERS]
-    b = [w for w in _keys(s) if w not in _DETERMINERS]
+    a = [w for w in q if w not in _DETERMINERS]
+    b = [w for w in s if w not in _DETERMINERS]
     if len(a) != len(b) or a == b or sorted(a) != sorted(b):
         return None
     for k, link in enumerate(a):
@@ -115,4 +120,4 @@ def traded_around(q: Sequence[str], s: Sequence[str]) -> tuple[str, str, str] | 
     return None
 
 
-__all__ = ["JOINS", "LINKS", "traded_around", "traded_blocks", "traded_words"]
+__all__ = ["JOINS", "LINKS", "keys", "traded_around", "traded_blocks", "traded_words"]

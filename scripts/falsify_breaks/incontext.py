@@ -173,13 +173,13 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "two words that trade places are the same question",
         _GUARD,
-        "        swap = traded_words(q.seq, s.seq)",
+        "        swap = traded_words(q.keys, s.keys)",
         "        swap = None",
     ),
     (
         "two sides of a linking word that trade places are the same question",
         _GUARD,
-        "        around = traded_around(q.seq, s.seq)",
+        "        around = traded_around(q.keys, s.keys)",
         "        around = None",
     ),
     (
@@ -203,7 +203,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "two runs of words that trade places are the same question",
         _GUARD,
-        "        blocks = traded_blocks(q.seq, s.seq)",
+        "        blocks = traded_blocks(q.keys, s.keys)",
         "        blocks = None",
     ),
     (
