@@ -158,8 +158,8 @@ def inflected(long: str, short: str) -> bool:
     """Whether ``long`` is ``short`` with an ending of English inflection ("running" / "run",
     "stopped" / "stop", "boxes" / "box", "baked" / "bake", "making" / "make"), or the adverb
     of a word of 5 letters or more ("regionally" / "region", "nationally" / "national")."""
-    if len(long) <= len(short) or not short.isalpha():
-        return False
+    if len(long) <= len(short) or len(short) < 3 or not short.isalpha():
+        return False  # "red" is no "re" inflected
     if len(short) >= 5 and (
         long == short + "ally" or (short.endswith("al") and long == short + "ly")
     ):
