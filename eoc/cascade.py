@@ -55,7 +55,7 @@ from eoc.errors import (
 )
 from eoc.followup import earlier_turns_change, fits
 from eoc.forget import checked_answer_name, forget_in, forget_of
-from eoc.ledger import Avoided, MadeLedger, avoided, recorded_cost, this_host
+from eoc.ledger import Avoided, MadeLedger, avoided, made_ceiling, recorded_cost, this_host
 from eoc.meter.counter import Counter, CounterStatus, StubCounter, max_power_uw
 from eoc.meter.detection import detect_all
 from eoc.meter.liveness import ProbeResult, probe
@@ -64,7 +64,15 @@ from eoc.meter.trust import effective_kind
 from eoc.query import Query, Stage, checked_reuse, stricter
 from eoc.receipt import Receipt, Signer
 from eoc.response import Response
-from eoc.stages.base import PENDING, Answer, Memo, StageLike
+from eoc.stages.base import (
+    PENDING,
+    WORK_RATES,
+    Answer,
+    Memo,
+    StageLike,
+    WorkRates,
+    token_bound,
+)
 from eoc.stages.cache import CacheStage
 from eoc.stages.neural import origin_of
 
@@ -653,13 +661,36 @@ class Cascade:
             made, would, note = memo[1], memo[2], memo[3]
         else:
             made, note = self._made_cost(answer)
+            doubt = ""
+            if made is not None:
+                ceiling = self._made_ceiling(q, answer)
+                if made.uj > ceiling:  # a record past what its tokens could cost: not believed
+                    doubt = (
+                        f"; the recorded {made.uj:,} µJ is more than the answer's tokens could "
+                        f"cost ({ceiling:,} µJ at most), so it is not believed"
+                    )
+                    made, note = None, ""
             would = None
             if made is None and self._would_cost is not None:
                 found = self._would_cost(q, answer.payload)
                 if isinstance(found, JouleCost) and found.provenance is _ESTIMATED:
-                    would = found
+                    would = replace(found, basis=found.basis + doubt) if doubt else found
             answer.memo_avoided = (q.id, made, would, note)
         return avoided(kind, cost, made=made, would_cost=would, made_note=note)
+
+    def _made_ceiling(self, q: Query, answer: Answer) -> int:
+        """The most making ``answer`` could have cost (:func:`eoc.ledger.made_ceiling`): as many
+        tokens as the text the model read (the conversation's, for a request) and the answer
+        have UTF-8 bytes, at the model's work rates (eoc's default for a model where the
+        backend states none)."""
+        chat = q.conversation
+        rates = getattr(self._neural, "rates", None)
+        found = rates() if callable(rates) else None
+        return made_ceiling(
+            token_bound(q.prompt if chat is None else chat.texts()),
+            token_bound(answer.payload),
+            found if isinstance(found, WorkRates) else WORK_RATES[Stage.NEURAL],
+        )
 
     def _made_cost(self, answer: Answer) -> tuple[JouleCost | None, str]:
         """What making a replayed model answer cost: the record stored with its entry (a

@@ -152,6 +152,21 @@ def avoided(
     )
 
 
+MADE_SLACK = 100
+"""How many times the model's work rates a recorded cost may come to for its tokens
+(:func:`made_ceiling`): the rates are orders of magnitude, not measurements, so the slack is
+wide; a record past it (a store row edited outside eoc, a counter that misread) is not believed."""
+
+
+def made_ceiling(tokens_in: int, tokens_out: int, rates: Any) -> int:
+    """The most, in µJ, that making an answer could have cost: ``tokens_in`` read and
+    ``tokens_out`` written (bounds, not guesses: :func:`eoc.stages.base.token_bound` of each
+    text, whatever counts a record holds), at :data:`MADE_SLACK` times the model's work
+    ``rates`` (:class:`eoc.stages.base.WorkRates`). A replay's avoided figure is never more."""
+    uj = rates.base_uj + rates.per_token_in_uj * tokens_in + rates.per_token_out_uj * tokens_out
+    return max(1, int(MADE_SLACK * uj))
+
+
 def this_host() -> str:
     """This machine's name as a made cost records it (``platform.node()``; "" when unknown)."""
     return platform.node()
@@ -239,10 +254,12 @@ class MadeLedger:
 
 __all__ = [
     "AVOIDED_PROVENANCES",
+    "MADE_SLACK",
     "Avoided",
     "AvoidedProvenance",
     "MadeLedger",
     "avoided",
+    "made_ceiling",
     "recorded_cost",
     "this_host",
 ]

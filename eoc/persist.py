@@ -238,6 +238,16 @@ class SqliteCache(CacheStage):
             self.db.write("DELETE FROM cache")
             super().clear()
 
+    def _delete_expired(self, qids: list[str]) -> None:
+        """Delete the rows of answers seen expired (unless put again meanwhile): expiry, once
+        seen, is final, whatever a later start's clock says."""
+        with self.db.lock:
+            with self._lock:
+                gone = [(q,) for q in qids if q not in self._entries]
+            if gone:
+                with self.db.transaction("removing expired cached answers") as c:
+                    c.executemany("DELETE FROM cache WHERE qid = ?", gone)
+
     def forget_where(self, match: Callable[..., bool]) -> int:
         """Forget the entries ``match`` picks: deleted from the file, then from memory."""
         with self.db.lock:
@@ -355,6 +365,17 @@ class SqliteKV(KVStage):
         text = meta.to_text()
         fields = (key, prompt, payload, self.embedder.name, self._encode(vec), origin)
         return (*fields, text, row_sum("kv", summed(fields, text)))
+
+    def _delete_expired(self, keys: list[str]) -> None:
+        """Delete the rows of pairs seen expired (unless put again meanwhile): expiry, once
+        seen, is final, whatever a later start's clock says."""
+        with self.db.lock:
+            gone = [(k,) for k in keys if k not in self._entries]
+            if gone:
+                with self.db.transaction("removing expired kv pairs") as c:
+                    c.executemany("DELETE FROM kv WHERE key = ?", gone)
+            for (key,) in gone:
+                self._stored.pop(key, None)
 
     def forget_where(self, match: Callable[..., bool]) -> int:
         """Forget the entries ``match`` picks: deleted from the file, then from memory."""

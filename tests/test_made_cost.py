@@ -35,7 +35,7 @@ from eoc.query import Query
 from eoc.stages import CacheStage, KVStage, NeuralStage
 from eoc.stages.base import approx_tokens, work_estimate
 from eoc.testing import FakeClock, FakeCounter, ScriptedBackend
-from tests.helpers import IN_BROWSER, native_only
+from tests.helpers import IN_BROWSER, native_only, small_stages
 
 MODEL_ESTIMATE = JouleCost.estimated(2_500_000, "the model's own estimate")
 QUESTION = "why is the sky blue"
@@ -296,3 +296,63 @@ def test_a_record_a_third_party_stage_hands_on_unchecked_is_ignored_for_the_esti
     assert r.stage is Stage.CACHE and r.avoided is not None
     assert r.avoided.provenance is AvoidedProvenance.ESTIMATED and r.avoided.uj > 0
     assert r.avoided.uj == MODEL_ESTIMATE.uj  # this process's own ledger, not the bad record
+
+
+def test_a_recorded_cost_past_what_its_tokens_could_cost_is_not_believed() -> None:
+    """A record of 8.6 x 10^14 µJ for a two-word answer (eoc would store it: it is under
+    MAX_MADE_UJ) is more than the answer's tokens could cost at any of the model's rates: the
+    replay's avoided figure is the estimate, and its basis says why."""
+    planted = MadeCost(860 * 10**12, "estimated", "planted")
+    gen = Generation("stop", (5, 2), 0.1, planted)
+    cache = CacheStage()
+    model = ScriptedBackend(cost=MODEL_ESTIMATE)
+    with Cascade([cache, KVStage(), NeuralStage(model)]) as c:
+        cache.remember(
+            Query(QUESTION, context=f"made by {c.origin()}"),
+            "Rayleigh.",
+            c.origin(),
+            generation=gen,
+        )
+        r = c.resolve(QUESTION)
+    assert r.stage is Stage.CACHE and r.avoided is not None
+    assert r.avoided.uj == _would(QUESTION, "Rayleigh.") < 10**9
+    assert r.avoided.provenance is AvoidedProvenance.ESTIMATED
+    assert "not believed" in r.avoided.basis
+
+
+def test_a_believable_record_is_kept() -> None:
+    gen = Generation("stop", (5, 2), 0.1, MadeCost(3_000_000, "estimated", "made here"))
+    cache = CacheStage()
+    with Cascade([cache, KVStage(), NeuralStage(ScriptedBackend(cost=MODEL_ESTIMATE))]) as c:
+        cache.remember(
+            Query(QUESTION, context=f"made by {c.origin()}"),
+            "Rayleigh.",
+            c.origin(),
+            generation=gen,
+        )
+        r = c.resolve(QUESTION)
+    assert r.stage is Stage.CACHE and r.avoided is not None and r.avoided.uj == 3_000_000
+
+
+def test_what_a_fact_avoided_counts_the_question_not_padding_or_context() -> None:
+    """A client cannot inflate the savings ledger: a fact's avoided figure counts the question
+    it answers as the kv folds it, not spaces padded around it, nor a long system prompt or
+    conversation the cheap tier did not read."""
+    from eoc.chat import ChatDefaults, parse_chat
+
+    defaults = ChatDefaults("m", facts_under_system_prompts=True)
+    with Cascade(small_stages()) as c:
+        plain = c.resolve("what is the capital of France?")
+        padded = c.resolve("what is the capital of France?" + " " * 15_000)
+        body = {
+            "model": "m",
+            "messages": [
+                {"role": "system", "content": "You are helpful. " * 15_000},
+                {"role": "user", "content": "what is the capital of France?"},
+            ],
+        }
+        long_context = c.resolve(parse_chat(body, defaults).query())
+    figures = [r.avoided for r in (plain, padded, long_context)]
+    assert all(r.stage is Stage.GRAPH for r in (plain, padded, long_context))
+    assert all(a is not None for a in figures)
+    assert len({a.uj for a in figures if a is not None}) == 1

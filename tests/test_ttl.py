@@ -130,3 +130,61 @@ def test_eoc_query_refuses_a_bad_ttl(capsys: pytest.CaptureFixture[str]) -> None
 
     assert main(["query", "what is 2+2", "--ttl=-3d"]) == 2
     assert "TTL" in capsys.readouterr().err
+
+
+def test_expiry_once_seen_is_final_when_the_clock_goes_back() -> None:
+    cache, kv = CacheStage(), KVStage()
+    clock = _timed(cache, kv)
+    q = Query("what is the exchange rate of the yen today")
+    cache.remember(q, "150", ttl=60)
+    kv.put("what is the exchange rate of the yen today", "150", ttl=60)
+    kv.put("is the museum open on mondays right now", "yes", ttl=60)
+    clock.t += 61
+    assert cache.lookup(q) is None
+    assert kv.lookup(q) is None
+    assert kv.lookup(Query("is the museum open on mondays at the moment")) is None
+    clock.t -= 3600  # an hour back: what was seen expired stays so
+    assert cache.lookup(q) is None
+    assert kv.lookup(q) is None
+    assert kv.lookup(Query("is the museum open on mondays right now")) is None
+    assert len(cache) == 0 and len(kv) == 0
+
+
+def test_a_clock_set_back_serves_nothing_that_expired_unseen() -> None:
+    cache, kv = CacheStage(), KVStage()
+    clock = _timed(cache, kv)
+    oslo, bergen = Query("what is the weather in Oslo today"), Query("and in Bergen")
+    cache.remember(oslo, "snow", ttl=60)
+    cache.remember(bergen, "rain", ttl=3600)
+    kv.put("what is the weather in Oslo today", "snow", ttl=60)
+    kv.put("what is the weather in Bergen today", "rain", ttl=3600)
+    clock.t += 120
+    assert cache.lookup(bergen) is not None  # each reads the time
+    assert kv.lookup(Query("what is the weather in Bergen today")) is not None
+    clock.t -= 3600
+    assert cache.lookup(oslo) is None  # expired meanwhile, though never seen so
+    assert kv.lookup(Query("what is the weather in Oslo today")) is None
+
+
+def test_an_expired_row_is_deleted_so_a_later_start_with_an_earlier_clock_never_serves_it(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "s.db"
+    cache, kv = SqliteCache(db), SqliteKV(db)
+    clock = _timed(cache, kv)
+    q = Query("what is the price of gold today")
+    cache.remember(q, "2000 dollars", ttl=60)
+    kv.put("what is the price of gold today", "2000 dollars", ttl=60)
+    clock.t += 61
+    assert cache.lookup(q) is None and kv.lookup(q) is None
+    cache.close()
+    kv.close()
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT count(*) FROM cache").fetchone() == (0,)
+    assert conn.execute("SELECT count(*) FROM kv").fetchone() == (0,)
+    conn.close()
+    cache, kv = SqliteCache(db), SqliteKV(db)
+    _timed(cache, kv).t -= 3600  # the next start's clock is an hour behind
+    assert cache.lookup(q) is None and kv.lookup(q) is None
+    cache.close()
+    kv.close()

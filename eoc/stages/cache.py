@@ -113,6 +113,8 @@ class CacheStage:
         self.max_bytes = max_bytes
         self.ttl = checked_ttl(ttl, "the store's TTL")
         self.now: Callable[[], float] = time.time  # Unix seconds (tests set a fake clock)
+        self._latest = 0.0  # the latest time read (a clock set back never revives an entry)
+        self._expired: list[str] = []  # seen expired: removed from the store after the lookup
         self._aging = self.ttl is not None  # True once any entry may expire
         self.figure = stage_figure(Stage.CACHE, figure_uj)
         self._flat = figure_uj is not None
@@ -138,19 +140,41 @@ class CacheStage:
             qid = qid_of(query)
         with self._lock:
             answer = self._entries.get(qid)
-            if (
-                answer is not None
-                and self._aging
-                and stale(answer.origin, answer.meta, self.now(), self.ttl)
-            ):
-                self._drop(qid)  # expired: never served, removed from memory now
+            if answer is None:
                 return None
-            if answer is not None:
+            if self._aging and stale(answer.origin, answer.meta, self._clock(), self.ttl):
+                self._drop(qid)  # expired: never served, removed from memory now
+                self._expired.append(qid)
+                answer = None
+            else:
                 self._entries.move_to_end(qid)
                 if answer.cost is None and not self._flat:
                     # the same id means the same prompt, so the figure is computed once per entry
                     answer.cost = work_estimate(Stage.CACHE, nbytes=query.size)
-            return answer
+        if answer is None:
+            self._remove_expired()
+        return answer
+
+    def _clock(self) -> float:
+        """Now, for expiry: the clock, but never earlier than a time this stage has read, so an
+        entry once seen expired is not served again when the clock is set back."""
+        t = self.now()
+        if t < self._latest:
+            return self._latest
+        self._latest = t
+        return t
+
+    def _remove_expired(self) -> None:
+        """Remove from the store what lookups saw expired (memory drops it at once; a store
+        that keeps a file deletes the rows, so no later start with an earlier clock serves
+        them)."""
+        with self._lock:
+            qids, self._expired = self._expired, []
+        if qids:
+            self._delete_expired(qids)
+
+    def _delete_expired(self, qids: list[str]) -> None:
+        """Delete from the store's file what lookups saw expired (memory has no file)."""
 
     def peek(self, qid: str) -> Answer | None:
         """The entry for the query id ``qid`` when it may be served as it stands, without a

@@ -195,6 +195,8 @@ class KVStage:
     ) -> None:
         self.ttl = checked_ttl(ttl, "the store's TTL")
         self.now: Callable[[], float] = time.time  # Unix seconds (tests set a fake clock)
+        self._latest = 0.0  # the latest time read (a clock set back never revives an entry)
+        self._expired: list[str] = []  # seen expired: removed from the store after the lookup
         self._aging = self.ttl is not None  # True once any entry may expire
         self.embedder: Embedder = embedder or HashedNgramEmbedder()
         self.dense = bool(getattr(self.embedder, "dense", False))
@@ -419,7 +421,33 @@ class KVStage:
         return self._vocab.repair(unwrap(prompt))
 
     def _stale(self, entry: _Entry) -> bool:
-        return self._aging and stale(entry.origin, entry.meta, self.now(), self.ttl)
+        """Whether ``entry`` has expired; one that has is noted, and removed from the store
+        once the lookup is done (:meth:`_remove_expired`): expiry, once seen, is final."""
+        if self._aging and stale(entry.origin, entry.meta, self._clock(), self.ttl):
+            self._expired.append(entry.key)  # one operation: atomic under the GIL
+            return True
+        return False
+
+    def _clock(self) -> float:
+        """Now, for expiry: the clock, but never earlier than a time this stage has read, so an
+        entry once seen expired is not served again when the clock is set back."""
+        t = self.now()
+        if t < self._latest:
+            return self._latest
+        self._latest = t
+        return t
+
+    def _remove_expired(self) -> None:
+        """Forget the entries lookups saw expired (a store that keeps a file deletes their rows
+        too, so no later start with an earlier clock serves them)."""
+        with self._lock:
+            keys, self._expired = self._expired, []
+        gone = [key for key in dict.fromkeys(keys) if self._drop(key)]
+        if gone:
+            self._delete_expired(gone)
+
+    def _delete_expired(self, keys: list[str]) -> None:
+        """Delete from the store's file what lookups saw expired (memory has no file)."""
 
     def forget_where(self, match: Callable[..., bool]) -> int:
         """Forget every entry ``match(key, prompt, origin, meta)`` picks (:mod:`eoc.forget`);
@@ -553,6 +581,13 @@ class KVStage:
         question reads the shared partition; a query in a partition reads its own entries that
         fit its ``max_tokens``, and the shared partition's facts where it allows them.
         """
+        try:
+            return self._search(query)
+        finally:
+            if self._expired:
+                self._remove_expired()
+
+    def _search(self, query: Query) -> Answer | None:
         # checked first: a bad embedding is an error, hit or not
         vec: Any = self._query_vector(query)
         part = query.partition

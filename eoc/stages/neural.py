@@ -20,6 +20,7 @@ from eoc.stages.base import (
     work_estimate,
 )
 from eoc.stages.degenerate import repetition_loop
+from eoc.stages.text import fold
 
 DEFAULT_MAX_TOKENS = 256
 """The tokens a worst case counts out when neither the request nor the backend names a bound."""
@@ -340,18 +341,19 @@ class NeuralStage:
     def would_cost(self, query: Query, payload: str) -> JouleCost | None:
         """What this stage's model would have spent answering ``query`` with ``payload``, had it
         been asked (ESTIMATED), for the savings ledger (:mod:`eoc.ledger`): the flat figure when
-        the stage has one, else the question's tokens in (the conversation's, for a request)
-        and the answer's tokens out, one per four characters, at the work-scaled rates.
-        ``None`` when the backend runs no model (the no-model notice, the echo): there is no
-        model to compare with, and that is no figure, not 0."""
+        the stage has one, else the question's tokens in and the answer's tokens out, one per
+        four characters, at the work-scaled rates. Only the question the cheap answer answers
+        counts, as the kv folds it (runs of spaces one, the edges trimmed), not the rest of a
+        conversation: the cheap tier did not read it, and a client must not inflate what eoc
+        says it saved by padding a question a fact answers or sending it after a long context. ``None`` when the backend runs no model (the no-model notice, the echo):
+        there is no model to compare with, and that is no figure, not 0."""
         if not getattr(self.backend, "runs_model", True):
             return None
         if self._flat:
             return self.figure
-        chat = query.conversation
         return work_estimate(
             Stage.NEURAL,
-            tokens_in=approx_tokens(query.prompt if chat is None else chat.texts()),
+            tokens_in=approx_tokens(fold(query.prompt)),  # spaces and edges padded: not read
             tokens_out=approx_tokens(payload),
             rates=self.rates(),
         )

@@ -10,6 +10,7 @@ from falsify_breaks import (
     counters,
     figures,
     guard,
+    hostile,
     incontext,
     ledger,
     memo,
@@ -220,6 +221,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     *tools.BREAKS,
     *userstore.BREAKS,
     *incontext.BREAKS,
+    *hostile.BREAKS,
 ]
 
 FOCUS: dict[str, list[str]] = {
@@ -234,6 +236,7 @@ FOCUS: dict[str, list[str]] = {
     ],
     **guard.FOCUS,
     **incontext.FOCUS,
+    **hostile.FOCUS,
     **page.FOCUS,
     **partition.FOCUS,
     **repeat.FOCUS,

@@ -55,10 +55,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "no model configured still gets an avoided estimate",
         "eoc/stages/neural.py",
         '        if not getattr(self.backend, "runs_model", True):\n            return None\n'
-        "        if self._flat:\n            return self.figure\n        chat = query.conversation\n"
-        "        return work_estimate(",
-        "        if self._flat:\n            return self.figure\n        chat = query.conversation\n"
-        "        return work_estimate(",
+        "        if self._flat:\n            return self.figure\n        return work_estimate(",
+        "        if self._flat:\n            return self.figure\n        return work_estimate(",
     ),
     (
         "the avoided header says 0 when there is no figure",

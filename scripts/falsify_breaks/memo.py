@@ -34,14 +34,14 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "an expired cache entry is served",
         "eoc/stages/cache.py",
-        "                and stale(answer.origin, answer.meta, self.now(), self.ttl)",
-        "                and False",
+        "            if self._aging and stale(answer.origin, answer.meta, self._clock(), self.ttl):",
+        "            if False:",
     ),
     (
         "an expired kv entry is served",
         "eoc/stages/kv.py",
-        "        return self._aging and stale(entry.origin, entry.meta, self.now(), self.ttl)",
-        "        return False",
+        "        if self._aging and stale(entry.origin, entry.meta, self._clock(), self.ttl):",
+        "        if False:",
     ),
     (
         "an entry of unknown age passes the store TTL",

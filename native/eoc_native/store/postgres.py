@@ -555,6 +555,17 @@ class PgCache(CacheStage):
                 self._drop(qid)
         return len(gone)
 
+    def _delete_expired(self, qids: list[str]) -> None:
+        """Delete the rows of answers seen expired (unless put again meanwhile), so no replica
+        whose clock is behind serves them (where PostgreSQL is down, the row stays until a replica
+        reads it expired again)."""
+        with self._lock:
+            gone = [q for q in qids if q not in self._entries]
+        if gone:
+            with contextlib.suppress(StoreError):
+                with self.store.connection("removing expired cached answers") as conn:
+                    conn.execute("DELETE FROM eoc_cache WHERE qid = ANY(%s)", (gone,))
+
     def _prune(self) -> None:
         """Another replica forgot cached answers: drop from memory every model's answer the table
         no longer holds (but those held for a write while PostgreSQL was down; a fact, which a
@@ -694,6 +705,19 @@ class PgKV(KVStage):
                 self._drop(key)
                 self._stored.pop(key, None)
         return len(gone)
+
+    def _delete_expired(self, keys: list[str]) -> None:
+        """Delete the rows of pairs seen expired (unless put again meanwhile), so no replica
+        whose clock is behind serves them (where PostgreSQL is down, the row stays until a replica
+        reads it expired again)."""
+        with self._write_lock:
+            gone = [k for k in keys if k not in self._entries]
+            for key in gone:
+                self._stored.pop(key, None)
+        if gone:
+            with contextlib.suppress(StoreError):
+                with self.store.connection("removing expired kv pairs") as conn:
+                    conn.execute("DELETE FROM eoc_kv WHERE key = ANY(%s)", (gone,))
 
     def _prune(self) -> None:
         """Another replica forgot kv pairs: drop from memory every model's answer the table no

@@ -1,0 +1,74 @@
+"""Falsify breaks: issue 34's sequel, hostile files and shared stores (issue 35) on the store
+side. Expiry that a clock set back cannot undo, an avoided figure a client cannot inflate and a
+recorded cost past what its tokens could cost, forgetting that reaches every partition and
+process, and store rows signed with the user's key. Each runs the test that catches it
+(``FOCUS``)."""
+
+_TTL = "tests/test_ttl.py"
+_MADE = "tests/test_made_cost.py"
+
+BREAKS: list[tuple[str, str, str, str]] = [
+    # item 8: expiry, once seen, is final
+    (
+        "the cache reads a clock set back as it is",
+        "eoc/stages/cache.py",
+        "        if t < self._latest:\n            return self._latest\n",
+        "",
+    ),
+    (
+        "the kv reads a clock set back as it is",
+        "eoc/stages/kv.py",
+        "        if t < self._latest:\n            return self._latest\n",
+        "",
+    ),
+    (
+        "the kv keeps an entry it saw expired",
+        "eoc/stages/kv.py",
+        "            self._expired.append(entry.key)  # one operation: atomic under the GIL\n",
+        "",
+    ),
+    (
+        "the SQLite cache keeps the row of an answer seen expired",
+        "eoc/persist.py",
+        '                with self.db.transaction("removing expired cached answers") as c:\n'
+        '                    c.executemany("DELETE FROM cache WHERE qid = ?", gone)\n',
+        "                pass\n",
+    ),
+    (
+        "the SQLite kv keeps the row of a pair seen expired",
+        "eoc/persist.py",
+        '                with self.db.transaction("removing expired kv pairs") as c:\n'
+        '                    c.executemany("DELETE FROM kv WHERE key = ?", gone)\n',
+        "                pass\n",
+    ),
+    # item 6: what an answer avoided
+    (
+        "a fact's avoided figure counts padding around the question",
+        "eoc/stages/neural.py",
+        "            tokens_in=approx_tokens(fold(query.prompt)),  # spaces and edges padded: not read",
+        "            tokens_in=approx_tokens(query.prompt),",
+    ),
+    (
+        "a recorded cost past its tokens' ceiling is believed",
+        "eoc/cascade.py",
+        "                if made.uj > ceiling:  # a record past what its tokens could cost: not believed",
+        "                if False:",
+    ),
+    (
+        "the ceiling of a recorded cost has no bound on its tokens",
+        "eoc/ledger.py",
+        "    return max(1, int(MADE_SLACK * uj))",
+        "    return max(1, int(MADE_SLACK * uj)) * 10**9",
+    ),
+]
+
+FOCUS: dict[str, list[str]] = {
+    BREAKS[0][0]: [_TTL],
+    BREAKS[1][0]: [_TTL],
+    BREAKS[2][0]: [_TTL],
+    BREAKS[3][0]: [_TTL],
+    BREAKS[4][0]: [_TTL],
+    BREAKS[5][0]: [_MADE],
+    BREAKS[6][0]: [_MADE],
+    BREAKS[7][0]: [_MADE],
+}
