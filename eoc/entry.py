@@ -39,6 +39,7 @@ MAX_MADE_NAME = 128
 """The longest counter or host name kept with a made cost, in characters (printable ASCII)."""
 _REASON = re.compile(r"[a-z_]{1,32}")
 _DIGEST = re.compile(r"[0-9a-f]{64}")
+_ASKED = re.compile(r"[0-9a-f]{32}")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 7 * 86_400}
 _DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*")
 UNKNOWN_NOTE = "stored before eoc kept how answers were generated: finish reason and usage unknown"
@@ -227,6 +228,10 @@ class EntryMeta:
     stored_at: float | None
     expires_at: float | None = None
     generation: Generation | None = None
+    asked: str | None = None
+    """For a cache entry, the question it answers as a digest (:func:`eoc.stages.cache.asked_of`:
+    the folded last message, whatever conversation, system prompt or parameters came with it), so
+    forgetting a question reaches every cache entry made for it; ``None`` where not recorded."""
 
     def expired(self, now: float, max_age: float | None = None) -> bool:
         """Whether the entry may no longer be served at ``now``: past its own expiry, or older
@@ -241,6 +246,8 @@ class EntryMeta:
         """The canonical JSON a store writes (and checksums)."""
         gen = self.generation
         doc: dict[str, Any] = {"at": self.stored_at, "exp": self.expires_at}
+        if self.asked is not None:
+            doc["q"] = self.asked
         if gen is not None:
             doc["finish"] = gen.finish_reason
             doc["tokens"] = None if gen.tokens is None else list(gen.tokens)
@@ -288,6 +295,7 @@ def meta_from_text(text: str) -> EntryMeta:
         "seconds",
         "made",
         "receipt",
+        "q",
     }:
         raise InvalidText("an entry record has other fields than eoc writes")
     if ("made" in doc or "receipt" in doc) and "finish" not in doc:
@@ -304,7 +312,10 @@ def meta_from_text(text: str) -> EntryMeta:
                 doc.get("receipt"),
             )
         )
-    return EntryMeta(_time(doc["at"], "stored_at"), _time(doc["exp"], "expires_at"), gen)
+    asked = doc.get("q")
+    if asked is not None and not (isinstance(asked, str) and _ASKED.fullmatch(asked)):
+        raise InvalidText("an entry record's question digest is 32 lower-case hex digits")
+    return EntryMeta(_time(doc["at"], "stored_at"), _time(doc["exp"], "expires_at"), gen, asked)
 
 
 def checked_ttl(value: object, what: str = "a TTL") -> float | None:

@@ -14,6 +14,9 @@ The hierarchy::
     │   ├── BadJson                JSON that is malformed, too deep, or holds huge numbers
     │   ├── InputTooLarge          a file or stream larger than eoc reads for that purpose
     │   ├── InputUnreadable        a path that is missing, a folder, or a pipe that sends nothing
+    │   ├── ModelFileError         a model file that is damaged, or holds values no model has
+    │   │   └── ChatTemplateError  its chat template does not parse, or passes a bound on size,
+    │   │                          work or time (eoc_native.llm.template)
     │   └── ConfigError            a Cascade, stage or counter set up wrongly
     ├── Refusal                    eoc declined to give a figure (exit 1)
     │   ├── CounterUnavailable     no counter, no permission, browser
@@ -27,6 +30,8 @@ The hierarchy::
     │   ├── Implausible            a span implying more power than the counter can draw
     │   ├── NotMeasured            a figure would be persisted that was not measured
     │   └── ReceiptMismatch        a receipt or signature that does not verify
+    ├── UntrustedFile              a file or folder eoc would load code or mapped data from
+    │                              that another user could have written (exit 1)
     ├── StoreError                 a persistent store cannot be used as it is (exit 1)
     │   ├── StoreUnusable          not a regular file, read-only, missing folder
     │   ├── StoreVersionError      a schema version this eoc does not know, or a foreign database
@@ -99,6 +104,18 @@ class InputUnreadable(InputError):
     be read, or is a pipe or device that sent nothing in time (the message says which)."""
 
 
+class ModelFileError(InputError):
+    """A model file (GGUF) that is cut short, damaged, or holds a value no model eoc runs has:
+    a header value that disagrees with the tensors or implies more memory than the file could
+    need, a tensor that does not fit the file. The message names the field; nothing was run."""
+
+
+class ChatTemplateError(ModelFileError):
+    """A model file's chat template does not parse, or passes a bound on the text it builds, its
+    loop work, its nesting or its time, when the model loads or on one conversation (the reason
+    names the bound and what to do)."""
+
+
 class ConfigError(InputError):
     """A Cascade, stage or counter was configured with values it cannot use."""
 
@@ -149,6 +166,14 @@ class ReceiptMismatch(Refusal):
     """A receipt's digest does not match its fields."""
 
 
+class UntrustedFile(EocError):
+    """A file eoc would load code or mapped data from (a compiled library, a cache, a key) is
+    not owned by the running user or root, is writable by others, or sits in a folder others
+    can write to (:mod:`eoc.trustfile`); the message names the path, why, and what to do."""
+
+    exit_code = 1
+
+
 class StoreError(EocError):
     """A persistent store (SQLite, PostgreSQL) cannot be used as it is; nothing was changed."""
 
@@ -178,6 +203,7 @@ __all__ = [
     "BadEmbedding",
     "BadJson",
     "BadReceipt",
+    "ChatTemplateError",
     "ConfigError",
     "CounterFrozen",
     "CounterReadFailed",
@@ -190,6 +216,7 @@ __all__ = [
     "InputTooLarge",
     "InvalidText",
     "MissingExtra",
+    "ModelFileError",
     "NotMeasured",
     "NotMetering",
     "PromptTooLong",
@@ -199,6 +226,7 @@ __all__ = [
     "StoreError",
     "StoreUnusable",
     "StoreVersionError",
+    "UntrustedFile",
     "WindowTooShort",
     "WrapAmbiguous",
 ]

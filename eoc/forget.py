@@ -2,9 +2,11 @@
 (``eoc store forget``, ``POST /v1/eoc/forget`` on ``eoc serve``, :meth:`eoc.Cascade.forget_answer`).
 
 A :class:`Forget` says what to forget; every criterion given must hold (they combine with
-"and"). ``question`` matches an entry stored for that exact question (its text as asked; the
-cache also keys a model's answer by what made it, which is tried for every origin stored; kv
-matches it in every partition, :mod:`eoc.partition`);
+"and"). ``question`` matches every entry stored for that question (its text as the kv folds
+it): in the kv in every partition (:mod:`eoc.partition`); in the cache, every entry that records
+it answers that question (``EntryMeta.asked``), whatever system prompt, earlier turns or
+parameters it was asked with, and for an entry from before eoc recorded that, the question's
+own key and a model's answer to it keyed by what made it (tried for every origin stored);
 ``stages`` limits it to the cache or the kv; ``older_than`` (seconds) matches entries stored at
 least that long ago. An entry kept before eoc recorded its age (store schema 2 or older) has no
 age: ``older_than`` never matches it (forget it by question or by stage).
@@ -27,7 +29,9 @@ from typing import Any
 
 from eoc.entry import EntryMeta, checked_ttl
 from eoc.errors import ConfigError, InputError
+from eoc.partition import tag_of as tag_of_key
 from eoc.query import Query, check_prompt
+from eoc.stages.cache import asked_of
 from eoc.stages.text import fold
 
 STAGES = ("cache", "kv")
@@ -91,6 +95,7 @@ class Forget:
         question, age = self.question, self.older_than
         plain = None if question is None else Query(question).id
         kv_key = None if question is None else fold(question)
+        asked = None if question is None else asked_of(question)
 
         named = self.answer
 
@@ -107,8 +112,8 @@ class Forget:
                 return True
             if stage == "kv":  # in any partition (eoc.partition), whatever its key's format
                 return prompt is not None and fold(prompt) == kv_key
-            if key == plain:
-                return True
+            if key == plain or (meta is not None and meta.asked == asked):
+                return True  # the question's entry in any conversation or partition
             return bool(origin) and key == Query(question, context=f"made by {origin}").id
 
         return match
@@ -195,17 +200,51 @@ def forget_from_json(doc: object, made_receipt: Any = None) -> Forget:
     return forget_of(question, stage, age, answer=name)
 
 
-def forget_in(cache: Any, kv: Any, what: Forget, now: float | None = None) -> dict[str, int]:
+KV_PLACES = ("shared", "partitions")
+"""Where a forgotten kv entry was (:func:`forget_in`'s ``where``): in the shared partition
+(plain questions and facts), or in the partitions of requests that carried a system prompt or
+parameters of their own (:mod:`eoc.partition`)."""
+
+
+def forget_in(
+    cache: Any,
+    kv: Any,
+    what: Forget,
+    now: float | None = None,
+    where: dict[str, dict[str, int]] | None = None,
+) -> dict[str, int]:
     """Forget what ``what`` says from ``cache`` and ``kv`` (memory and the store they write
-    to); the number forgotten per stage. A part that is ``None`` forgets nothing."""
+    to); the number forgotten per stage. A part that is ``None`` forgets nothing. ``where``,
+    when given, is filled with how many of the kv's were in each of :data:`KV_PLACES`."""
     out: dict[str, int] = {}
     for name, part in (("cache", cache), ("kv", kv)):
-        if name in what.stages:
-            out[name] = 0 if part is None else int(part.forget_where(what.matcher(name, now)))
+        if name not in what.stages:
+            continue
+        match = what.matcher(name, now)
+        picked: set[str] = set()
+
+        def noting(
+            key: str,
+            prompt: str | None,
+            origin: str,
+            meta: Any,
+            match: Match = match,
+            picked: set[str] = picked,
+        ) -> bool:
+            hit = match(key, prompt, origin, meta)
+            if hit:
+                picked.add(key)
+            return hit
+
+        out[name] = 0 if part is None else int(part.forget_where(noting))
+        if where is not None and name == "kv":
+            shared = sum(1 for k in picked if not tag_of_key(k))
+            where[name] = {KV_PLACES[0]: shared, KV_PLACES[1]: out[name] - shared}
     return out
 
 
 __all__ = [
+    "KV_PLACES",
     "MIN_ANSWER_DIGITS",
     "STAGES",
     "Forget",

@@ -27,17 +27,26 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from eoc.entry import EntryMeta, Generation, meta_from_text
-from eoc.errors import EocError, InputError
+from eoc.errors import EocError, InputError, StoreError
 from eoc.partition import SHARED, checked_tag, keyed, tag_of
 from eoc.persist_db import Damage, StoreDb, opened
-from eoc.persist_schema import row_sum, summed
+from eoc.persist_schema import count_forget, forgets, row_sum, summed
 from eoc.query import Query
-from eoc.stages.cache import CacheStage, checked_answer, checked_origin, new_meta, qid_of, stale
+from eoc.stages.cache import (
+    CacheStage,
+    asked_of,
+    checked_answer,
+    checked_origin,
+    new_meta,
+    qid_of,
+    stale,
+)
 from eoc.stages.facts import read_fact_file, read_ntriples, read_tsv_triples
 from eoc.stages.graph import TripleStore
 from eoc.stages.kv import KVStage
@@ -140,8 +149,40 @@ def _rekey(db: StoreDb, groups: dict[str, list[tuple[int, str, tuple[Any, ...]]]
         for new, rowid, old, (prompt, payload, embedder, vector, origin, text) in moving:
             taken = c.execute("SELECT 1 FROM kv WHERE key = ?", (new,)).fetchone()
             key = old if taken else new
-            checked = row_sum("kv", summed((key, prompt, payload, embedder, vector, origin), text))
+            fields = (key, prompt, payload, embedder, vector, origin)
+            checked = row_sum("kv", summed(fields, text), db.key)
             c.execute("UPDATE kv SET key = ?, checksum = ? WHERE rowid = ?", (key, checked, rowid))
+
+
+LISTEN_EVERY_S = 0.5
+"""How often, at most, a store looks whether another process sharing its file forgot
+something (a lookup looks; reading one number costs a few microseconds): a forget reaches
+every process within this long of its next lookup."""
+
+
+def _count(db: StoreDb, c: Any) -> None:
+    """Count a forget in the file (inside its transaction), as this process has seen it."""
+    count_forget(c)
+    db.forgets = forgets(c)
+
+
+def heard_forgets(part: Any, db: StoreDb) -> bool:
+    """Whether another process sharing ``db``'s file forgot something since ``part`` last
+    looked (at most every :data:`LISTEN_EVERY_S`); its memory must then drop what the file no
+    longer holds. A store that cannot be read now is looked at again later."""
+    now = time.monotonic()
+    if now < part._listen_at:
+        return False
+    part._listen_at = now + LISTEN_EVERY_S
+    try:
+        with db.lock, db.guard("reading how many forgets the store has seen"):
+            seen = forgets(db.conn)
+    except StoreError:
+        return False
+    if seen == db.forgets:
+        return False
+    db.forgets = seen
+    return True
 
 
 class SqliteCache(CacheStage):
@@ -152,12 +193,37 @@ class SqliteCache(CacheStage):
     """
 
     def __init__(
-        self, path: str | Path, max_entries: int = 100_000, max_bytes: int = 64 << 20, **kw: Any
+        self,
+        path: str | Path,
+        max_entries: int = 100_000,
+        max_bytes: int = 64 << 20,
+        *,
+        key: bytes | None = None,
+        **kw: Any,
     ) -> None:
         super().__init__(max_entries, max_bytes, **kw)
         self.damaged: list[Damage] = []
         self._seq = 0
-        self.db = opened(path, self._load)
+        self._listen_at = 0.0
+        self.db = opened(path, self._load, key)
+
+    def lookup(self, query: Query) -> Any:
+        self._hear_forgets()
+        return super().lookup(query)
+
+    def peek(self, qid: str) -> Any:
+        self._hear_forgets()
+        return super().peek(qid)
+
+    def _hear_forgets(self) -> None:
+        """Drop from memory what another process forgot in the file (:func:`heard_forgets`)."""
+        if heard_forgets(self, self.db):
+            with self.db.lock, self.db.guard("reading which answers the cache holds"):
+                rows = self.db.conn.execute("SELECT qid FROM cache").fetchall()
+                kept = {str(qid) for (qid,) in rows}
+                with self._lock:
+                    for qid in [q for q in self._entries if q not in kept]:
+                        self._drop(qid)
 
     def _load(self, db: StoreDb) -> None:
         rows = list(db.rows("cache", self.damaged, order="seq, rowid"))  # oldest first
@@ -198,7 +264,7 @@ class SqliteCache(CacheStage):
             StoreError: the write failed; memory and file are as they were.
         """
         qid, payload, origin = qid_of(query), checked_answer(payload), checked_origin(origin)
-        meta = new_meta(self.now(), generation, ttl)
+        meta = new_meta(self.now(), generation, ttl, asked=asked_of(query.prompt))
         text = meta.to_text()
         with self.db.lock:
             with self._lock:
@@ -219,7 +285,7 @@ class SqliteCache(CacheStage):
                         seq,
                         origin,
                         text,
-                        row_sum("cache", summed((qid, payload, origin), text)),
+                        row_sum("cache", summed((qid, payload, origin), text), self.db.key),
                     ),
                 )
                 c.executemany("DELETE FROM cache WHERE qid = ?", [(q,) for q in evicted])
@@ -230,12 +296,16 @@ class SqliteCache(CacheStage):
     def forget(self, query: Query) -> bool:
         qid = qid_of(query)
         with self.db.lock:
-            self.db.write("DELETE FROM cache WHERE qid = ?", (qid,))
+            with self.db.transaction("forgetting a cached answer") as c:
+                c.execute("DELETE FROM cache WHERE qid = ?", (qid,))
+                _count(self.db, c)
             return super().forget(query)
 
     def clear(self) -> None:
         with self.db.lock:
-            self.db.write("DELETE FROM cache")
+            with self.db.transaction("clearing the cache") as c:
+                c.execute("DELETE FROM cache")
+                _count(self.db, c)
             super().clear()
 
     def _delete_expired(self, qids: list[str]) -> None:
@@ -256,6 +326,7 @@ class SqliteCache(CacheStage):
             if gone:
                 with self.db.transaction("forgetting cached answers") as c:
                     c.executemany("DELETE FROM cache WHERE qid = ?", [(q,) for q in gone])
+                    _count(self.db, c)
             with self._lock:
                 for qid in gone:
                     self._drop(qid)
@@ -279,12 +350,33 @@ class SqliteKV(KVStage):
     Raises (when opened): as :class:`SqliteCache`.
     """
 
-    def __init__(self, path: str | Path, **kwargs: Any) -> None:
+    def __init__(self, path: str | Path, *, key: bytes | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.damaged: list[Damage] = []
         # key -> (answer, origin) in the file (skips rewriting a pair)
         self._stored: dict[str, tuple[str, str]] = {}
-        self.db = opened(path, self._load)
+        self._listen_at = 0.0
+        self.db = opened(path, self._load, key)
+
+    def lookup(self, query: Query) -> Any:
+        self._hear_forgets()
+        return super().lookup(query)
+
+    def _hear_forgets(self) -> None:
+        """Drop from memory what another process forgot in the file (:func:`heard_forgets`):
+        every pair read from the file, or a model's answer, the file no longer holds."""
+        if heard_forgets(self, self.db):
+            with self.db.lock, self.db.guard("reading which pairs the kv holds"):
+                kept = {str(k) for (k,) in self.db.conn.execute("SELECT key FROM kv").fetchall()}
+                with self._lock:
+                    gone = [
+                        k
+                        for k, e in self._entries.items()
+                        if k not in kept and (e.origin or k in self._stored)
+                    ]
+                for key in gone:
+                    self._drop(key)
+                    self._stored.pop(key, None)
 
     def _load(self, db: StoreDb) -> None:
         now, expired = self.now(), []
@@ -364,7 +456,7 @@ class SqliteKV(KVStage):
     ) -> tuple[str, ...]:
         text = meta.to_text()
         fields = (key, prompt, payload, self.embedder.name, self._encode(vec), origin)
-        return (*fields, text, row_sum("kv", summed(fields, text)))
+        return (*fields, text, row_sum("kv", summed(fields, text), self.db.key))
 
     def _delete_expired(self, keys: list[str]) -> None:
         """Delete the rows of pairs seen expired (unless put again meanwhile): expiry, once
@@ -384,6 +476,7 @@ class SqliteKV(KVStage):
             if gone:
                 with self.db.transaction("forgetting kv pairs") as c:
                     c.executemany("DELETE FROM kv WHERE key = ?", [(k,) for k in gone])
+                    _count(self.db, c)
             for key in gone:
                 self._drop(key)
                 self._stored.pop(key, None)
@@ -416,10 +509,10 @@ class SqliteTripleStore(TripleStore):
     Raises (when opened): as :class:`SqliteCache`.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, key: bytes | None = None) -> None:
         self.damaged: list[Damage] = []
         good: list[tuple[Any, ...]] = []  # (rowid, s, p, o), read before memory is set up
-        self.db = opened(path, lambda db: good.extend(db.rows("triples", self.damaged)))
+        self.db = opened(path, lambda db: good.extend(db.rows("triples", self.damaged)), key)
         super().__init__()
         for rowid, s, p, o in good:
             try:
@@ -455,7 +548,7 @@ class SqliteTripleStore(TripleStore):
                 with self.db.transaction("storing triples") as c:
                     c.executemany(
                         "INSERT OR IGNORE INTO triples (s, p, o, checksum) VALUES (?, ?, ?, ?)",
-                        [(*t, row_sum("triples", t)) for t in fresh],
+                        [(*t, row_sum("triples", t, self.db.key)) for t in fresh],
                     )
                 for t in fresh:
                     TripleStore.add(self, *t)

@@ -23,8 +23,11 @@ from typing import Any
 
 from eoc.errors import ConfigError, StoreCorrupt, StoreError, StoreUnusable, StoreVersionError
 from eoc.persist_schema import (
+    KEYED_VERSION,
     SCHEMA_VERSION,
+    check_key,
     decode,
+    forgets,
     integrity_problems,
     invalid,
     read_layout,
@@ -34,6 +37,7 @@ from eoc.persist_schema import (
     upgrade,
     wrong_type,
 )
+from eoc.userkey import KEY_ENV, key_path, load_key
 
 
 def _stat(path: Path) -> os.stat_result | None:
@@ -128,11 +132,34 @@ Damage = tuple[str, int, str]
 """A row not loaded: ``(table, rowid, reason)``; the row stays in the file."""
 
 
-class StoreDb:
-    """One checked, WAL-mode connection and the lock that serializes its writers."""
+def store_key(key: bytes | None = None) -> bytes:
+    """The key a store's rows are signed with: ``key``, else the user's (:mod:`eoc.userkey`).
 
-    def __init__(self, path: object) -> None:
+    Raises:
+        UntrustedFile: the key file, or its folder, is not the user's alone.
+        StoreUnusable: the key file cannot be made or read.
+    """
+    if key is not None:
+        if not isinstance(key, bytes) or len(key) < 16:
+            raise ConfigError("a store's key is bytes, at least 16 of them (eoc.userkey)")
+        return key
+    try:
+        return load_key()
+    except OSError as exc:
+        raise StoreUnusable(
+            f"cannot make or read eoc's key file {key_path()} ({exc}), which signs every store "
+            f"row: make its folder writable, or set {KEY_ENV} to a file only you can read"
+        ) from None
+
+
+class StoreDb:
+    """One checked, WAL-mode connection and the lock that serializes its writers.
+
+    ``key`` signs and checks the rows (:func:`store_key`: the user's key by default)."""
+
+    def __init__(self, path: object, key: bytes | None = None) -> None:
         given, real = check_path(path, write=True)
+        self.key = store_key(key)
         self.path = given
         self.lock = threading.RLock()  # re-entrant: a store holds it across write and apply
         try:
@@ -153,7 +180,9 @@ class StoreDb:
         with self.guard("opening it"):
             self.conn.execute("PRAGMA busy_timeout=5000")
             # checked before WAL mode is set: switching it rewrites the header of any file
-            read_layout(self.conn, self.path)
+            layout = read_layout(self.conn, self.path)
+            if layout.version >= KEYED_VERSION:
+                check_key(self.conn, self.path, self.key)  # before anything is written
             problems = integrity_problems(self.conn)
             if problems:
                 raise StoreCorrupt(
@@ -164,7 +193,11 @@ class StoreDb:
             self.conn.execute("PRAGMA synchronous=FULL")
         # BEGIN IMMEDIATE proves the file writable now, and serializes two processes' setup
         with self.transaction("opening it") as c:
-            upgrade(c, read_layout(c, self.path), self.path)
+            layout = read_layout(c, self.path)
+            if layout.version >= KEYED_VERSION:
+                check_key(c, self.path, self.key)
+            upgrade(c, layout, self.path, self.key)
+            self.forgets = forgets(c)
 
     @contextmanager
     def guard(self, doing: str) -> Iterator[None]:
@@ -202,7 +235,7 @@ class StoreDb:
                 problem = type_problem(table, row)
                 if problem is not None:
                     raise wrong_type(self.path, table, row.rowid, problem)
-                values = decode(table, row)
+                values = decode(table, row, key=self.key)
                 reason = values if isinstance(values, str) else invalid(table, values)
                 if reason is not None:
                     damaged.append((table, row.rowid, reason))
@@ -216,9 +249,9 @@ class StoreDb:
             self.conn.close()
 
 
-def opened(path: object, load: Callable[[StoreDb], None]) -> StoreDb:
+def opened(path: object, load: Callable[[StoreDb], None], key: bytes | None = None) -> StoreDb:
     """Open ``path`` and run ``load``; closes the connection if loading refused the file."""
-    db = StoreDb(path)
+    db = StoreDb(path, key)
     try:
         load(db)
     except BaseException:
@@ -227,4 +260,4 @@ def opened(path: object, load: Callable[[StoreDb], None]) -> StoreDb:
     return db
 
 
-__all__ = ["Damage", "StoreDb", "check_path", "opened", "translate"]
+__all__ = ["Damage", "StoreDb", "check_path", "opened", "store_key", "translate"]

@@ -20,12 +20,23 @@ Schema versions (``PRAGMA user_version``):
   model generated it: finish reason, token counts, seconds). The checksum covers it when it is
   not empty. Opening a version-2 file adds the column, "" for every row: their age and
   generation are unknown (a replay says so), and their checksums hold as they were.
-* **4** — the current layout, the same tables and columns: a kv row's ``key`` may open with
-  the tag of the partition it is kept in (:mod:`eoc.partition`: ``"(p:HEX) question"``, a model's
-  answer under a system prompt or its own parameters), which no plain key does. An eoc that
-  reads version 3 would load such a row as a plain question's and serve it to everyone, so the
-  version says it must not open the file. Opening a version-3 file changes no row (every row of
-  it is in the shared partition) and sets the version.
+* **4** — the layout before keyed checksums, the same tables and columns: a kv row's ``key``
+  may open with the tag of the partition it is kept in (:mod:`eoc.partition`: ``"(p:HEX)
+  question"``, a model's answer under a system prompt or its own parameters), which no plain
+  key does. An eoc that reads version 3 would load such a row as a plain question's and serve
+  it to everyone, so the version says it must not open the file. Opening a version-3 file
+  changes no row (every row of it is in the shared partition) and sets the version.
+* **5** — the current layout: each row's checksum is a keyed MAC, HMAC-SHA256 with the user's
+  key (:mod:`eoc.userkey`, a file outside the store that only its owner can read), not a plain
+  SHA-256. A plain digest says a row is whole, but whoever can write the file can recompute it
+  (an answer planted with its checksum recomputed was served before); a MAC says the row was
+  written by an eoc holding the key. The table ``info`` records which key signs the rows
+  (``key``: its :func:`~eoc.userkey.key_id`, which does not reveal it), so a store opened with
+  another key is refused with what to do rather than read as every row changed, and how many
+  forgets the store has seen (``forgets``: every process sharing the file drops from memory
+  what another one forgot, :mod:`eoc.persist`). Opening an older file signs, in one
+  transaction, every row whose old checksum holds (the rows as they stood are trusted, as they
+  were before; a damaged one stays damaged).
 
 This module is shared by :mod:`eoc.persist` (opening stores) and ``eoc store check|recover``.
 """
@@ -33,6 +44,7 @@ This module is shared by :mod:`eoc.persist` (opening stores) and ``eoc store che
 from __future__ import annotations
 
 import hashlib
+import hmac
 import shlex
 import sqlite3
 from collections.abc import Iterator, Sequence
@@ -43,17 +55,23 @@ from eoc.entry import meta_from_text
 from eoc.errors import (
     EocError,
     StoreCorrupt,
+    StoreUnusable,
     StoreVersionError,
 )
 from eoc.partition import tag_of
 from eoc.query import check_text
 from eoc.stages.cache import MAX_ANSWER_BYTES, checked_origin
 from eoc.stages.kv import KVStage
+from eoc.userkey import derive, key_id
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """The layout this eoc writes."""
-READABLE_VERSIONS = (0, 1, 2, 3, 4)
-"""The layouts this eoc opens (0 to 3 are migrated to 4 on open)."""
+READABLE_VERSIONS = (0, 1, 2, 3, 4, 5)
+"""The layouts this eoc opens (0 to 4 are migrated to 5 on open)."""
+KEYED_VERSION = 5
+"""The first layout whose checksums are keyed MACs."""
+INFO = "info"
+"""The table of what a store says of itself (``name``, ``value``): the key, the forgets."""
 MAX_FIELD_BYTES = 1 << 20
 """Largest triple term or embedder name accepted from the file, in UTF-8 bytes."""
 UNRECORDED = "unrecorded: stored before eoc recorded what made each answer"
@@ -81,6 +99,7 @@ COLUMNS: dict[int, dict[str, Columns]] = {
     3: {"cache": _V2["cache"] + _META, "kv": _V2["kv"] + _META, "triples": _V1["triples"]},
 }
 COLUMNS[4] = COLUMNS[3]  # version 4 changed what a kv key may hold, not the columns
+COLUMNS[5] = COLUMNS[3]  # version 5 keyed the checksums and added the table info
 """Column name -> kind per schema version: "text", "text?" (text or NULL), "integer",
 "origin" (text, "" allowed) or "meta" (text, "" allowed and then not summed). The checksum
 covers the text, origin and non-empty meta columns in this order; ``seq`` (cache order) is not
@@ -99,11 +118,14 @@ _CREATE = {
     "triples": "CREATE TABLE triples (s TEXT NOT NULL, p TEXT NOT NULL, o TEXT NOT NULL, "
     "checksum TEXT, PRIMARY KEY (s, p, o))",
 }
+_CREATE_INFO = "CREATE TABLE info (name TEXT PRIMARY KEY, value TEXT NOT NULL)"
 
 
 def physical(version: int, table: str) -> tuple[str, ...]:
     """The columns of ``table`` as a file of ``version`` holds them, in order (a migrated file
     and a fresh one alike: ``origin`` was added after ``checksum``)."""
+    if table == INFO:
+        return ("name", "value")
     cols = tuple(c for c, _ in _V1[table])
     if version >= 1:
         cols += ("checksum",)
@@ -122,8 +144,10 @@ def recover_hint(path: str | Path) -> str:
 # -- checksums -------------------------------------------------------------------------------
 
 
-def _digest(table: str, fields: Sequence[bytes | None]) -> str:
-    h = hashlib.sha256()
+def _digest(table: str, fields: Sequence[bytes | None], key: bytes | None = None) -> str:
+    """A row's checksum: with ``key``, HMAC-SHA256 with the key derived for store rows (version
+    5); without, the plain SHA-256 of versions 1 to 4. The first 32 hex digits either way."""
+    h = hashlib.sha256() if key is None else hmac.new(derive(key, "store rows"), digestmod="sha256")
     for field in (table.encode(), *fields):
         if field is None:
             h.update(b"\x00")
@@ -148,9 +172,11 @@ def summed(fields: Sequence[str], meta: str) -> tuple[str, ...]:
     return (*fields, meta) if meta else tuple(fields)
 
 
-def row_sum(table: str, values: Sequence[str | None]) -> str:
-    """The checksum of a row about to be written (its text fields, validated, in order)."""
-    return _digest(table, [None if v is None else v.encode("utf-8") for v in values])
+def row_sum(table: str, values: Sequence[str | None], key: bytes | None) -> str:
+    """The checksum of a row about to be written (its text fields, validated, in order): the
+    keyed MAC with the store's ``key`` (``None``: the plain digest of versions 1 to 4, which
+    only a migration writes)."""
+    return _digest(table, [None if v is None else v.encode("utf-8") for v in values], key)
 
 
 # -- reading rows ----------------------------------------------------------------------------
@@ -263,16 +289,29 @@ def type_problem(table: str, row: RawRow, version: int = SCHEMA_VERSION) -> str 
     return None
 
 
-def decode(table: str, row: RawRow, version: int = SCHEMA_VERSION) -> tuple[object, ...] | str:
+def decode(
+    table: str, row: RawRow, version: int = SCHEMA_VERSION, *, key: bytes | None = None
+) -> tuple[object, ...] | str:
     """The row's values (text decoded), or why it is damaged: checksum or UTF-8.
 
-    The row's types must have passed :func:`type_problem`.
+    The row's types must have passed :func:`type_problem`. A row of version 5 is checked
+    against the MAC with ``key`` (the store's: :func:`check_key` has matched it), one of
+    versions 1 to 4 against the plain digest.
     """
     if version != 0:
         if row.sum_value is None:
             return "no checksum (written without one, by an older eoc?)"
-        if row.sum_value != _digest(table, text_fields(table, row.values, version)).encode():
-            return "checksum mismatch (changed since eoc wrote it)"
+        keyed = key if version >= KEYED_VERSION else None
+        if version >= KEYED_VERSION and key is None:
+            raise ValueError("a keyed store's rows are checked with its key")
+        fields = text_fields(table, row.values, version)
+        stored = row.sum_value if isinstance(row.sum_value, bytes) else b""
+        if not hmac.compare_digest(stored, _digest(table, fields, keyed).encode()):
+            return (
+                "checksum mismatch (changed since eoc wrote it: the MAC does not hold)"
+                if keyed is not None
+                else "checksum mismatch (changed since eoc wrote it)"
+            )
     out: list[object] = []
     for (col, kind), value in zip(COLUMNS[version][table], row.values, strict=True):
         if kind == "integer" or value is None:
@@ -353,7 +392,8 @@ def read_layout(conn: sqlite3.Connection, path: str | Path) -> Layout:
         "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
         "AND name NOT LIKE 'sqlite!_%' ESCAPE '!'"
     ).fetchall()
-    foreign = sorted(str(n) for n, t in objects if n not in TABLES or t != "table")
+    known = set(TABLES) | ({INFO} if version >= KEYED_VERSION else set())
+    foreign = sorted(str(n) for n, t in objects if n not in known or t != "table")
     if foreign or (objects and encoding != "UTF-8"):
         what = f"tables {', '.join(foreign)}" if foreign else f"{encoding} text"
         raise StoreVersionError(
@@ -369,7 +409,7 @@ def read_layout(conn: sqlite3.Connection, path: str | Path) -> Layout:
                 f"{version} has {name}({', '.join(want)}): it is another program's database; "
                 "choose another path for eoc's store"
             )
-    return Layout(version, frozenset(str(n) for n, _ in objects))
+    return Layout(version, frozenset(str(n) for n, _ in objects if n != INFO))
 
 
 def integrity_problems(conn: sqlite3.Connection) -> list[str]:
@@ -381,7 +421,53 @@ def integrity_problems(conn: sqlite3.Connection) -> list[str]:
     return [] if found == ["ok"] else found
 
 
-def upgrade(conn: sqlite3.Connection, layout: Layout, path: str | Path) -> None:
+def check_key(conn: sqlite3.Connection, path: str | Path, key: bytes) -> None:
+    """Refuse a store of version 5 whose rows another key signed (each would read as changed).
+
+    Raises:
+        StoreUnusable: the store names another key.
+    """
+    found = conn.execute(f"SELECT value FROM {INFO} WHERE name = 'key'").fetchone()
+    if found is not None and found[0] != key_id(key):
+        raise StoreUnusable(
+            f"the store {path} is signed with another key (id {str(found[0])[:16]!r}), not "
+            f"this user's (id {key_id(key)}): every row would read as changed outside eoc. "
+            "Set EOC_KEY_FILE to the key file of the user or machine that made the store "
+            "(copy it, mode 600), or choose another path; nothing was changed"
+        )
+
+
+def forgets(conn: sqlite3.Connection) -> int:
+    """How many forgets the store has seen (each process sharing it compares)."""
+    found = conn.execute(f"SELECT value FROM {INFO} WHERE name = 'forgets'").fetchone()
+    try:
+        return int(found[0]) if found is not None else 0
+    except (TypeError, ValueError):
+        return -1  # written by another program: differs from any count, so memory is pruned
+
+
+def count_forget(conn: sqlite3.Connection) -> None:
+    """Count one forget (inside the transaction that deleted the rows)."""
+    conn.execute(
+        f"INSERT INTO {INFO} (name, value) VALUES ('forgets', '1') ON CONFLICT (name) DO "
+        "UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)"
+    )
+
+
+def _sign(conn: sqlite3.Connection, tables: frozenset[str], key: bytes) -> None:
+    """Version 4 to 5: every row whose plain checksum holds gets the keyed one."""
+    for table in sorted(tables):
+        sums = []
+        for row in scan(conn, table, 4):
+            if row.sum_type != "text" or type_problem(table, row, 4) is not None:
+                continue  # damaged: it stays damaged
+            fields = text_fields(table, row.values, 4)
+            if row.sum_value == _digest(table, fields).encode():
+                sums.append((_digest(table, fields, key), row.rowid))
+        conn.executemany(f"UPDATE {table} SET checksum = ? WHERE rowid = ?", sums)
+
+
+def upgrade(conn: sqlite3.Connection, layout: Layout, path: str | Path, key: bytes) -> None:
     """Bring the file to :data:`SCHEMA_VERSION`; the caller holds a write transaction.
 
     A fresh file gets all three tables; a version-0 file gets a ``checksum`` column and a
@@ -389,7 +475,9 @@ def upgrade(conn: sqlite3.Connection, layout: Layout, path: str | Path) -> None:
     a version-1 file (or a version-0 one after that) gets an ``origin`` column in cache and kv,
     :data:`UNRECORDED` for every row, and a fresh checksum for each row whose old one held;
     then a ``meta`` column, "" for every row (unknown age and generation); a version-3 file
-    changes no row (partitions are new in version 4: every row is in the shared one).
+    changes no row (partitions are new in version 4: every row is in the shared one); a
+    version-4 file (and each older one after its steps) gets the table ``info`` naming ``key``,
+    and each row whose checksum holds its keyed MAC.
     """
     version = layout.version
     if layout.legacy:
@@ -423,9 +511,13 @@ def upgrade(conn: sqlite3.Connection, layout: Layout, path: str | Path) -> None:
         # an empty meta is not summed: every row's checksum holds as it was
         for table in sorted(layout.tables - {"triples"}):
             conn.execute(f"ALTER TABLE {table} ADD COLUMN meta TEXT NOT NULL DEFAULT ''")
+    if layout.version < KEYED_VERSION:
+        _sign(conn, layout.tables, key)
+        conn.execute(_CREATE_INFO)
     for table in TABLES:
         if table not in layout.tables:
             conn.execute(_CREATE[table])
+    conn.execute(f"INSERT OR IGNORE INTO {INFO} (name, value) VALUES ('key', ?)", (key_id(key),))
     if layout.version != SCHEMA_VERSION:
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
@@ -440,6 +532,8 @@ def wrong_type(path: str | Path, table: str, rowid: int, problem: str) -> StoreC
 
 __all__ = [
     "COLUMNS",
+    "INFO",
+    "KEYED_VERSION",
     "META_AT",
     "ORIGIN_AT",
     "READABLE_VERSIONS",
@@ -449,7 +543,10 @@ __all__ = [
     "Layout",
     "RawRow",
     "Unreadable",
+    "check_key",
+    "count_forget",
     "decode",
+    "forgets",
     "integrity_problems",
     "invalid",
     "physical",

@@ -18,6 +18,8 @@ os.environ.setdefault("EOC_MODEL", "none")
 # store named by the caller's environment
 os.environ["XDG_DATA_HOME"] = os.path.join(tempfile.mkdtemp(prefix="eoc-test-data-"), "session")
 os.environ.pop("EOC_STORE", None)
+# the key that signs store rows (eoc/userkey.py): the session's own, never the user's
+os.environ["EOC_KEY_FILE"] = os.path.join(tempfile.mkdtemp(prefix="eoc-test-key-"), "key")
 
 from eoc import Cascade
 from eoc.testing import FakeClock, FakeCounter

@@ -6,6 +6,7 @@ numbers and symbols the guard checks, so "what is 7*8!" never gets the answer to
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 import subprocess
@@ -20,12 +21,15 @@ from eoc.forget import forget_in, forget_of
 from eoc.knowledge import kv_pairs, seeded_graph, seeded_kv
 from eoc.partition import SHARED, Partition, keyed, tag_of, unkeyed
 from eoc.persist import SqliteKV
+from eoc.persist_db import store_key
 from eoc.persist_schema import row_sum, summed
 from eoc.stages import CacheStage, KVStage, NeuralStage
 from eoc.stages.guard import EntityGuard, decisive_difference, symbols
 from eoc.stages.text import fold
 from eoc.testing import ScriptedBackend
 from tests.helpers import IN_BROWSER
+
+_KEY = {"EOC_KEY_FILE": os.environ["EOC_KEY_FILE"]}  # the same user: the same key
 
 
 @pytest.mark.parametrize(
@@ -168,7 +172,7 @@ def _old_row(path: Path, key: str, prompt: str) -> None:
     conn.execute(
         "INSERT INTO kv (key, prompt, payload, embedder, vector, origin, meta, checksum) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (*fields, row[5], row_sum("kv", summed(fields, row[5]))),
+        (*fields, row[5], row_sum("kv", summed(fields, row[5]), store_key())),
     )
     conn.commit()
     conn.close()
@@ -211,7 +215,7 @@ def test_a_row_another_row_replaced_under_the_new_fold_is_removed(tmp_path: Path
     conn.execute(
         "INSERT INTO kv (key, prompt, payload, embedder, vector, origin, meta, checksum) "
         "VALUES (?, ?, ?, ?, ?, ?, '', ?)",
-        (*fields, row_sum("kv", summed(fields, ""))),
+        (*fields, row_sum("kv", summed(fields, ""), store_key())),
     )
     conn.commit()
     conn.close()
@@ -227,7 +231,7 @@ def test_a_row_another_row_replaced_under_the_new_fold_is_removed(tmp_path: Path
 @pytest.mark.skipif(IN_BROWSER, reason="the browser runs no processes")
 def test_the_cli_answers_a_factorial_look_alike_with_no_neighbours_answer(tmp_path: Path) -> None:
     """The issue's command: `EOC_MODEL=none eoc query --no-store "what is 7*8!"` said kv 56."""
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "EOC_MODEL": "none"}
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "EOC_MODEL": "none", **_KEY}
     cmd = [sys.executable, "-m", "eoc", "query", "--no-store", "--json"]
     for text in ("what is 7*8!", "what is 2²+2", "what is 3‼"):
         out = subprocess.run([*cmd, text], capture_output=True, text=True, env=env)

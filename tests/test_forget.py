@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -97,7 +98,8 @@ def test_eoc_store_forget(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     kv.close()
     code = main(["store", "forget", "--store", str(db), "--question", "tell me about rivers"])
     out = capsys.readouterr().out
-    assert code == 0 and "forgot : 1 cache entry, 1 kv entry" in out
+    assert code == 0 and "forgot : 1 cache entry, 1 kv entry (shared 1, partitions 0)" in out
+    assert "every process sharing the file drops them from memory" in out
     code = main(["store", "forget", "--store", str(db), "--stage", "kv", "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert code == 0 and doc["forgot"] == {"kv": 2}
@@ -107,3 +109,99 @@ def test_eoc_store_forget(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert cache.lookup(Query("tell me about lakes")) is None  # kept under its model's key
     assert len(cache) == 1
     cache.close()
+
+
+CARD = "Your card ending 4242 expires 09/29."
+
+
+class CardModel:
+    """A stand-in model that answers every request with a card number (what a user wants gone)."""
+
+    name = "card-model"
+    runs_model = True
+    origin = '{"model":"card-model"}'
+
+    def generate(self, prompt: str) -> Any:
+        from eoc.stages.neural import Reply
+
+        return Reply(CARD, tokens_in=5, tokens_out=9, finish_reason="stop")
+
+    def chat(self, request: Any, on_piece: Any = None) -> Any:
+        return self.generate(request.question)
+
+
+def _asked_every_way(db: Path) -> None:
+    """The same question alone, under a system prompt, after earlier turns, and with another
+    max_tokens: each answer is kept under its own key."""
+    from eoc.chat import ChatDefaults, parse_chat
+
+    cache, kv = SqliteCache(db), SqliteKV(db)
+    c = Cascade([cache, kv, NeuralStage(CardModel())])
+    q = "which card do I have on file?"
+    c.resolve(q)
+    for messages, extra in (
+        ([("system", "You are the billing desk.")], {}),
+        ([("user", "hi"), ("assistant", "Hello! How can I help?")], {}),
+        ([], {"max_tokens": 77}),
+        ([("user", "hello"), ("assistant", "Hi.")], {"max_tokens": 33}),
+    ):
+        body = {
+            "model": "m",
+            "messages": [
+                *({"role": r, "content": t} for r, t in messages),
+                {"role": "user", "content": q},
+            ],
+            **extra,
+        }
+        c.resolve(parse_chat(body, ChatDefaults("m")).query())
+    cache.close()
+    kv.close()
+
+
+def _rows_holding(db: Path, text: str) -> int:
+    with sqlite3.connect(db) as conn:
+        return sum(
+            conn.execute(f"SELECT count(*) FROM {t} WHERE payload = ?", (text,)).fetchone()[0]
+            for t in ("cache", "kv")
+        )
+
+
+def test_forgetting_a_question_reaches_every_conversation_and_partition(tmp_path: Path) -> None:
+    """A question asked under a system prompt, after earlier turns or with another max_tokens
+    is kept under keys of its own; eoc store forget --question removes every one of them."""
+    from eoc.cli.main import main
+
+    db = tmp_path / "s.db"
+    _asked_every_way(db)
+    held = _rows_holding(db, CARD)
+    assert held >= 5
+    assert (
+        main(["store", "forget", "--store", str(db), "--question", "Which card do I have on file"])
+        == 0
+    )
+    assert _rows_holding(db, CARD) == 0
+
+
+def test_a_forget_in_one_process_reaches_another_serving_from_the_same_file(
+    tmp_path: Path,
+) -> None:
+    """A running process (two open stores on one file: each its own connection, as two
+    processes have) stops serving what the other forgot, within LISTEN_EVERY_S."""
+    import time
+
+    from eoc.persist import LISTEN_EVERY_S
+
+    db = tmp_path / "s.db"
+    server_cache, server_kv = SqliteCache(db), SqliteKV(db)
+    serving = Cascade([server_cache, server_kv, NeuralStage(CardModel())])
+    assert serving.resolve("which card do I have on file").stage == "neural"
+    assert serving.resolve("which card do I have on file").stage == "cache"
+    assert serving.resolve("Which card do I have on file?").stage in ("cache", "kv")
+    other_cache, other_kv = SqliteCache(db), SqliteKV(db)
+    gone = forget_in(other_cache, other_kv, forget_of("which card do I have on file"))
+    assert gone["cache"] >= 1 and gone["kv"] == 1
+    other_cache.close()
+    other_kv.close()
+    time.sleep(LISTEN_EVERY_S + 0.05)
+    assert serving.resolve("Which card do I have on file?").stage == "neural"
+    serving.close()

@@ -30,6 +30,7 @@ from eoc.entry import (
 from eoc.errors import InvalidText
 from eoc.ledger import AvoidedProvenance, recorded_cost, this_host
 from eoc.persist import SqliteCache, SqliteKV
+from eoc.persist_db import store_key
 from eoc.persist_schema import row_sum, summed
 from eoc.query import Query
 from eoc.stages import CacheStage, KVStage, NeuralStage
@@ -250,7 +251,7 @@ def test_checked_made_refuses_what_eoc_would_not_record(bad: MadeCost) -> None:
 
 def _rewrite_meta(db: Path, change: str) -> None:
     """Change every cache row's made cost and recompute its checksum, as a hostile writer who
-    knows the format would: the checksum holds, the record does not."""
+    knows the format and holds the user's key would: the checksum holds, the record does not."""
     conn = sqlite3.connect(db)
     rows = conn.execute("SELECT rowid, qid, payload, origin, meta FROM cache").fetchall()
     for rowid, qid, payload, origin, meta in rows:
@@ -258,7 +259,7 @@ def _rewrite_meta(db: Path, change: str) -> None:
         assert text != meta
         conn.execute(
             "UPDATE cache SET meta = ?, checksum = ? WHERE rowid = ?",
-            (text, row_sum("cache", summed((qid, payload, origin), text)), rowid),
+            (text, row_sum("cache", summed((qid, payload, origin), text), store_key()), rowid),
         )
     conn.commit()
     conn.close()

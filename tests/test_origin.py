@@ -117,10 +117,15 @@ def test_a_version_1_store_is_migrated_and_its_unrecorded_answers_are_kept_but_n
         )
         conn.execute(
             "INSERT INTO cache VALUES (?, ?, 1, ?)",
-            (q.id, "another model's story", row_sum("cache", (q.id, "another model's story"))),
+            (
+                q.id,
+                "another model's story",
+                row_sum("cache", (q.id, "another model's story"), None),
+            ),
         )
         conn.execute(
-            "INSERT INTO cache VALUES ('x', 'tampered', 2, ?)", (row_sum("cache", ("x", "t")),)
+            "INSERT INTO cache VALUES ('x', 'tampered', 2, ?)",
+            (row_sum("cache", ("x", "t"), None),),
         )
     out = io.StringIO()
     assert main(["store", "check", str(db)], out=out) == 1  # read as it is: version 1
@@ -131,7 +136,7 @@ def test_a_version_1_store_is_migrated_and_its_unrecorded_answers_are_kept_but_n
         assert answer.stage == "neural" and "8 tokens" in answer.payload
         assert [r for _, r, _ in cascade.stages[0].damaged] == [2]  # type: ignore[attr-defined]
     with sqlite3.connect(db) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
         kept = conn.execute("SELECT payload, origin FROM cache WHERE qid = ?", (q.id,)).fetchone()
     assert kept == ("another model's story", UNRECORDED)
     out = io.StringIO()
@@ -155,7 +160,7 @@ def test_the_origin_is_recorded_in_every_store_row_and_covered_by_its_checksum(
     assert Sized(8).origin in origins
     cache = SqliteCache(db)  # an origin changed outside eoc fails the row's checksum
     assert [reason for _, _, reason in cache.damaged] == [
-        "checksum mismatch (changed since eoc wrote it)"
+        "checksum mismatch (changed since eoc wrote it: the MAC does not hold)"
     ]
     cache.close()
     SqliteTripleStore(db).close()

@@ -397,10 +397,13 @@ def test_a_sqlite_store_keeps_the_partition_across_a_restart(tmp_path: Path) -> 
     assert any(k.startswith("(p:") and unkeyed(k) == "how do i reset my router" for k in keys)
 
 
-def test_a_version_3_store_opens_as_version_4_with_every_row_shared(tmp_path: Path) -> None:
+def test_a_version_3_store_opens_as_the_current_version_with_every_row_shared(
+    tmp_path: Path,
+) -> None:
     db = tmp_path / "old.db"
     SqliteKV(db).close()
     conn = sqlite3.connect(db)
+    conn.execute("DROP TABLE info")  # version 3's layout: no table info
     conn.execute("PRAGMA user_version = 3")
     conn.commit()
     conn.close()
@@ -408,10 +411,11 @@ def test_a_version_3_store_opens_as_version_4_with_every_row_shared(tmp_path: Pa
     kv.put("why is the sky blue", "Rayleigh scattering.")
     kv.close()
     with closing(sqlite3.connect(db)) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
 
 
 def test_a_row_whose_key_names_no_partition_is_damaged_not_served(tmp_path: Path) -> None:
+    from eoc.persist_db import store_key
     from eoc.persist_schema import row_sum, summed
 
     db = tmp_path / "answers.db"
@@ -422,7 +426,7 @@ def test_a_row_whose_key_names_no_partition_is_damaged_not_served(tmp_path: Path
     conn.execute(
         "INSERT INTO kv (key, prompt, payload, embedder, vector, origin, meta, checksum) "
         "VALUES (?, ?, ?, ?, ?, ?, '', ?)",
-        (*fields, row_sum("kv", summed(fields, ""))),
+        (*fields, row_sum("kv", summed(fields, ""), store_key())),
     )
     conn.commit()
     conn.close()

@@ -92,7 +92,7 @@ def _v2_file(path: Path, q: Query, origin: str) -> None:
     key = Cascade._made_by(q, origin).id
     conn.execute(
         "INSERT INTO cache VALUES (?, ?, 1, ?, ?)",
-        (key, "an old answer", row_sum("cache", (key, "an old answer", origin)), origin),
+        (key, "an old answer", row_sum("cache", (key, "an old answer", origin), None), origin),
     )
     conn.execute("PRAGMA user_version = 2")
     conn.commit()
@@ -116,7 +116,7 @@ def test_a_version_2_store_is_migrated_and_its_replays_say_unknown(tmp_path: Pat
     assert doc["finish_reason"] is None and doc["tokens"] is None and doc["replayed"] is True
     assert "unknown" in doc["note"]
     conn = sqlite3.connect(db)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
     conn.close()
 
 

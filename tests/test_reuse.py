@@ -6,6 +6,7 @@ answers are reused (paraphrase, exact, never), per store and per request."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,8 @@ from eoc.persist import open_store
 from eoc.stages import Reply
 from eoc.stages.kv import finished
 from tests.helpers import IN_BROWSER, small_stages
+
+_KEY = {"EOC_KEY_FILE": os.environ["EOC_KEY_FILE"]}  # the same user: the same key
 
 WRONG = "Hamlet was written by Christopher Marlowe."
 
@@ -145,7 +148,7 @@ def test_a_store_forgets_an_answer_named_in_another_process(tmp_path: Path) -> N
     finally:
         first.close()
     digest = made.receipt.digest
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "EOC_MODEL": "none"}
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "EOC_MODEL": "none", **_KEY}
     run = [sys.executable, "-m", "eoc", "store", "forget", "--store", store, "--json"]
     out = subprocess.run([*run, "--receipt", digest], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
@@ -194,7 +197,7 @@ def test_a_store_that_never_reuses_keeps_nothing_and_exact_keeps_no_kv_entry() -
 
 @pytest.mark.skipif(IN_BROWSER, reason="the browser runs no processes")
 def test_eoc_query_takes_the_questions_policy(tmp_path: Path) -> None:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "EOC_MODEL": "none"}
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "EOC_MODEL": "none", **_KEY}
     cmd = [sys.executable, "-m", "eoc", "query", "--no-store", "--reuse", "never", "what is 2+2"]
     out = subprocess.run(cmd, capture_output=True, text=True, env=env)
     assert out.returncode == 0 and "payload : 4" in out.stdout

@@ -3,7 +3,9 @@ the receipt it was made with (:mod:`eoc.forget`).
 
 It opens the store as ``eoc query`` does (``--store``: a SQLite file or ``postgresql://...``;
 default ``$EOC_STORE``, else the per-user store ``eoc query`` remembers in, if there is one),
-deletes the entries every criterion picks, and says how many it removed from each stage.
+deletes the entries every criterion picks, and says how many it removed from each stage (the
+kv's split into the shared partition and requests' own), and how the other processes or
+replicas sharing the store learn of it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from eoc.forget import STAGES, forget_in, forget_of
 
 def cmd_store_forget(args: argparse.Namespace, out: TextIO) -> int:
     from eoc.assemble import kv_options, open_store
+    from eoc.persist import LISTEN_EVERY_S
 
     named = args.receipt if args.receipt is not None else args.response_id
     if args.receipt is not None and args.response_id is not None:
@@ -27,15 +30,30 @@ def cmd_store_forget(args: argparse.Namespace, out: TextIO) -> int:
     what = forget_of(args.question, args.stage, args.older_than, answer=named)  # before opening
     store = args.store or _per_user_store()
     parts = open_store(store, kv_options())
+    where: dict[str, dict[str, int]] = {}
     try:
-        counts = forget_in(parts.cache, parts.kv, what)
+        counts = forget_in(parts.cache, parts.kv, what, where=where)
     finally:
         parts.close()
     said = ", ".join(
-        f"{n} {stage} {'entry' if n == 1 else 'entries'}" for stage, n in counts.items()
+        f"{n} {stage} {'entry' if n == 1 else 'entries'}"
+        + (
+            f" ({', '.join(f'{k} {v}' for k, v in where[stage].items())})"
+            if stage in where and n
+            else ""
+        )
+        for stage, n in counts.items()
     )
-    doc = {"store": store, "forgot": counts, "what": what.describe()}
+    others = (
+        "every replica drops them from memory at once (told through PostgreSQL)"
+        if store.startswith(("postgresql://", "postgres://"))
+        else "every process sharing the file drops them from memory within "
+        f"{LISTEN_EVERY_S:g} s of its next lookup"
+    )
+    doc = {"store": store, "forgot": counts, "where": where, "what": what.describe()}
     lines = [f"forgot : {said} ({what.describe()})", f"store : {store}"]
+    if any(counts.values()):
+        lines.append(f"others : {others}")
     if what.answer is not None and not any(counts.values()):
         lines.append(
             "note : no answer is kept under that name: give the receipt the answer was made with "

@@ -3,7 +3,10 @@
 ``check`` opens the file read-only and changes nothing in it (a file of the layout before
 checksums is reported, not migrated; reading a WAL-mode file, SQLite may leave its ``-wal`` and
 ``-shm`` files beside it, which the next store to open it uses): schema version, SQLite's ``quick_check``, rows per table, and each
-damaged row (table, rowid, reason). Exit 0 when clean, 1 when anything is damaged.
+damaged row (table, rowid, reason). Exit 0 when clean, 1 when anything is damaged. A row of
+the current layout is checked against its MAC with the user's key (:mod:`eoc.userkey`): a row
+edited outside eoc, its checksum recomputed as a plain digest or not, is damaged. A store signed
+with another key is refused, with what to do.
 
 ``recover`` opens OLD read-only and copies, row by row, every row it can read whose types,
 checksum and text are good into NEW, a fresh store of the current layout. It steps over
@@ -24,14 +27,16 @@ from urllib.parse import quote
 from eoc.cli.common import Add, emit
 from eoc.cli.forget import add_forget
 from eoc.errors import StoreUnusable
-from eoc.persist_db import StoreDb, check_path, translate
+from eoc.persist_db import StoreDb, check_path, store_key, translate
 from eoc.persist_schema import (
+    KEYED_VERSION,
     ORIGIN_AT,
     SCHEMA_VERSION,
     TABLES,
     UNRECORDED,
     Layout,
     Unreadable,
+    check_key,
     decode,
     integrity_problems,
     invalid,
@@ -56,7 +61,9 @@ _INSERT = {
 
 
 def _open_read_only(path: str) -> tuple[Path, sqlite3.Connection, Layout, list[str]]:
-    """The store opened read-only, its layout and what ``quick_check`` finds wrong."""
+    """The store opened read-only, its layout and what ``quick_check`` finds wrong.
+
+    A store of version 5 must name this user's key (:func:`eoc.persist_schema.check_key`)."""
     given, real = check_path(path, write=False)
     try:
         conn = sqlite3.connect(f"file:{quote(str(real))}?mode=ro", uri=True)
@@ -64,6 +71,8 @@ def _open_read_only(path: str) -> tuple[Path, sqlite3.Connection, Layout, list[s
         raise translate(exc, given, "opening it read-only") from None
     try:
         layout = read_layout(conn, given)
+        if layout.version >= KEYED_VERSION:
+            check_key(conn, given, store_key())
     except sqlite3.Error as exc:
         conn.close()
         raise translate(exc, given, "reading its schema") from None
@@ -77,7 +86,9 @@ def _good_rows(
     conn: sqlite3.Connection, table: str, version: int, counts: dict[str, int], bad: list[Any]
 ) -> Iterator[tuple[Any, ...]]:
     """The rows of ``table`` fit to keep, as the current layout holds them; counts
-    ``unreadable`` and lists damaged ones in ``bad``."""
+    ``unreadable`` and lists damaged ones in ``bad``. A row of version 5 must carry its MAC
+    with this user's key."""
+    key = store_key() if version >= KEYED_VERSION else None
     for row in scan_tolerant(conn, table, version):
         if isinstance(row, Unreadable):
             counts["unreadable"] += 1
@@ -85,7 +96,7 @@ def _good_rows(
         reason = type_problem(table, row, version)
         values: Any = None
         if reason is None:
-            values = decode(table, row, version)
+            values = decode(table, row, version, key=key)
             if not isinstance(values, str):
                 values = upgraded(table, values, version)
             reason = values if isinstance(values, str) else invalid(table, values)
@@ -111,7 +122,12 @@ def _describe(layout: Layout) -> str:
             "version 2 (entries do not say their age nor how a model made them: migrated "
             "when a store opens it; replays say finish reason and usage are unknown)"
         )
-    return f"version {layout.version} (current)"
+    if layout.version < KEYED_VERSION:
+        return (
+            f"version {layout.version} (checksums a writer can recompute: each row whose "
+            "checksum holds is signed with your key when a store opens it)"
+        )
+    return f"version {layout.version} (current: rows signed with your key)"
 
 
 def _damage_lines(bad: list[dict[str, Any]]) -> list[str]:
@@ -194,7 +210,7 @@ def cmd_store_recover(args: argparse.Namespace, out: TextIO) -> int:
                     if table not in layout.tables:
                         continue  # a file of the old layout may lack a table
                     for values in _good_rows(conn, table, layout.version, counts, bad):
-                        summed = row_sum(table, text_fields(table, values))
+                        summed = row_sum(table, text_fields(table, values), db.key)
                         cur = c.execute(_INSERT[table], (*values, summed))
                         counts["copied" if cur.rowcount == 1 else "duplicate"] += 1
         except BaseException:

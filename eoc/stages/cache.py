@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections import OrderedDict
@@ -11,6 +12,7 @@ from eoc.entry import UNKNOWN, EntryMeta, Generation, checked_generation, checke
 from eoc.errors import ConfigError, InvalidText
 from eoc.query import Query, Stage, check_text
 from eoc.stages.base import Answer, stage_figure, work_estimate
+from eoc.stages.text import fold
 
 _ENTRY_OVERHEAD_BYTES = 160  # id string, dict slot and Answer object, roughly
 MAX_ANSWER_BYTES = 1 << 20
@@ -42,11 +44,23 @@ def checked_origin(origin: object) -> str:
     return check_text(origin, "an answer's origin", max_bytes=MAX_ORIGIN_BYTES)
 
 
+def asked_of(question: str) -> str:
+    """The digest a cache entry records of the question it answers (``EntryMeta.asked``): the
+    first 32 hex digits of the SHA-256 of the question as the kv folds it."""
+    return hashlib.sha256(fold(question).encode("utf-8")).hexdigest()[:32]
+
+
 def new_meta(
-    now: float, generation: Generation | None, ttl: object, *, what: str = "an entry's TTL"
+    now: float,
+    generation: Generation | None,
+    ttl: object,
+    *,
+    what: str = "an entry's TTL",
+    asked: str | None = None,
 ) -> EntryMeta:
     """The record of an entry remembered at ``now``: made by a model (``generation``) or not
-    (``None``), expiring ``ttl`` seconds later (``None``: by the store's TTL only).
+    (``None``), expiring ``ttl`` seconds later (``None``: by the store's TTL only); ``asked``:
+    for a cache entry, the question it answers (:func:`asked_of`).
 
     Raises:
         ConfigError: a bad ``ttl`` (see :func:`eoc.entry.checked_ttl`).
@@ -54,7 +68,8 @@ def new_meta(
     """
     seconds = checked_ttl(ttl, what)
     gen = None if generation is None else checked_generation(generation)
-    return EntryMeta(round(now, 3), None if seconds is None else round(now + seconds, 3), gen)
+    expires = None if seconds is None else round(now + seconds, 3)
+    return EntryMeta(round(now, 3), expires, gen, asked)
 
 
 def replayed(origin: str, meta: EntryMeta | None) -> Generation | None:
@@ -215,7 +230,7 @@ class CacheStage:
                 cached).
             ConfigError: a bad ``ttl``.
         """
-        meta = new_meta(self.now(), generation, ttl)
+        meta = new_meta(self.now(), generation, ttl, asked=asked_of(query.prompt))
         self._insert(qid_of(query), checked_answer(payload), checked_origin(origin), meta)
         return None
 

@@ -9,6 +9,7 @@ path, ``FOCUS`` by its name.
 from falsify_breaks import (
     counters,
     figures,
+    gguf_mutations,
     guard,
     hostile,
     incontext,
@@ -222,6 +223,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     *userstore.BREAKS,
     *incontext.BREAKS,
     *hostile.BREAKS,
+    *gguf_mutations.BREAKS,
 ]
 
 FOCUS: dict[str, list[str]] = {
@@ -237,6 +239,7 @@ FOCUS: dict[str, list[str]] = {
     **guard.FOCUS,
     **incontext.FOCUS,
     **hostile.FOCUS,
+    **gguf_mutations.FOCUS,
     **page.FOCUS,
     **partition.FOCUS,
     **repeat.FOCUS,

@@ -88,7 +88,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a PostgreSQL row that fails its checksum is served",
         "native/eoc_native/store/postgres.py",
-        "                ok = row_sum(table, fields) == checksum",
+        "                ok = row_sum(table, fields, self.key) == checksum",
         "                ok = True",
     ),
     (

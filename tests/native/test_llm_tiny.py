@@ -6,6 +6,7 @@ several GGML types, so these tests need no model download and run in well under 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +53,15 @@ BLOCKS = {
 
 
 def write_tiny_model(
-    path: Path, *, arch: str = "llama", seed: int = 0, tensor_types: dict[str, str] = MIXED
+    path: Path,
+    *,
+    arch: str = "llama",
+    seed: int = 0,
+    tensor_types: dict[str, str] = MIXED,
+    extra: Callable[[Any], None] | None = None,
 ) -> Path:
-    """Write a 2-layer random Llama GGUF with a byte-level vocabulary to ``path``."""
+    """Write a 2-layer random Llama GGUF with a byte-level vocabulary to ``path``; ``extra`` is
+    given the ``gguf.GGUFWriter`` to add metadata of its own before the file is written."""
     import gguf
 
     rng = np.random.default_rng(seed)
@@ -104,6 +111,8 @@ def write_tiny_model(
         add(b + "ffn_up.weight", (HIDDEN, DIM), tensor_types["up"])
         add(b + "ffn_down.weight", (DIM, HIDDEN), tensor_types["down"])
     w.add_tensor("output_norm.weight", np.ones(DIM, dtype=np.float32))
+    if extra is not None:
+        extra(w)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()

@@ -16,7 +16,8 @@ pytest.importorskip("psycopg_pool")
 import psycopg
 
 from eoc.errors import StoreUnusable, StoreVersionError
-from eoc.persist_schema import row_sum
+from eoc.persist_db import store_key
+from eoc.persist_schema import row_sum, summed
 from eoc.query import Query
 from eoc.stages.base import PENDING
 from eoc.stages.kv import KVStage
@@ -94,7 +95,7 @@ def test_the_cache_table_is_trimmed_and_read_back_bounded(url: str) -> None:
             qid = Query(f"another question {i}").id
             conn.execute(
                 "INSERT INTO eoc_cache (qid, payload, checksum) VALUES (%s, %s, %s)",
-                (qid, f"another {i}", row_sum("cache", (qid, f"another {i}", ""))),
+                (qid, f"another {i}", row_sum("cache", (qid, f"another {i}", ""), store_key())),
             )
     s.close()
     assert left == 5
@@ -161,14 +162,15 @@ def test_a_partitions_answer_reaches_other_replicas_and_a_restart_in_its_partiti
         c.close()
 
 
-def test_a_version_3_database_is_version_4_after_opening(url: str) -> None:
+def test_a_version_3_database_is_the_current_version_after_opening(url: str) -> None:
     PgStore(url).close()
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("UPDATE eoc_meta SET value = '3' WHERE key = 'schema_version'")
+        conn.execute("DELETE FROM eoc_meta WHERE key = 'key'")  # version 3 named no key
     PgStore(url).close()
     with psycopg.connect(url, autocommit=True) as conn:
         version = conn.execute("SELECT value FROM eoc_meta WHERE key = 'schema_version'")
-        assert version.fetchone()[0] == "4"
+        assert version.fetchone()[0] == "5"
 
 
 def test_another_schema_version_is_refused(url: str) -> None:
@@ -246,7 +248,7 @@ def test_a_version_1_database_is_migrated_and_its_answers_are_kept_but_never_ser
         )
         conn.execute(
             "INSERT INTO eoc_cache (qid, payload, checksum) VALUES (%s, %s, %s), ('x', 'y', 'bad')",
-            (q.id, "a story", row_sum("cache", (q.id, "a story"))),
+            (q.id, "a story", row_sum("cache", (q.id, "a story"), None)),
         )
     store = PgStore(url)
     try:
@@ -260,7 +262,7 @@ def test_a_version_1_database_is_migrated_and_its_answers_are_kept_but_never_ser
         assert cascade.resolve(q).stage == "neural"  # never served
         with psycopg.connect(url, autocommit=True) as conn:
             version = conn.execute("SELECT value FROM eoc_meta WHERE key = 'schema_version'")
-            assert version.fetchone()[0] == "4"
+            assert version.fetchone()[0] == "5"
     finally:
         store.close()
 
@@ -338,7 +340,7 @@ def test_a_version_2_database_is_migrated_replays_say_unknown_and_forget_deletes
         )
         conn.execute(
             "INSERT INTO eoc_cache (qid, payload, origin, checksum) VALUES (%s, %s, %s, %s)",
-            (q.id, "herons wade", "m", row_sum("cache", (q.id, "herons wade", "m"))),
+            (q.id, "herons wade", "m", row_sum("cache", (q.id, "herons wade", "m"), None)),
         )
     store = PgStore(url)
     try:
@@ -355,7 +357,7 @@ def test_a_version_2_database_is_migrated_replays_say_unknown_and_forget_deletes
             left = conn.execute("SELECT payload FROM eoc_cache").fetchall()
             assert left == [("yes",)]
             version = conn.execute("SELECT value FROM eoc_meta WHERE key = 'schema_version'")
-            assert version.fetchone()[0] == "4"
+            assert version.fetchone()[0] == "5"
     finally:
         store.close()
 
@@ -396,3 +398,39 @@ def test_a_thumbs_down_on_one_replica_forgets_the_answer_on_every_replica(url: s
     finally:
         a.close()
         b.close()
+
+
+def test_a_row_planted_with_its_checksum_recomputed_is_not_served_by_any_replica(
+    url: str,
+) -> None:
+    """A database user edits an answer and recomputes its checksum as versions 1 to 4 did (a
+    plain digest): the row's MAC does not hold, so no replica serves it."""
+    store = PgStore(url)
+    try:
+        cache = PgCache(store)
+        q = Query("how do I reset my bank password")
+        cache.remember(q, "Use the reset link in your account settings.", "m")
+    finally:
+        store.close()
+    planted = "Confirm your password at http://example.invalid/login"
+    with psycopg.connect(url, autocommit=True) as conn:
+        meta = conn.execute("SELECT meta FROM eoc_cache WHERE qid = %s", (q.id,)).fetchone()[0]
+        conn.execute(
+            "UPDATE eoc_cache SET payload = %s, checksum = %s WHERE qid = %s",
+            (planted, row_sum("cache", summed((q.id, planted, "m"), meta), None), q.id),
+        )
+    store = PgStore(url)
+    try:
+        cache = PgCache(store)
+        assert cache.lookup(q) is None
+        assert [why for _, _, why in cache.damaged] == [
+            "checksum mismatch: the row was changed outside eoc"
+        ]
+    finally:
+        store.close()
+
+
+def test_a_replica_with_another_key_is_refused(url: str) -> None:
+    PgStore(url).close()
+    with pytest.raises(StoreUnusable, match="same key file"):
+        PgStore(url, key=b"another replica's key, 32 bytes")

@@ -16,11 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from eoc.errors import EocError, InputError
+from eoc.errors import EocError, InputError, ModelFileError
 from eoc_native.autotune.dispatch import Dispatcher
 from eoc_native.llm.gguf import GGUFFile
 from eoc_native.llm.layout_cache import LayoutCache
 from eoc_native.llm.llama import Llama, ModelArgs
+from eoc_native.llm.shape import check_model
 from eoc_native.llm.tokenizer import GGUFTokenizer
 from eoc_native.quant import kernels_cached, load_kernels
 
@@ -53,9 +54,11 @@ def load(
         build = threading.Thread(target=_kernels_quietly, args=(tell,), daemon=True)
         build.start()
     try:
-        gf = GGUFFile(path)
-        ModelArgs.from_metadata(gf.metadata)  # refuse an unsupported architecture first
-        tokenizer = GGUFTokenizer(gf.metadata)  # and a tokenizer, before the slow weight load
+        gf = GGUFFile(path)  # the tensor table, checked against the file
+        # the header's values against the tensors and the memory they imply, before anything
+        # sized by them is allocated (shape.py), then the tokenizer, before the slow weight load
+        check_model(gf, ModelArgs.from_metadata(gf.metadata, gf.path), n_ctx)
+        tokenizer = _tokenizer(gf)
     finally:
         if build is not None:
             build.join()  # a compile is never left half done, even for a file refused
@@ -72,6 +75,24 @@ def load(
         threads=threads,
     )
     return model, tokenizer
+
+
+def _tokenizer(gf: GGUFFile) -> GGUFTokenizer:
+    """The file's tokenizer; what its keys hold was checked (:func:`.shape.check_model`), and
+    anything the tokenizer library still refuses is the file's fault, said as such."""
+    try:
+        return GGUFTokenizer(gf.metadata)
+    except ModelFileError:
+        raise
+    except EocError as exc:
+        raise ModelFileError(
+            f"{gf.path}: its tokenizer (the tokenizer.ggml keys) is refused: {exc.reason}"
+        ) from None
+    except Exception as exc:  # the tokenizers library's own errors, at the boundary
+        raise ModelFileError(
+            f"{gf.path}: the tokenizer in its metadata cannot be built ({type(exc).__name__}: "
+            f"{exc}): the file is damaged, or not a model eoc runs"
+        ) from None
 
 
 def _kernels_quietly(tell: Callable[[str], None]) -> None:

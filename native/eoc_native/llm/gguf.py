@@ -5,8 +5,16 @@ the same values but took 3.6 s on SmolLM2's vocabulary); the tensor types eoc re
 type numbers and block sizes, are :mod:`eoc_native.quant.formats`' table (a test checks it against
 the ``gguf`` package, the llama.cpp project's own Python code, which is imported only for a type
 outside it, and for dequantizing). This
-module checks what it reads and turns every failure into :class:`eoc.errors.InputError` with a
-reason a person can act on.
+module checks what it reads and turns every failure into :class:`eoc.errors.ModelFileError` (an
+:class:`~eoc.errors.InputError`) with a reason a person can act on.
+
+The tensor table is checked against the file as it is opened: each tensor's type is one GGML
+knows, each dimension at least 1, its offset a multiple of the alignment, its bytes (dims by the
+type's size) inside the file, and the tensors tile the data section the way llama.cpp's and the
+``gguf`` package's writers lay them out: none overlaps another, and none is followed by more
+unused bytes than the alignment pads (a tensor whose type or dims were misread leaves a gap or
+overlaps its neighbour). The header's values are checked against these tensors by
+:mod:`eoc_native.llm.shape`.
 """
 
 from __future__ import annotations
@@ -20,9 +28,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from eoc.errors import InputError
+from eoc.errors import InputError, ModelFileError
 from eoc_native import require
-from eoc_native.llm.gguf_header import HeaderError, TensorInfo, parse
+from eoc_native.llm.gguf_header import Header, HeaderError, TensorInfo, parse
 from eoc_native.quant.formats import BY_CODE, SUPPORTED_TYPES, dequantize
 
 GGUF_MAGIC = b"GGUF"
@@ -48,15 +56,20 @@ class GGUFFile:
             with open(self.path, "rb") as f:
                 self._mmap = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         except (OSError, ValueError) as exc:  # ValueError: an empty file cannot be mapped
-            raise InputError(f"{self.path}: cannot map the model file ({exc})") from None
+            raise ModelFileError(f"{self.path}: cannot map the model file ({exc})") from None
+        self.size = len(self._mmap)
         try:
             header = parse(self._mmap)
+            _check_table(header, self.size)
             self._tensors = {
                 t.name: _tensor(self._mmap, header.data_start, t) for t in header.tensors
             }
-        except (HeaderError, ValueError, KeyError, OverflowError) as exc:
+        except (HeaderError, ValueError, KeyError, OverflowError, RecursionError) as exc:
             # a cut-off or corrupt header: an offset past the end or a nonsense type code
-            raise InputError(f"{self.path}: truncated or corrupt GGUF file ({exc})") from None
+            raise ModelFileError(
+                f"{self.path}: truncated or corrupt GGUF file ({exc}): the file is damaged, or "
+                "not a model file"
+            ) from None
         self.metadata: dict[str, Any] = header.metadata
 
     @property
@@ -64,7 +77,7 @@ class GGUFFile:
         """The ``general.architecture`` value, e.g. ``"llama"``."""
         arch = self.metadata.get("general.architecture")
         if not isinstance(arch, str):
-            raise InputError(f"{self.path}: GGUF file has no general.architecture key")
+            raise ModelFileError(f"{self.path}: GGUF file has no general.architecture key")
         return arch
 
     def tensor_names(self) -> Iterator[str]:
@@ -75,6 +88,11 @@ class GGUFFile:
         """Whether a tensor called ``name`` is in the file."""
         return name in self._tensors
 
+    def tensor_dims(self, name: str) -> tuple[int, ...] | None:
+        """Tensor ``name``'s GGML dims (``ne``, fastest first), or ``None`` if there is none."""
+        t = self._tensors.get(name)
+        return None if t is None else tuple(int(d) for d in t.shape.tolist())
+
     def tensor_type(self, name: str) -> str:
         """The GGML type name of a tensor, e.g. ``"Q4_1"``."""
         return str(self._get(name).tensor_type)
@@ -84,7 +102,7 @@ class GGUFFile:
         t = self._get(name)
         qtype = t.tensor_type
         if qtype not in SUPPORTED_TYPES:
-            raise InputError(
+            raise ModelFileError(
                 f"{self.path}: tensor {name} has type {qtype}, which this runner does not "
                 f"dequantize (supported: {', '.join(SUPPORTED_TYPES)})"
             )
@@ -115,7 +133,7 @@ class GGUFFile:
         try:
             return self._tensors[name]
         except KeyError:
-            raise InputError(f"{self.path}: GGUF file has no tensor {name}") from None
+            raise ModelFileError(f"{self.path}: GGUF file has no tensor {name}") from None
 
 
 def _check_header(path: Path) -> None:
@@ -130,7 +148,7 @@ def _check_header(path: Path) -> None:
     except OSError as exc:
         raise InputError(f"{path}: cannot read model file ({exc.strerror})") from None
     if magic != GGUF_MAGIC:
-        raise InputError(f"{path}: not a GGUF file (starts with {magic!r}, expected b'GGUF')")
+        raise ModelFileError(f"{path}: not a GGUF file (starts with {magic!r}, expected b'GGUF')")
 
 
 class _Tensor(NamedTuple):
@@ -157,14 +175,62 @@ def _tensor_bytes(buf: mmap.mmap, start: int, nbytes: int) -> npt.NDArray[np.uin
     return np.frombuffer(buf, np.uint8, nbytes, start)
 
 
+def _check_table(header: Header, file_size: int) -> None:
+    """Every tensor's type, dims and offset against the file (see the module's docstring);
+    :class:`HeaderError` naming the tensor otherwise."""
+    align = int(header.metadata.get("general.alignment", 32))
+    spans = []
+    for info in header.tensors:
+        name, block, size = _type_of(info.type_code, info.name)
+        if any(d < 1 for d in info.dims):
+            raise HeaderError(f"tensor {info.name} has a dimension of 0 (dims {list(info.dims)})")
+        if info.dims[0] % block:
+            raise HeaderError(
+                f"tensor {info.name}: a row of {info.dims[0]} weights is not whole {block}-weight "
+                f"blocks of its type {name}"
+            )
+        if info.offset % align:
+            raise HeaderError(
+                f"tensor {info.name}: its offset {info.offset:,} is not a multiple of the "
+                f"alignment {align}"
+            )
+        n_bytes = _n_bytes(info.dims, block, size)
+        if header.data_start + info.offset + n_bytes > file_size:
+            raise HeaderError(
+                f"tensor {info.name}: its {n_bytes:,} bytes ({name}, dims {list(info.dims)}) at "
+                f"offset {info.offset:,} run past the end of the {file_size:,}-byte file"
+            )
+        spans.append((info.offset, info.offset + n_bytes, info.name))
+    if not spans:
+        return  # a vocabulary file: metadata alone
+    spans.sort()
+    end_of_data = file_size - header.data_start
+    for (start, end, name), (after, _, other) in zip(
+        spans, [*spans[1:], (end_of_data, 0, "the end of the file")], strict=True
+    ):
+        if after < end:
+            raise HeaderError(f"tensor {name} (bytes {start:,} to {end:,}) overlaps {other}")
+        if after - end >= align:
+            raise HeaderError(
+                f"tensor {name} is followed by {after - end:,} unused bytes before {other}: its "
+                "type or dims do not match the bytes the file holds for it"
+            )
+    if spans and spans[0][0] >= align:
+        raise HeaderError(f"{spans[0][0]:,} unused bytes come before tensor {spans[0][2]}")
+
+
+def _n_bytes(dims: tuple[int, ...], block: int, size: int) -> int:
+    n_elems = 1
+    for d in dims:
+        n_elems *= d
+    return n_elems * size // block
+
+
 def _tensor(buf: mmap.mmap, start: int, info: TensorInfo) -> _Tensor:
     """``info``'s bytes from the map, viewed as the reader views them (typed elements for the
     plain types, bytes in blocks for the quantized ones)."""
-    name, block, size = _type_of(info.type_code)
-    n_elems = 1
-    for d in info.dims:
-        n_elems *= d
-    n_bytes = n_elems * size // block
+    name, block, size = _type_of(info.type_code, info.name)
+    n_bytes = _n_bytes(info.dims, block, size)
     data = _tensor_bytes(buf, start + info.offset, n_bytes)
     np_dims = tuple(reversed(info.dims))
     item = _ITEM_TYPES.get(name)
@@ -177,14 +243,19 @@ def _tensor(buf: mmap.mmap, start: int, info: TensorInfo) -> _Tensor:
     return _Tensor(info.name, name, np.array(info.dims, dtype=np.uint64), n_bytes, data)
 
 
-def _type_of(code: int) -> tuple[str, int, int]:
+def _type_of(code: int, tensor: str = "a tensor") -> tuple[str, int, int]:
     """Tensor type ``code``'s name, weights per block and bytes per block: from eoc's table, or
     for a type outside it (one eoc refuses to read, named in the refusal) from the ``gguf``
-    package; ``ValueError`` for a code neither knows."""
+    package; :class:`HeaderError` naming ``tensor`` for a code neither knows."""
     fmt = BY_CODE.get(code)
     if fmt is not None:
         return fmt.name, fmt.block, fmt.nbytes
     gguf = _gguf()
-    qtype = gguf.GGMLQuantizationType(code)  # ValueError for an unknown code
-    block, size = gguf.GGML_QUANT_SIZES[qtype]
+    try:
+        qtype = gguf.GGMLQuantizationType(code)
+        block, size = gguf.GGML_QUANT_SIZES[qtype]
+    except (ValueError, KeyError):
+        raise HeaderError(
+            f"tensor {tensor} has type {code}, which is no GGML tensor type"
+        ) from None
     return str(qtype.name), int(block), int(size)

@@ -20,6 +20,9 @@ from typing import Any, NamedTuple
 
 MAX_DIMS = 4
 """GGML tensors have at most four dimensions."""
+MAX_NESTING = 8
+"""The deepest arrays of arrays a header may hold (a writer nests none: deeper is damage, and
+would otherwise recurse until Python's limit)."""
 DEFAULT_ALIGNMENT = 32
 
 # GGUF value types: the struct code of each fixed-size one
@@ -98,7 +101,7 @@ class _Cursor:
         self.off = off
         return out
 
-    def value(self, kind: int, what: str) -> Any:
+    def value(self, kind: int, what: str, depth: int = 0) -> Any:
         if kind in _FIXED:
             return self.fixed(_FIXED[kind], what)
         if kind == _STRING:
@@ -114,7 +117,10 @@ class _Cursor:
             if item == _STRING:
                 return self._strings(self._count(n, 8, what), what)
             if item == _ARRAY:
-                return [self.value(_ARRAY, what) for _ in range(self._count(n, 12, what))]
+                if depth >= MAX_NESTING:
+                    raise HeaderError(f"{what}: arrays nested more than {MAX_NESTING} deep")
+                count = self._count(n, 12, what)
+                return [self.value(_ARRAY, what, depth + 1) for _ in range(count)]
             raise HeaderError(f"{what}: an array of unknown type {item}")
         raise HeaderError(f"{what}: unknown value type {kind} at offset {self.off:,}")
 

@@ -19,17 +19,18 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from eoc.errors import EocError, InputError, PromptTooLong
+from eoc.errors import EocError, InputError, ModelFileError, PromptTooLong
 from eoc_native.autotune.dispatch import DispatchedWeight, Dispatcher
 from eoc_native.llm.gguf import GGUFFile
 from eoc_native.llm.layout_cache import LayoutCache
+from eoc_native.llm.shape import ModelArgs, check_model
 from eoc_native.llm.threads import Pools
 from eoc_native.llm.weights import Weight, read_weight
 from eoc_native.memory import zeroed
@@ -37,64 +38,6 @@ from eoc_native.quant import load_kernels
 from eoc_native.quant.formats import dequantize
 
 Array = npt.NDArray[np.float32]
-
-SUPPORTED_ARCHITECTURES = ("llama",)
-
-
-@dataclass(frozen=True)
-class ModelArgs:
-    """Hyper-parameters of a Llama model, from the ``llama.*`` GGUF metadata keys."""
-
-    dim: int
-    n_layers: int
-    n_heads: int
-    n_kv_heads: int
-    head_dim: int
-    hidden_dim: int
-    vocab_size: int
-    context_length: int
-    norm_eps: float
-    rope_base: float
-    rope_dim: int
-    rope_linear_factor: float = 1.0
-
-    @classmethod
-    def from_metadata(cls, md: Mapping[str, Any]) -> ModelArgs:
-        """Read the arguments; raise :class:`InputError` for a missing key or unsupported scaling."""
-        arch = md.get("general.architecture")
-        if arch not in SUPPORTED_ARCHITECTURES:
-            raise InputError(
-                f"model architecture {arch!r} is not supported "
-                f"(supported: {', '.join(SUPPORTED_ARCHITECTURES)})"
-            )
-
-        def need(key: str) -> Any:
-            if f"{arch}.{key}" not in md:
-                raise InputError(f"GGUF metadata lacks {arch}.{key}")
-            return md[f"{arch}.{key}"]
-
-        dim = int(need("embedding_length"))
-        n_heads = int(need("attention.head_count"))
-        head_dim = int(md.get(f"{arch}.attention.key_length", dim // n_heads))
-        scaling = md.get(f"{arch}.rope.scaling.type", "none")
-        factor = float(md.get(f"{arch}.rope.scaling.factor", 1.0) or 1.0)
-        if scaling not in ("none", "linear"):
-            raise InputError(f"rope scaling {scaling!r} is not supported (only linear)")
-        vocab = md.get(f"{arch}.vocab_size", len(md.get("tokenizer.ggml.tokens", [])))
-        return cls(
-            dim=dim,
-            n_layers=int(need("block_count")),
-            n_heads=n_heads,
-            n_kv_heads=int(md.get(f"{arch}.attention.head_count_kv", n_heads)),
-            head_dim=head_dim,
-            hidden_dim=int(need("feed_forward_length")),
-            vocab_size=int(vocab),
-            context_length=int(need("context_length")),
-            norm_eps=float(need("attention.layer_norm_rms_epsilon")),
-            rope_base=float(md.get(f"{arch}.rope.freq_base", 10000.0)),
-            rope_dim=int(md.get(f"{arch}.rope.dimension_count", head_dim)),
-            rope_linear_factor=factor if scaling == "linear" else 1.0,
-        )
 
 
 @dataclass(frozen=True)
@@ -181,8 +124,12 @@ class Llama:
 
         ``progress(what, fraction)`` is told after each layer. ``layouts`` keeps the tiled
         quantized matrices on disk and maps them on later loads (:mod:`.layout_cache`).
+
+        The header's values are checked against the tensors and the memory they imply at this
+        ``n_ctx`` (:func:`.shape.check_model`) before anything is allocated.
         """
-        args = ModelArgs.from_metadata(gf.metadata)
+        args = ModelArgs.from_metadata(gf.metadata, gf.path)
+        check_model(gf, args, n_ctx)
         dispatcher = dispatcher or Dispatcher()
         try:
             return cls._read(gf, args, n_ctx, dispatcher, progress, layouts, threads)
@@ -202,7 +149,15 @@ class Llama:
         threads: int | None,
     ) -> Llama:
         def t(name: str) -> Array:
-            return gf.tensor(name)
+            # the vectors (norms, rope frequency factors): a NaN or infinity in one makes every
+            # answer NaN (an empty answer), so each is checked; the factors divide, so positive
+            out = gf.tensor(name)
+            if not np.isfinite(out).all() or (name == "rope_freqs.weight" and (out <= 0).any()):
+                raise ModelFileError(
+                    f"{gf.path}: tensor {name} holds a value that is not a finite number"
+                    f"{' above 0' if name == 'rope_freqs.weight' else ''}: the file is damaged"
+                )
+            return out
 
         def w(*names: str) -> DispatchedWeight:
             label = "+".join(names)

@@ -36,11 +36,13 @@ from eoc.entry import EntryMeta, Generation, meta_from_text
 from eoc.errors import EocError, InputError, StoreError, StoreUnusable, StoreVersionError
 from eoc.partition import SHARED, checked_tag, keyed, tag_of
 from eoc.persist import decode_vector, encode_vector, put_pairs
+from eoc.persist_db import store_key
 from eoc.persist_schema import UNRECORDED, row_sum, summed
 from eoc.query import Query
 from eoc.stages.base import PENDING
 from eoc.stages.cache import (
     CacheStage,
+    asked_of,
     checked_answer,
     checked_origin,
     new_meta,
@@ -51,9 +53,10 @@ from eoc.stages.graph import TripleStore
 from eoc.stages.kv import KVStage
 from eoc.stages.text import normalize
 from eoc.storeparts import StoreParts
+from eoc.userkey import key_id
 from eoc_native import require
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 CHANNEL = "eoc_changes"
 FORGOT = "forgot"
 """What a replica's notification carries in place of a row's sequence number after a forget."""
@@ -108,9 +111,12 @@ class PgStore:
         StoreVersionError: the database holds eoc tables of another schema version.
     """
 
-    def __init__(self, url: str, *, pool_size: int = 4, timeout: float = 5.0) -> None:
+    def __init__(
+        self, url: str, *, pool_size: int = 4, timeout: float = 5.0, key: bytes | None = None
+    ) -> None:
         if not is_postgres_url(url):
             raise StoreUnusable("a PostgreSQL store is named by a postgresql://... URL")
+        self.key = store_key(key)  # signs and checks every row (eoc.userkey)
         self._pg: Any = require("psycopg", why="the PostgreSQL store")
         pool_mod: Any = require("psycopg_pool", package="psycopg-pool", why="the PostgreSQL store")
         self.url = url
@@ -192,6 +198,9 @@ class PgStore:
                 row = ("3",)
             if row is not None and row[0] == "3":
                 self._from_v3(conn)
+                row = ("4",)
+            if row is not None and row[0] == "4":
+                self._from_v4(conn)
             for sql in _SCHEMA:
                 conn.execute(sql)
             conn.execute(
@@ -199,7 +208,19 @@ class PgStore:
                 "ON CONFLICT (key) DO NOTHING",
                 (SCHEMA_VERSION,),
             )
+            conn.execute(
+                "INSERT INTO eoc_meta (key, value) VALUES ('key', %s) ON CONFLICT (key) DO NOTHING",
+                (key_id(self.key),),
+            )
             row = self._version(conn)
+            signed = conn.execute("SELECT value FROM eoc_meta WHERE key = 'key'").fetchone()
+        if row is not None and row[0] == SCHEMA_VERSION and signed[0] != key_id(self.key):
+            raise StoreUnusable(
+                f"PostgreSQL at {self.where} is signed with another key (id {signed[0]!r:.24}), "
+                f"not this replica's (id {key_id(self.key)}): every row would read as changed "
+                "outside eoc. Give every replica the same key file (EOC_KEY_FILE, mode 600), "
+                "or use another database; nothing was changed"
+            )
         if row is None or row[0] != SCHEMA_VERSION:
             raise StoreVersionError(
                 f"PostgreSQL at {self.where} holds eoc tables of schema version "
@@ -225,8 +246,8 @@ class PgStore:
                 f"ALTER TABLE eoc_{table} ADD COLUMN origin text NOT NULL DEFAULT '{UNRECORDED}'"
             )
             for seq, *fields, checksum in rows:
-                if row_sum(table, tuple(fields[:n])) == checksum:
-                    new = row_sum(table, (*fields[:n], UNRECORDED))
+                if row_sum(table, tuple(fields[:n]), None) == checksum:
+                    new = row_sum(table, (*fields[:n], UNRECORDED), None)
                     conn.execute(f"UPDATE eoc_{table} SET checksum = %s WHERE seq = %s", (new, seq))
         conn.execute("UPDATE eoc_meta SET value = '2' WHERE key = 'schema_version'")
 
@@ -239,15 +260,37 @@ class PgStore:
             conn.execute(f"ALTER TABLE eoc_{table} ADD COLUMN meta text NOT NULL DEFAULT ''")
         conn.execute("UPDATE eoc_meta SET value = '3' WHERE key = 'schema_version'")
 
+    def _from_v4(self, conn: Any) -> None:
+        """Version 4 to 5, under the schema lock: every row whose plain checksum holds gets the
+        keyed MAC with this replica's key, which ``eoc_meta`` names (``key``); a row whose
+        checksum failed keeps failing."""
+        for table in ("cache", "kv", "triples"):
+            if conn.execute("SELECT to_regclass(%s)", (f"eoc_{table}",)).fetchone()[0] is None:
+                continue  # made by the schema below
+            n = _CHECKED[table]
+            rows = conn.execute(
+                f"SELECT seq, {_COLUMNS[table]}, checksum FROM eoc_{table}"
+            ).fetchall()
+            for seq, *values, checksum in rows:
+                fields = tuple(values[:n])
+                if table != "triples":
+                    fields = summed(fields, values[n])
+                if row_sum(table, fields, None) == checksum:
+                    new = row_sum(table, fields, self.key)
+                    conn.execute(f"UPDATE eoc_{table} SET checksum = %s WHERE seq = %s", (new, seq))
+        conn.execute(
+            "INSERT INTO eoc_meta (key, value) VALUES ('key', %s) ON CONFLICT (key) DO NOTHING",
+            (key_id(self.key),),
+        )
+        conn.execute("UPDATE eoc_meta SET value = '5' WHERE key = 'schema_version'")
+
     @staticmethod
     def _from_v3(conn: Any) -> None:
         """Version 3 to 4, under the schema lock: no row changes (every row of version 3 is in
         the shared partition); a kv key may now open with a partition's tag
         (:mod:`eoc.partition`), which a replica reading version 3 would serve to everyone, so
         the version changes and such a replica is refused."""
-        conn.execute(
-            "UPDATE eoc_meta SET value = %s WHERE key = 'schema_version'", (SCHEMA_VERSION,)
-        )
+        conn.execute("UPDATE eoc_meta SET value = '4' WHERE key = 'schema_version'")
 
     def write_or_hold(
         self, table: str, sql: str, rows: list[tuple[Any, ...]], doing: str
@@ -339,7 +382,7 @@ class PgStore:
             if table != "triples":
                 fields = summed(fields, values[n])
             try:
-                ok = row_sum(table, fields) == checksum
+                ok = row_sum(table, fields, self.key) == checksum
             except (TypeError, ValueError, UnicodeError):
                 ok = False
             if ok:
@@ -512,7 +555,7 @@ class PgCache(CacheStage):
         memory changes; while PostgreSQL is down, held and written once it is back (returns
         :data:`~eoc.stages.base.PENDING`)."""
         qid, payload, origin = qid_of(query), checked_answer(payload), checked_origin(origin)
-        meta = new_meta(self.now(), generation, ttl).to_text()
+        meta = new_meta(self.now(), generation, ttl, asked=asked_of(query.prompt)).to_text()
         with self._write_lock:  # memory changes in the order the database did
             return self._remember(qid, payload, origin, meta)
 
@@ -523,7 +566,15 @@ class PgCache(CacheStage):
             "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (qid) DO UPDATE SET "
             "payload = excluded.payload, origin = excluded.origin, meta = excluded.meta, "
             "checksum = excluded.checksum, seq = nextval('eoc_seq') RETURNING seq",
-            [(qid, payload, origin, meta, row_sum("cache", summed((qid, payload, origin), meta)))],
+            [
+                (
+                    qid,
+                    payload,
+                    origin,
+                    meta,
+                    row_sum("cache", summed((qid, payload, origin), meta), self.store.key),
+                )
+            ],
             "caching an answer",
         )
         self._take(qid, payload, origin, meta)
@@ -647,7 +698,7 @@ class PgKV(KVStage):
     ) -> tuple[str, ...]:
         text = meta.to_text()
         fields = (key, prompt, payload, origin)
-        summed_ = row_sum("kv", summed(fields, text))
+        summed_ = row_sum("kv", summed(fields, text), self.store.key)
         return (*fields, text, self.embedder.name, encode_vector(vec), summed_)
 
     def put(
@@ -795,7 +846,7 @@ class PgTripleStore(TripleStore):
                 "triples",
                 "INSERT INTO eoc_triples (s, p, o, checksum) VALUES (%s, %s, %s, %s) "
                 "ON CONFLICT (s, p, o) DO UPDATE SET seq = nextval('eoc_seq') RETURNING seq",
-                [(*t, row_sum("triples", t)) for t in fresh],
+                [(*t, row_sum("triples", t, self.store.key)) for t in fresh],
                 "storing triples",
             )
             for t in fresh:
