@@ -19,6 +19,7 @@ from falsify_breaks import (
     native_data,
     page,
     partition,
+    planted,
     repeat,
     serve,
     stages,
@@ -224,6 +225,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     *incontext.BREAKS,
     *hostile.BREAKS,
     *gguf_mutations.BREAKS,
+    *planted.BREAKS,
 ]
 
 FOCUS: dict[str, list[str]] = {
@@ -240,6 +242,7 @@ FOCUS: dict[str, list[str]] = {
     **incontext.FOCUS,
     **hostile.FOCUS,
     **gguf_mutations.FOCUS,
+    **planted.FOCUS,
     **page.FOCUS,
     **partition.FOCUS,
     **repeat.FOCUS,

@@ -16,7 +16,14 @@ came from.
   the signer, and demotes every figure to ESTIMATED, with the reason, unless eoc's own liveness
   probe sees the counter live on this host now.
 * A process-wide profile (:func:`global_profile`) is loaded once, from ``$EOC_TUNING_PROFILE``
-  or ``~/.cache/eoc/tuning-profile.json``.
+  or ``~/.cache/eoc/tuning-profile.json``, and only when no one but the user or root could have
+  written it (:func:`eoc.trustfile.check_file`: owned by the user or root, writable by no one
+  else, in folders no one else can write to; issue 35). It steers which backend every matmul
+  runs on, unasked, in every process, so a file that fails *raises*
+  :class:`~eoc.errors.UntrustedFile` naming the path and why (the user must hear of it, and
+  remove the file or point ``$EOC_TUNING_PROFILE`` elsewhere); a profile the user names
+  themselves (``eoc verify FILE``, :func:`load_profile`) is read as it is, its signature
+  checked, its figures imported.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from eoc.cost import CounterKind, Provenance
 from eoc.errors import BadJson, ConfigError, InputError, NotMeasured
 from eoc.meter.counter import CounterStatus
 from eoc.meter.liveness import probe
+from eoc.trustfile import check_file
 from eoc_native.autotune.signing import SignatureCheck, check_signature, sign
 from eoc_native.autotune.tune import TuneResult, measured_here
 from eoc_native.backends.base import Shape
@@ -405,11 +413,21 @@ def profile_path() -> Path:
 
 
 def global_profile() -> TuningProfile | None:
-    """The process-wide profile, loaded once from :func:`profile_path` (``None`` if absent)."""
+    """The process-wide profile, loaded once from :func:`profile_path` (``None`` if absent).
+
+    Raises:
+        UntrustedFile: someone else could have written the file (:mod:`eoc.trustfile`).
+    """
     global _GLOBAL
     with _GLOBAL_LOCK:
-        if _GLOBAL is None and profile_path().is_file():
-            _GLOBAL = load_profile(profile_path())
+        path = profile_path()
+        if _GLOBAL is None and path.is_file():
+            check_file(
+                path,
+                what="the tuning profile",
+                fix="remove it, or set EOC_TUNING_PROFILE to a file only you can write",
+            )
+            _GLOBAL = load_profile(path)
         return _GLOBAL
 
 

@@ -1,4 +1,14 @@
-"""``eoc graph load FILE``: load facts into the Oxigraph store the native graph stage answers from."""
+"""``eoc graph load FILE``: load facts into the Oxigraph store the native graph stage answers from.
+
+The store is a folder of Oxigraph's (RocksDB's) files, mapped and read as the graph stage's
+answers, so it is used only where no one but the user or root could have written it (issue 35,
+:mod:`eoc.trustfile`): ``eoc graph load`` makes a missing folder with mode 700 and checks it
+(:func:`~eoc.trustfile.private_folder`), and the graph stage checks the folder before opening it
+(:func:`~eoc.trustfile.check_folder`: owned by the user or root, writable by no one else, in
+folders no one else can write to). A folder that fails *raises*
+:class:`~eoc.errors.UntrustedFile` naming it: the store holds the answers eoc gives, not a cache
+that only saves time, so it is never silently dropped or rebuilt.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +20,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from eoc.errors import StoreUnusable
+from eoc.trustfile import check_folder, private_folder
 from eoc_native import cache_dir
 
 GRAPH_STORE_ENV = "EOC_GRAPH_STORE"
+_FIX = f"remove it, or set {GRAPH_STORE_ENV} (or EOC_CACHE_DIR) to a folder only you can write to"
 
 
 def default_store_path() -> Path:
@@ -31,7 +43,7 @@ def open_seeded(path: Path) -> Any:
 
     if path.exists() and not path.is_dir():
         raise StoreUnusable(f"{path} is a file, not an Oxigraph store folder")
-    path.mkdir(parents=True, exist_ok=True)
+    private_folder(path, what="the graph store", fix=_FIX)
     store = OxigraphStore(path)
     if len(store) == 0:
         store.add_all(triples())
@@ -51,6 +63,7 @@ def open_for_answers() -> Any | None:
                 "run eoc graph load FILE to make one, or unset it"
             )
         return None  # no store: Oxigraph is not even imported
+    check_folder(path, what="the graph store", fix=_FIX)
     from eoc_native.graph.oxigraph import OxigraphStore
 
     return OxigraphStore(path, read_only=True)

@@ -8,43 +8,69 @@ into the pages of one file, ``$EOC_CACHE_DIR/layouts/<model>-<key>.layout`` (def
 SHA-256 of its first MiB) and for this layout's version: the tiled bytes go once into the file
 cache, not into memory and then through a write (about 20 ms less for SmolLM2's 96 MB, and half
 the fresh pages). Later loads map that file once (copy-on-write, never written, so the kernels
-see the writable arrays they take) and check each matrix's CRC-32 as they take it: about 15 ms,
-the pages left to the operating system's file cache. (Version 2 kept ``.npy`` files a matrix,
-about 400 files whose opening cost more than the C kernels' tiling.)
+see the writable arrays they take) and check each matrix's SHA-256 as they take it, the pages
+left to the operating system's file cache. (Version 2 kept ``.npy`` files a matrix, about 400
+files whose opening cost more than the C kernels' tiling.)
 
-The file: the arrays, each at a page boundary; then the index (JSON: each matrix's label, bits,
-width, and per array its dtype, shape, offset, length and CRC-32), its length (8 bytes,
-little-endian) and ``EOCLAYT`` with the version byte, last, so that a file cut short is never
-read.
+The file: the arrays, each at a page boundary; then the index's MAC (64 hex digits), the index
+(JSON: the signing key's id, each matrix's label, bits, width, and per array its dtype, shape,
+offset, length and SHA-256), its length (8 bytes, little-endian) and ``EOCLAYT`` with the
+version byte, last, so that a file cut short is never read.
 
-The cache only ever saves time. A file that cannot be written, is missing, cut off or damaged
-(a header, an index or an array's bytes that do not check), or arrays of the wrong type or shape:
-the matrix is tiled from the model file as without a cache, and the file is written again whole
-when it can be.
+**Who may have written it.** The arrays are mapped and run as the model's weights: a file
+edited with its checksum recomputed silently changed a model's output (issue 35). So:
+
+* the index carries a keyed MAC (:func:`eoc.userkey.mac`, purpose ``layout``, over the file's
+  name, which names the model file, and the index), with the user's key (:mod:`eoc.userkey`,
+  outside the cache, readable by its owner only); the index holds each array's SHA-256, which
+  is checked as the array is taken (a CRC-32 is no defence: anyone can make bytes fit one). A
+  file whose MAC or digests do not check is a damaged file (below). SmolLM2-135M's 97 MB: all
+  121 matrices checked in about 60 ms on a 2-core machine (CRC-32, before: about 38 ms);
+* the file is opened, then checked (:func:`eoc.trustfile.open_checked`: owned by the user or
+  root, writable by no one else, in folders no one else can write to) before it is mapped, and
+  the ``layouts`` folder is made with mode 700 and checked (:func:`eoc.trustfile.private_folder`)
+  before a file is written into it. A file or folder that fails raises
+  :class:`~eoc.errors.UntrustedFile` naming it, as does a key file that fails its own check:
+  someone else could write there, which the user must hear of, not have hidden by a re-tiling.
+
+The cache only ever saves time otherwise. A file that cannot be written, is missing, cut off or
+damaged (a header, an index, a MAC or an array's bytes that do not check, or signed with another
+key), or arrays of the wrong type or shape: the matrix is tiled from the model file as without a
+cache, and the file is written again whole when it can be (a key that cannot be read or made, for
+a read-only home, only costs the cache).
 """
 
 from __future__ import annotations
 
 import errno
 import hashlib
+import hmac
 import json
 import mmap
 import os
-import zlib
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from eoc import userkey
+from eoc.trustfile import open_checked, private_folder
 from eoc_native import cache_dir
 from eoc_native.memory import zeroed
 from eoc_native.quant.blocks import QuantBlocks
 
-LAYOUT_VERSION = 4
+LAYOUT_VERSION = 5
 """Bumped whenever the tiled layout or the file changes, so an older cache is never read (2: the
-scales kept as float16 bits; 3: one file, each array with its CRC-32; 4: the index last)."""
+scales kept as float16 bits; 3: one file, each array with its CRC-32; 4: the index last; 5: the
+index under the user's keyed MAC, each array with its SHA-256)."""
 MAGIC = b"EOCLAYT" + bytes([LAYOUT_VERSION])
+MAC_BYTES = 64
+"""The index's MAC, in hex, just before the index."""
+PURPOSE = "layout"
+"""The MAC's purpose (:func:`eoc.userkey.mac`)."""
+WHAT = "the layout file"
 PAGE = 4096
 """Arrays start at page boundaries: each is mapped on its own while the file is written."""
 MAX_INDEX_BYTES = 4 << 20
@@ -88,6 +114,23 @@ class LayoutCache:
         self._end = 0  # the next free offset in it
         self._placed: dict[int, int] = {}  # an array's address -> its offset in that file
         self._no_alloc = False  # the file could not be begun: arrays from memory
+        self._key: bytes | None = None
+        self._hashes: dict[tuple[int, int], Future[str]] = {}  # (offset, length) -> its SHA-256
+
+    def _user_key(self) -> bytes | None:
+        """The user's key (:mod:`eoc.userkey`), or ``None`` where it cannot be read or made
+        (the cache is then neither read nor written). An untrusted key file raises."""
+        if self._key is None:
+            try:
+                self._key = userkey.load_key()
+            except OSError:
+                return None
+        return self._key
+
+    def _mac(self, key: bytes, index: bytes) -> bytes:
+        return userkey.mac(
+            key, PURPOSE, self.path.name.encode("utf-8", "surrogateescape"), index
+        ).encode()
 
     # -- reading -------------------------------------------------------------------------
 
@@ -96,6 +139,7 @@ class LayoutCache:
         hold it whole and right."""
         if self._index is None:
             self._index = self._read_index()
+            self._start_hashing()
         entry = self._index.get(label)
         if entry is None or self._map is None:
             return None
@@ -110,51 +154,102 @@ class LayoutCache:
 
     def _read_index(self) -> dict[str, Any]:
         """The file's matrices by label (and the file mapped); empty when there is no file or
-        its footer or index does not check."""
+        its footer, MAC or index does not check.
+
+        Raises:
+            UntrustedFile: the file, a folder above it or the user's key file could have been
+                written by someone else (:mod:`eoc.trustfile`).
+        """
         tail = len(MAGIC) + 8
         try:
-            with open(self.path, "rb") as f:
+            fd = open_checked(self.path, what=WHAT)
+        except OSError:
+            return {}
+        try:
+            with os.fdopen(fd, "rb") as f:
                 size = os.fstat(f.fileno()).st_size
                 if size < tail:
                     return {}
                 f.seek(size - tail)
                 foot = f.read(tail)
                 n = int.from_bytes(foot[:8], "little")
-                if foot[8:] != MAGIC or n > min(MAX_INDEX_BYTES, size - tail):
+                if foot[8:] != MAGIC or n > min(MAX_INDEX_BYTES, size - tail - MAC_BYTES):
                     return {}
-                f.seek(size - tail - n)
-                index = json.loads(f.read(n))
+                f.seek(size - tail - n - MAC_BYTES)
+                tag = f.read(MAC_BYTES)
+                raw = f.read(n)
+                key = self._user_key()
+                if key is None or not hmac.compare_digest(tag, self._mac(key, raw)):
+                    return {}  # not written by this user's eoc, or edited since
+                index = json.loads(raw)
                 self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
         except (OSError, ValueError):
             return {}
-        self._data_end = size - tail - n
-        if not isinstance(index, dict) or index.get("version") != LAYOUT_VERSION:
+        self._data_end = size - tail - n - MAC_BYTES
+        if (
+            not isinstance(index, dict)
+            or index.get("version") != LAYOUT_VERSION
+            or index.get("key") != userkey.key_id(key)
+        ):
             return {}
         entries = index.get("entries")
         if not isinstance(entries, list):
             return {}
         return {e["label"]: e for e in entries if isinstance(e, dict) and "label" in e}
 
+    def _place(self, name: str, part: Any) -> tuple[Any, tuple[int, ...], int, int, int, Any]:
+        """An index part's (dtype, shape, count, offset, length, digest), checked against the
+        file (``ValueError``, ``KeyError`` or ``TypeError`` when it does not fit)."""
+        dtype, shape, offset, nbytes, digest = part
+        kind = np.dtype(_DTYPES[dtype])
+        dims = tuple(int(d) for d in shape)
+        count = int(np.prod(dims, dtype=np.int64)) if dims else 1
+        if (
+            min(dims, default=0) < 0
+            or not isinstance(offset, int)
+            or offset < 0
+            or offset % ALIGN
+            or nbytes != count * kind.itemsize
+            or offset + nbytes > self._data_end
+        ):
+            raise ValueError(f"{name}: not where the index says")
+        return kind, dims, count, offset, nbytes, digest
+
+    def _start_hashing(self) -> None:
+        """Start the SHA-256 of every array the index places, in the index's order, on a few
+        threads (hashlib lets go of the interpreter's lock): a load's :meth:`get` calls take
+        the digests as they are ready (97 MB on two cores: about half the time of one)."""
+        if not self._index or self._map is None or (os.cpu_count() or 1) < 2:
+            return
+        view = memoryview(self._map)
+        pool = ThreadPoolExecutor(min(4, os.cpu_count() or 1), thread_name_prefix="eoc-layout")
+        try:
+            for entry in self._index.values():
+                for name, part in entry["parts"].items():
+                    try:
+                        _, _, _, offset, nbytes, _ = self._place(name, part)
+                    except (ValueError, KeyError, TypeError):
+                        continue  # _arrays refuses it
+                    span = (offset, nbytes)
+                    if span not in self._hashes:
+                        chunk = view[offset : offset + nbytes]
+                        self._hashes[span] = pool.submit(_sha256, chunk)
+        except (AttributeError, TypeError):  # an index whose entries are not what it says
+            pass
+        finally:
+            pool.shutdown(wait=False)
+
     def _arrays(self, entry: dict[str, Any]) -> dict[str, Any]:
         """An entry's arrays over the map, each checked against its place in the file and its
-        CRC-32 (``ValueError`` when one does not check)."""
+        SHA-256 (``ValueError`` when one does not check)."""
         assert self._map is not None
         out = {}
-        for name, (dtype, shape, offset, nbytes, crc) in entry["parts"].items():
-            kind = np.dtype(_DTYPES[dtype])
-            dims = tuple(int(d) for d in shape)
-            count = int(np.prod(dims, dtype=np.int64)) if dims else 1
-            if (
-                min(dims, default=0) < 0
-                or not isinstance(offset, int)
-                or offset < 0
-                or offset % ALIGN
-                or nbytes != count * kind.itemsize
-                or offset + nbytes > self._data_end
-            ):
-                raise ValueError(f"{name}: not where the index says")
+        for name, part in entry["parts"].items():
+            kind, dims, count, offset, nbytes, digest = self._place(name, part)
             data = np.frombuffer(self._map, kind, count, offset).reshape(dims)
-            if _crc(data) != crc:
+            pending = self._hashes.get((offset, nbytes))
+            got = pending.result() if pending is not None else _digest(data)
+            if not isinstance(digest, str) or not hmac.compare_digest(got, digest):
                 raise ValueError(f"{name}: its bytes do not check")
             out[name] = data
         return out
@@ -221,13 +316,18 @@ class LayoutCache:
                         list(data.shape),
                         at,
                         data.nbytes,
-                        _crc(data),
+                        _digest(data),
                     ]
                 entries.append(
                     {"label": label, "bits": blocks.bits, "n_out": blocks.n_out, "parts": described}
                 )
-            index = json.dumps({"version": LAYOUT_VERSION, "entries": entries}).encode()
-            foot = index + len(index).to_bytes(8, "little") + MAGIC
+            key = self._user_key()
+            if key is None:  # no key to sign it with: the next start tiles again
+                self.close()
+                return
+            doc = {"version": LAYOUT_VERSION, "key": userkey.key_id(key), "entries": entries}
+            index = json.dumps(doc).encode()
+            foot = self._mac(key, index) + index + len(index).to_bytes(8, "little") + MAGIC
             _write_at(self._fd, memoryview(foot), self._end)
             os.ftruncate(self._fd, self._end + len(foot))
             os.close(self._fd)
@@ -242,9 +342,11 @@ class LayoutCache:
         self._put = False
 
     def _begin(self) -> None:
-        """Open the file this load writes, beside the final one, unless it is open already."""
+        """Open the file this load writes, beside the final one, unless it is open already (the
+        folder made private and checked first: :class:`~eoc.errors.UntrustedFile` when someone
+        else could write in it)."""
         if self._fd < 0:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_folder(self.path.parent, what="the folder of eoc's layout files")
             self._part = self.path.with_name(self.path.name + f".{os.getpid()}.part")
             self._fd = os.open(self._part, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
 
@@ -289,9 +391,13 @@ def _reserve(fd: int, at: int, nbytes: int) -> None:
     os.ftruncate(fd, max(os.fstat(fd).st_size, at + nbytes))
 
 
-def _crc(data: Any) -> int:
-    """The CRC-32 of a C-contiguous array's bytes (zlib's: about 6 GB/s here)."""
-    return zlib.crc32(data.data.cast("B"))
+def _digest(data: Any) -> str:
+    """The SHA-256 (hex) of a C-contiguous array's bytes (about 1.5 GB/s with SHA extensions)."""
+    return _sha256(data.data.cast("B"))
+
+
+def _sha256(data: Any) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def _remove(path: Path) -> None:

@@ -7,8 +7,19 @@ it: at install (``make`` runs ``python -m eoc_native.quant.cbuild --install``, w
 covers the source, the compiler (its file's path, size and time), the flags and the CPU's features, so a changed
 source, compiler or machine builds again; a build takes about a second, against about five for
 numba's first compile of the same kernels. The file is written under a temporary name and
-renamed, so a cut-off build is never loaded. Like numba's cache, the cache folder is trusted to
-hold what eoc wrote there.
+renamed, so a cut-off build is never loaded.
+
+The library is code that runs as the user: it is loaded only from a file owned by the user or
+root, writable by no one else, in folders no one else can write to (:mod:`eoc.trustfile`; issue
+35: a library planted in a shared ``$EOC_CACHE_DIR`` ran its constructor as the user of
+``eoc query``). Anything else raises :class:`~eoc.errors.UntrustedFile` naming the path: never a
+silent fall-back to numba, which would hide the planted file. The ``kernels`` folder is made with
+mode 700 (with the cache folder, when missing) and checked before a build writes into it (a
+shared sticky folder such as ``/tmp`` may hold it: others cannot rename or delete what is the
+user's there), the built file is checked after its rename, and :func:`load` opens the file,
+checks what it opened (``fstat``) and has the loader read that very descriptor
+(``/proc/self/fd/N`` on Linux), so the file cannot be swapped between the check and the load;
+elsewhere it checks the path immediately before the load.
 
 Without a C compiler, or where it fails, :func:`build` raises :class:`~eoc.errors.MissingExtra`
 with the reason, and eoc runs the numba kernels instead (:func:`eoc_native.quant.load_kernels`).
@@ -16,6 +27,7 @@ with the reason, and eoc runs the numba kernels instead (:func:`eoc_native.quant
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import hashlib
 import os
@@ -25,7 +37,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from eoc.errors import MissingExtra
+from eoc.errors import MissingExtra, UntrustedFile
+from eoc.trustfile import check_file, check_folder, open_checked, private_folder
 from eoc_native import cache_dir
 
 SOURCE = Path(__file__).with_name("ckernels.c")
@@ -84,13 +97,54 @@ def library_path(cc: str) -> Path:
     return installed if installed.is_file() else cache_root() / "kernels" / name
 
 
+WHAT = "eoc's C kernels"
+
+
+def _fix(path: Path) -> str | None:
+    """What to do about an untrusted library: the install's folder is the installer's to fix."""
+    if INSTALLED in path.parents or path.parent == INSTALLED:
+        return f"remove {INSTALLED} (or reinstall eoc as yourself or root), so no one else owns it"
+    return None  # the default: remove it, or set EOC_CACHE_DIR to a folder only you can write to
+
+
+def check(path: Path) -> None:
+    """Raise :class:`~eoc.errors.UntrustedFile` unless the library at ``path`` may be loaded
+    (:func:`eoc.trustfile.check_file`)."""
+    check_file(path, what=WHAT, fix=_fix(path))
+
+
 def built() -> Path | None:
-    """The library, when it is built already (nothing is compiled)."""
+    """The library, when it is built already (nothing is compiled).
+
+    Raises:
+        UntrustedFile: a file is there, but another user could have written it.
+    """
     cc = compiler()
     if cc is None:
         return None
     path = library_path(cc)
-    return path if path.is_file() else None
+    if not path.is_file():
+        return None
+    check(path)
+    return path
+
+
+def load(path: Path) -> ctypes.CDLL:
+    """Load the library at ``path`` after checking it (:func:`eoc.trustfile.open_checked`):
+    through the checked descriptor where the system names one (``/proc/self/fd/N``), else by its
+    path, checked just before.
+
+    Raises:
+        UntrustedFile: another user could have written it, or a folder above it.
+    """
+    fd = open_checked(path, what=WHAT, fix=_fix(path))
+    try:
+        via = f"/proc/self/fd/{fd}"
+        if os.path.exists(via):
+            return ctypes.CDLL(via)
+        return ctypes.CDLL(os.path.realpath(path))
+    finally:
+        os.close(fd)
 
 
 def build(progress: Callable[[str], None] | None = None, *, into: Path | None = None) -> Path:
@@ -101,6 +155,8 @@ def build(progress: Callable[[str], None] | None = None, *, into: Path | None = 
 
     Raises:
         MissingExtra: no C compiler, or it could not build the kernels (the reason says why).
+        UntrustedFile: the library there, or the folder it goes in, could have been written by
+            another user (:mod:`eoc.trustfile`).
     """
     cc = compiler()
     if cc is None:
@@ -110,11 +166,16 @@ def build(progress: Callable[[str], None] | None = None, *, into: Path | None = 
         )
     path = library_path(cc) if into is None else into / library_name(cc)
     if path.is_file():
+        check(path)
         return path
     if progress is not None:
         progress("compiling the matmul kernels: the first run only (eoc keeps them)")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if into is None:  # the cache's: made private (700), with the cache folder if missing
+            private_folder(path.parent, what="the folder of eoc's C kernels")
+        else:  # an install's: readable by every user of the install
+            path.parent.mkdir(parents=True, exist_ok=True)
+            check_folder(path.parent, what="the folder of eoc's C kernels", fix=_fix(path))
     except OSError as exc:
         raise MissingExtra(f"cannot write eoc's kernel cache {path.parent}: {exc}") from None
     part = path.with_name(f"{path.name}.{os.getpid()}.part")
@@ -131,6 +192,7 @@ def build(progress: Callable[[str], None] | None = None, *, into: Path | None = 
                 continue
             if done.returncode == 0 and part.is_file():
                 part.replace(path)
+                check(path)
                 return path
             errors = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
     finally:
@@ -149,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         path = build(into=INSTALLED if args else None)
-    except MissingExtra as exc:
+    except (MissingExtra, UntrustedFile) as exc:
         print(f"eoc's C kernels: not built: {exc.reason}", file=sys.stderr)
         return 1
     print(f"eoc's C kernels: {path}")
@@ -163,11 +225,14 @@ if __name__ == "__main__":
 __all__ = [
     "INSTALLED",
     "SOURCE",
+    "WHAT",
     "build",
     "built",
     "cache_root",
+    "check",
     "compiler",
     "library_name",
     "library_path",
+    "load",
     "main",
 ]

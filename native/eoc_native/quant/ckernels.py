@@ -47,7 +47,7 @@ class _Layer(ctypes.Structure):
 
 
 def _load(progress: Callable[[str], None] | None = None) -> ctypes.CDLL:
-    lib = ctypes.CDLL(str(cbuild.build(progress)))
+    lib = cbuild.load(cbuild.build(progress))  # checked: only a file no one else could write
     f32, i64, i32 = ctypes.c_float, _c_i64, ctypes.c_int
     sigs: dict[str, list[Any]] = {
         "eoc_q4_matvec": [_p, _p, _p, _p, _p, i64, i64, i64, i32],

@@ -8,6 +8,16 @@ calls after a bulk load, and which also runs at interpreter exit — not after e
 :meth:`CachedEmbedder.prefetch` embeds a text in a background thread: the kv stage asks for it
 when a question it did not need to embed (no stored question could match) goes to the model,
 whose answer it will then remember; the embedding is ready, or nearly, when the answer is.
+
+**Who may have written it** (issue 35). The vectors decide which stored question a new one
+matches, so a cache file (or the shipped vectors' file) is read only when no one but the user
+or root could have written it (:func:`eoc.trustfile.check_file`: owned by the user or root,
+writable by no one else, in folders no one else can write to; a shared sticky folder such as
+``/tmp`` may hold the user's own file). The cache only saves time and is read with
+``allow_pickle=False`` (data, never code), so a file that fails is *ignored with a warning*
+(:class:`UntrustedCacheWarning`, naming the path and why), never read, and the texts are
+embedded again; the next write replaces the file where the folder lets it. A missing cache
+folder is made with mode 700.
 """
 
 from __future__ import annotations
@@ -19,13 +29,33 @@ import stat
 import tempfile
 import threading
 import time
+import warnings
 import zipfile
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from eoc.errors import UntrustedFile
+from eoc.trustfile import check_file
 from eoc_native import cache_dir, require
+
+
+class UntrustedCacheWarning(UserWarning):
+    """An embedding cache file another user could have written was ignored (not read)."""
+
+
+def _trusted(path: Path, what: str) -> bool:
+    """Whether ``path`` may be read (:func:`eoc.trustfile.check_file`); warns when it may not.
+    A missing or unreadable file is just not read (``False``, no warning)."""
+    try:
+        check_file(path, what=what)
+    except UntrustedFile as exc:
+        warnings.warn(f"ignored: {exc.reason}", UntrustedCacheWarning, stacklevel=3)
+        return False
+    except OSError:
+        return False
+    return True
 
 
 def text_key(text: str) -> str:
@@ -102,7 +132,7 @@ class CachedEmbedder:
 
     def _load(self) -> None:
         np = require("numpy")
-        if not _bounded_npz(self.path):
+        if not _trusted(self.path, "the embedding cache") or not _bounded_npz(self.path):
             return  # no cache yet, or not one this process should read: start empty
         try:
             with np.load(self.path, allow_pickle=False) as data:
@@ -123,7 +153,7 @@ class CachedEmbedder:
         are never written to the user's cache (each start reads them from the shipped file,
         and a user's cache holding them too would make every start read them twice)."""
         np = require("numpy")
-        if not _bounded_npz(path):
+        if not _trusted(path, "the shipped vectors' file") or not _bounded_npz(path):
             return
         try:
             with np.load(path, allow_pickle=False) as data:
@@ -146,7 +176,8 @@ class CachedEmbedder:
                 return
             keys = np.array([k for k, _ in own])
             vecs = np.stack([v for _, v in own]).astype(np.float32)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not self.path.parent.is_dir():
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".embeddings.", suffix=".npz", dir=self.path.parent)
         try:
             with os.fdopen(fd, "wb") as f:
@@ -226,4 +257,4 @@ class CachedEmbedder:
         return np.stack([fresh_by_key[k] if k in fresh_by_key else self._mem[k] for k in keys])
 
 
-__all__ = ["CachedEmbedder", "cache_dir"]
+__all__ = ["CachedEmbedder", "UntrustedCacheWarning", "cache_dir"]
