@@ -60,7 +60,8 @@ def key_path(environ: Mapping[str, str] | None = None) -> Path:
 
 def _fix(path: Path) -> str:
     return (
-        f"remove {path} (eoc makes a new key: what the old one signed is rebuilt) "
+        f"remove {path} (eoc makes a new key: caches the old one signed are rebuilt, stores it "
+        "signed refused) "
         f"or set {KEY_ENV} to a key file only you can read"
     )
 

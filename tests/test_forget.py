@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -159,7 +160,7 @@ def _asked_every_way(db: Path) -> None:
 
 
 def _rows_holding(db: Path, text: str) -> int:
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn:
         return sum(
             conn.execute(f"SELECT count(*) FROM {t} WHERE payload = ?", (text,)).fetchone()[0]
             for t in ("cache", "kv")

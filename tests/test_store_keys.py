@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import io
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -124,7 +125,7 @@ def test_an_older_store_is_signed_when_it_opens_and_its_damaged_rows_stay_damage
     assert kv.lookup(q) is not None
     cache.close()
     kv.close()
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
         found = conn.execute("SELECT value FROM info WHERE name = 'key'").fetchone()
     assert found == (key_id(store_key()),)

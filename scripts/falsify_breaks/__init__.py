@@ -25,6 +25,7 @@ from falsify_breaks import (
     stages,
     startup,
     stores,
+    templates,
     tools,
     userstore,
 )
@@ -226,6 +227,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     *hostile.BREAKS,
     *gguf_mutations.BREAKS,
     *planted.BREAKS,
+    *templates.BREAKS,
 ]
 
 FOCUS: dict[str, list[str]] = {
@@ -243,6 +245,7 @@ FOCUS: dict[str, list[str]] = {
     **hostile.FOCUS,
     **gguf_mutations.FOCUS,
     **planted.FOCUS,
+    **templates.FOCUS,
     **page.FOCUS,
     **partition.FOCUS,
     **repeat.FOCUS,

@@ -20,8 +20,8 @@ from eoc.errors import EocError, InputError, ModelFileError
 from eoc_native.autotune.dispatch import Dispatcher
 from eoc_native.llm.gguf import GGUFFile
 from eoc_native.llm.layout_cache import LayoutCache
-from eoc_native.llm.llama import Llama, ModelArgs
-from eoc_native.llm.shape import check_model
+from eoc_native.llm.llama import Llama
+from eoc_native.llm.shape import ModelArgs, check_model
 from eoc_native.llm.tokenizer import GGUFTokenizer
 from eoc_native.quant import kernels_cached, load_kernels
 

@@ -6,7 +6,10 @@ the model's pre-tokenizer and the byte-level decoder; for ``"llama"`` (SentenceP
 TinyLlama) merges are ranked by the scores and bytes fall back to ``<0xNN>`` tokens. Encoding
 matches llama.cpp's reference ids (tests/native/test_llm_vocab.py). The chat template
 (``tokenizer.chat_template``) is rendered with jinja2's sandbox, as transformers and
-llama-cpp-python do, because it is text from the model file, not trusted code.
+llama-cpp-python do, because it is text from the model file, not trusted code, and under bounds
+on the text it builds, its loop work, its nesting and its time (:mod:`eoc_native.llm.template`):
+it is compiled and tried on a sample conversation when the tokenizer is built, so a hostile
+template fails the model's load.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 
 from eoc.errors import InputError
 from eoc_native import require
+from eoc_native.llm.template import ChatTemplate
 
 # llama.cpp's token types (llama_token_type in llama.h).
 TOKEN_NORMAL = 1
@@ -103,15 +107,18 @@ class GGUFTokenizer:
                 raise InputError("a SentencePiece vocabulary needs a score and type per token")
             unk = _opt_int(metadata.get("tokenizer.ggml.unknown_token_id")) or 0
             self._hf = self._build_spm(scores, unk)
-            return
-        self._hf = self._build(
-            merges,
-            digits=pre in _DIGITS_THEN_GPT2,
-            regex=_REGEX_SPLITS.get(pre),
-            # Llama 3 takes a whole pre-token that is in the vocabulary as it is, before any
-            # merge (its tokenizer.json says ignore_merges; llama.cpp does the same)
-            ignore_merges=pre == "llama-bpe",
-        )
+        else:
+            self._hf = self._build(
+                merges,
+                digits=pre in _DIGITS_THEN_GPT2,
+                regex=_REGEX_SPLITS.get(pre),
+                # Llama 3 takes a whole pre-token that is in the vocabulary as it is, before any
+                # merge (its tokenizer.json says ignore_merges; llama.cpp does the same)
+                ignore_merges=pre == "llama-bpe",
+            )
+        # the chat template is compiled and tried on a sample now, so that a hostile one fails
+        # the model's load (before its weights are read), not a request
+        self._template = self._compile_template()
 
     def _build_spm(self, scores: Sequence[float], unk: int) -> Any:
         """SentencePiece BPE (Llama 2, TinyLlama): merges ranked by the merged piece's score,
@@ -224,33 +231,27 @@ class GGUFTokenizer:
         text = b"".join(self.token_bytes(i) for i in ids).decode("utf-8", errors="replace")
         return text[1:] if self.spm and text.startswith(" ") else text  # the prepended space
 
+    def _compile_template(self) -> ChatTemplate | None:
+        if not self.chat_template:
+            return None
+        return ChatTemplate(
+            str(self.chat_template),
+            bos_token=self.tokens[self.bos_id] if self.bos_id is not None else "",
+            eos_token=self.tokens[self.eos_id],
+        )
+
     def apply_chat_template(
         self, messages: Sequence[Mapping[str, str]], *, add_generation_prompt: bool = True
     ) -> str:
-        """Render ``messages`` (dicts with ``role`` and ``content``) with the file's template."""
-        if not self.chat_template:
+        """Render ``messages`` (dicts with ``role`` and ``content``) with the file's template.
+
+        Raises :class:`~eoc.errors.ChatTemplateError` where the template passes a bound on this
+        conversation (:mod:`eoc_native.llm.template`), and :class:`InputError` where the
+        template itself refuses the messages (its ``raise_exception``).
+        """
+        if self._template is None:
             raise InputError("this GGUF file has no tokenizer.chat_template")
-        sandbox = require("jinja2.sandbox", package="jinja2", why="chat templates")
-        env = sandbox.ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-
-        def raise_exception(message: str) -> None:
-            raise InputError(f"chat template refused the messages: {message}")
-
-        env.globals["raise_exception"] = raise_exception
-        try:
-            template = env.from_string(self.chat_template)
-        except Exception as exc:  # jinja2.TemplateSyntaxError, without importing jinja2 eagerly
-            raise InputError(f"chat template does not parse: {exc}") from None
-        special = {
-            "bos_token": self.tokens[self.bos_id] if self.bos_id is not None else "",
-            "eos_token": self.tokens[self.eos_id],
-        }
-        rendered: str = template.render(
-            messages=[dict(m) for m in messages],
-            add_generation_prompt=add_generation_prompt,
-            **special,
-        )
-        return rendered
+        return self._template.render(messages, add_generation_prompt=add_generation_prompt)
 
 
 def _opt_int(value: Any) -> int | None:
