@@ -6,6 +6,9 @@ process, and store rows signed with the user's key. Each runs the test that catc
 
 _TTL = "tests/test_ttl.py"
 _MADE = "tests/test_made_cost.py"
+_KEYS = "tests/test_store_keys.py"
+_FORGET = "tests/test_forget.py"
+_PG = "tests/native/test_store_postgres.py"
 
 BREAKS: list[tuple[str, str, str, str]] = [
     # item 8: expiry, once seen, is final
@@ -60,6 +63,56 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "    return max(1, int(MADE_SLACK * uj))",
         "    return max(1, int(MADE_SLACK * uj)) * 10**9",
     ),
+    # item 5: rows signed with the user's key
+    (
+        "a store's rows are checked with a plain digest anyone can recompute",
+        "eoc/persist_schema.py",
+        "        keyed = key if version >= KEYED_VERSION else None\n",
+        "        keyed = None\n",
+    ),
+    (
+        "a store signed with another key is opened",
+        "eoc/persist_schema.py",
+        "    if found is not None and found[0] != key_id(key):",
+        "    if False:",
+    ),
+    (
+        "an older store's rows are not signed when it opens",
+        "eoc/persist_schema.py",
+        "        _sign(conn, layout.tables, key)\n",
+        "",
+    ),
+    (
+        "a PostgreSQL replica with another key is accepted",
+        "native/eoc_native/store/postgres.py",
+        "        if row is not None and row[0] == SCHEMA_VERSION and signed[0] != key_id(self.key):",
+        "        if False:",
+    ),
+    # item 7: forgetting everywhere
+    (
+        "a SQLite cache entry does not record the question it answers",
+        "eoc/persist.py",
+        "        meta = new_meta(self.now(), generation, ttl, asked=asked_of(query.prompt))",
+        "        meta = new_meta(self.now(), generation, ttl)",
+    ),
+    (
+        "forgetting a question ignores the question a cache entry records",
+        "eoc/forget.py",
+        "            if key == plain or (meta is not None and meta.asked == asked):",
+        "            if key == plain:",
+    ),
+    (
+        "a forget is not counted in the file",
+        "eoc/persist.py",
+        "    count_forget(c)\n    db.forgets = forgets(c)\n",
+        "    db.forgets = forgets(c)\n",
+    ),
+    (
+        "a process never hears what another forgot",
+        "eoc/persist.py",
+        "    if seen == db.forgets:\n        return False\n",
+        "    if True:\n        return False\n",
+    ),
 ]
 
 FOCUS: dict[str, list[str]] = {
@@ -71,4 +124,12 @@ FOCUS: dict[str, list[str]] = {
     BREAKS[5][0]: [_MADE],
     BREAKS[6][0]: [_MADE],
     BREAKS[7][0]: [_MADE],
+    BREAKS[8][0]: [_KEYS],
+    BREAKS[9][0]: [_KEYS],
+    BREAKS[10][0]: [_KEYS],
+    BREAKS[11][0]: [_PG],
+    BREAKS[12][0]: [_FORGET],
+    BREAKS[13][0]: [_FORGET],
+    BREAKS[14][0]: [_FORGET],
+    BREAKS[15][0]: [_FORGET],
 }
