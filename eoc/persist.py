@@ -166,23 +166,22 @@ def _count(db: StoreDb, c: Any) -> None:
     db.forgets = forgets(c)
 
 
-def heard_forgets(part: Any, db: StoreDb) -> bool:
-    """Whether another process sharing ``db``'s file forgot something since ``part`` last
-    looked (at most every :data:`LISTEN_EVERY_S`); its memory must then drop what the file no
-    longer holds. A store that cannot be read now is looked at again later."""
+def heard_forgets(part: Any, db: StoreDb, drop: Callable[[], None]) -> None:
+    """Where another process sharing ``db``'s file forgot something since ``part`` last looked
+    (at most every :data:`LISTEN_EVERY_S`), ``drop`` from memory what the file no longer holds.
+    A store that cannot be read now is looked at again later: a lookup never fails for it."""
     now = time.monotonic()
     if now < part._listen_at:
-        return False
+        return
     part._listen_at = now + LISTEN_EVERY_S
     try:
-        with db.lock, db.guard("reading how many forgets the store has seen"):
+        with db.lock, db.guard("reading what the store holds after another process forgot"):
             seen = forgets(db.conn)
+            if seen != db.forgets:
+                drop()
+                db.forgets = seen
     except StoreError:
-        return False
-    if seen == db.forgets:
-        return False
-    db.forgets = seen
-    return True
+        return
 
 
 class SqliteCache(CacheStage):
@@ -217,13 +216,14 @@ class SqliteCache(CacheStage):
 
     def _hear_forgets(self) -> None:
         """Drop from memory what another process forgot in the file (:func:`heard_forgets`)."""
-        if heard_forgets(self, self.db):
-            with self.db.lock, self.db.guard("reading which answers the cache holds"):
-                rows = self.db.conn.execute("SELECT qid FROM cache").fetchall()
-                kept = {str(qid) for (qid,) in rows}
-                with self._lock:
-                    for qid in [q for q in self._entries if q not in kept]:
-                        self._drop(qid)
+        heard_forgets(self, self.db, self._drop_gone)
+
+    def _drop_gone(self) -> None:
+        """Drop every answer the file no longer holds (the caller holds the store's lock)."""
+        kept = {str(qid) for (qid,) in self.db.conn.execute("SELECT qid FROM cache").fetchall()}
+        with self._lock:
+            for qid in [q for q in self._entries if q not in kept]:
+                self._drop(qid)
 
     def _load(self, db: StoreDb) -> None:
         rows = list(db.rows("cache", self.damaged, order="seq, rowid"))  # oldest first
@@ -363,20 +363,22 @@ class SqliteKV(KVStage):
         return super().lookup(query)
 
     def _hear_forgets(self) -> None:
-        """Drop from memory what another process forgot in the file (:func:`heard_forgets`):
-        every pair read from the file, or a model's answer, the file no longer holds."""
-        if heard_forgets(self, self.db):
-            with self.db.lock, self.db.guard("reading which pairs the kv holds"):
-                kept = {str(k) for (k,) in self.db.conn.execute("SELECT key FROM kv").fetchall()}
-                with self._lock:
-                    gone = [
-                        k
-                        for k, e in self._entries.items()
-                        if k not in kept and (e.origin or k in self._stored)
-                    ]
-                for key in gone:
-                    self._drop(key)
-                    self._stored.pop(key, None)
+        """Drop from memory what another process forgot in the file (:func:`heard_forgets`)."""
+        heard_forgets(self, self.db, self._drop_gone)
+
+    def _drop_gone(self) -> None:
+        """Drop every pair read from the file, or model's answer, that the file no longer holds
+        (the caller holds the store's lock)."""
+        kept = {str(k) for (k,) in self.db.conn.execute("SELECT key FROM kv").fetchall()}
+        with self._lock:
+            gone = [
+                k
+                for k, e in self._entries.items()
+                if k not in kept and (e.origin or k in self._stored)
+            ]
+        for key in gone:
+            self._drop(key)
+            self._stored.pop(key, None)
 
     def _load(self, db: StoreDb) -> None:
         now, expired = self.now(), []

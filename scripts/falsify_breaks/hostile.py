@@ -110,8 +110,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a process never hears what another forgot",
         "eoc/persist.py",
-        "    if seen == db.forgets:\n        return False\n",
-        "    if True:\n        return False\n",
+        "            if seen != db.forgets:\n                drop()\n",
+        "            if False:\n                drop()\n",
     ),
 ]
 
