@@ -118,7 +118,7 @@ _CREATE = {
     "triples": "CREATE TABLE triples (s TEXT NOT NULL, p TEXT NOT NULL, o TEXT NOT NULL, "
     "checksum TEXT, PRIMARY KEY (s, p, o))",
 }
-_CREATE_INFO = "CREATE TABLE info (name TEXT PRIMARY KEY, value TEXT NOT NULL)"
+_CREATE_INFO = "CREATE TABLE IF NOT EXISTS info (name TEXT PRIMARY KEY, value TEXT NOT NULL)"
 
 
 def physical(version: int, table: str) -> tuple[str, ...]:
@@ -427,6 +427,8 @@ def check_key(conn: sqlite3.Connection, path: str | Path, key: bytes) -> None:
     Raises:
         StoreUnusable: the store names another key.
     """
+    if not _has_info(conn):
+        return  # dropped by another program: the next writer names the key again
     found = conn.execute(f"SELECT value FROM {INFO} WHERE name = 'key'").fetchone()
     if found is not None and found[0] != key_id(key):
         raise StoreUnusable(
@@ -437,8 +439,19 @@ def check_key(conn: sqlite3.Connection, path: str | Path, key: bytes) -> None:
         )
 
 
+def _has_info(conn: sqlite3.Connection) -> bool:
+    return (
+        conn.execute(
+            f"SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '{INFO}'"
+        ).fetchone()
+        is not None
+    )
+
+
 def forgets(conn: sqlite3.Connection) -> int:
     """How many forgets the store has seen (each process sharing it compares)."""
+    if not _has_info(conn):
+        return -1  # dropped by another program: differs from any count, so memory is pruned
     found = conn.execute(f"SELECT value FROM {INFO} WHERE name = 'forgets'").fetchone()
     try:
         return int(found[0]) if found is not None else 0
@@ -513,7 +526,7 @@ def upgrade(conn: sqlite3.Connection, layout: Layout, path: str | Path, key: byt
             conn.execute(f"ALTER TABLE {table} ADD COLUMN meta TEXT NOT NULL DEFAULT ''")
     if layout.version < KEYED_VERSION:
         _sign(conn, layout.tables, key)
-        conn.execute(_CREATE_INFO)
+    conn.execute(_CREATE_INFO)  # also where another program dropped it: the key is named again
     for table in TABLES:
         if table not in layout.tables:
             conn.execute(_CREATE[table])

@@ -129,3 +129,23 @@ def test_an_older_store_is_signed_when_it_opens_and_its_damaged_rows_stay_damage
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
         found = conn.execute("SELECT value FROM info WHERE name = 'key'").fetchone()
     assert found == (key_id(store_key()),)
+
+
+def test_a_store_whose_table_info_was_dropped_still_opens_and_serves_only_what_it_signed(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "s.db"
+    _made(db)
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("DROP TABLE info")
+        conn.commit()
+    cache = SqliteCache(db)  # named again with this user's key; its rows still hold
+    assert len(cache) == 1 and not cache.damaged
+    cache.close()
+    other = b"o" * 32
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("DROP TABLE info")
+        conn.commit()
+    cache = SqliteCache(db, key=other)  # another key finds every row changed: none served
+    assert len(cache) == 0 and len(cache.damaged) == 1
+    cache.close()
