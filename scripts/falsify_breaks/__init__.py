@@ -34,6 +34,8 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
     ("eoc/entry.py", ["tests/test_replay.py", "tests/test_ttl.py", "tests/test_made_cost.py"]),
     ("eoc/cli/userstore.py", ["tests/test_userstore.py"]),
     ("eoc/forget.py", ["tests/test_forget.py"]),
+    ("eoc/trustfile.py", ["tests/test_trustfile.py", "tests/native/test_planted_files.py"]),
+    ("eoc/userkey.py", ["tests/test_trustfile.py", "tests/test_store_keys.py"]),
     ("eoc/cli/forget.py", ["tests/test_forget.py"]),
     ("native/eoc_native/serve/forgetroute.py", ["tests/native/test_serve_memo.py"]),
     (
