@@ -206,3 +206,19 @@ def test_a_forget_in_one_process_reaches_another_serving_from_the_same_file(
     time.sleep(LISTEN_EVERY_S + 0.05)
     assert serving.resolve("Which card do I have on file?").stage == "neural"
     serving.close()
+
+
+def test_an_entry_kept_before_questions_were_recorded_is_forgotten_by_its_own_key() -> None:
+    """A cache entry from before schema 5 records no question (``EntryMeta.asked`` None): the
+    question's own key, and a model's answer to it keyed by what made it, are still matched."""
+    from dataclasses import replace
+
+    cache = CacheStage()
+    origin = '{"model":"old"}'
+    q = "tell me about rivers"
+    cache.remember(Query(q), "a fact")
+    cache.remember(Query(q, context=f"made by {origin}"), "a model's answer", origin)
+    for answer in cache._entries.values():
+        answer.meta = replace(answer.meta, asked=None)  # as an older eoc kept them
+    assert forget_in(cache, None, forget_of(q, "cache")) == {"cache": 2}
+    assert len(cache) == 0

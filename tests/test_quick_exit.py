@@ -60,7 +60,7 @@ def test_a_thread_still_working_is_waited_for(tmp_path: Path) -> None:
     code = (
         "import threading, time\n"
         "def work():\n"
-        "    time.sleep(0.5)\n"
+        "    time.sleep(2.5)\n"  # longer than the query takes, even under load
         f"    open({str(marker)!r}, 'w').write('done')\n"
         "threading.Thread(target=work).start()\n" + RUN
     )

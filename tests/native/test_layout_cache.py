@@ -15,6 +15,7 @@ import pytest
 
 pytest.importorskip("gguf", reason="the native extra is not installed")
 
+from eoc import userkey
 from eoc_native.llm.generate import generate_ids, load
 from eoc_native.llm.layout_cache import MAGIC, LayoutCache
 from tests.native.test_llm_tiny import BLOCKS, write_tiny_model
@@ -23,8 +24,6 @@ from tests.native.test_llm_tiny import BLOCKS, write_tiny_model
 @pytest.fixture(autouse=True)
 def _own_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test signs with a key of its own, never the user's."""
-    from eoc import userkey
-
     monkeypatch.setenv(userkey.KEY_ENV, str(tmp_path / "config" / "key"))
 
 
@@ -93,6 +92,12 @@ def _damage(path: Path, how: str) -> int:
     if how == "json":
         path.write_bytes(data[: -tail - n] + b"{not json".ljust(n) + data[-tail:])
         return 0
+    if how == "signed-json":  # signed with the user's key, as a buggy eoc would: not JSON
+        raw = b"{not json".ljust(n)
+        tag = userkey.mac(userkey.load_key(), "layout", path.name.encode(), raw).encode()
+        mac = len(tag)
+        path.write_bytes(data[: -tail - n - mac] + tag + raw + data[-tail:])
+        return 0
     if how == "version":
         path.write_bytes(data[:-1] + bytes([data[-1] - 1]))
         return 0
@@ -109,7 +114,9 @@ def _damage(path: Path, how: str) -> int:
     return 0
 
 
-@pytest.mark.parametrize("how", ["cut", "garbage", "json", "version", "missing", "bytes", "shape"])
+@pytest.mark.parametrize(
+    "how", ["cut", "garbage", "json", "signed-json", "version", "missing", "bytes", "shape"]
+)
 def test_a_damaged_file_is_tiled_again_and_written_again(
     model: Path, tmp_path: Path, how: str
 ) -> None:
