@@ -91,8 +91,9 @@ BOUND = {"Q4_0": 1 / 8, "Q4_1": 1 / 14, "Q5_0": 1 / 16, "Q5_1": 1 / 30, "Q8_0": 
          "F16": 1e-3, "BF16": 1 / 128, "F32": 0.0}  # fmt: skip
 
 
-@pytest.mark.parametrize("type_name", SUPPORTED_TYPES)
+@pytest.mark.parametrize("type_name", [t for t in SUPPORTED_TYPES if t in BOUND])
 def test_round_trip(type_name: str) -> None:
+    """(The K-quants have no quantizer in ``gguf``: tests/native/test_kquants.py reads them.)"""
     rng = np.random.default_rng(0)
     values = (rng.standard_normal((8, 64)) * rng.uniform(0.01, 10, (8, 1))).astype(np.float32)
     got = dequantize(quantize(values, type_name), type_name)
@@ -103,8 +104,8 @@ def test_round_trip(type_name: str) -> None:
 
 
 def test_unsupported_type_is_refused() -> None:
-    with pytest.raises(InputError, match="Q6_K is not supported"):
-        dequantize(np.zeros((1, 210), dtype=np.uint8), "Q6_K")
+    with pytest.raises(InputError, match="Q5_K is not supported"):
+        dequantize(np.zeros((1, 176), dtype=np.uint8), "Q5_K")
 
 
 def test_the_format_table_agrees_with_gguf() -> None:
@@ -137,19 +138,19 @@ def _file_with(path: Path, tensors: dict[str, tuple[str, np.ndarray]]) -> Path:
 
 
 def test_a_type_outside_the_table_is_named_and_refused(tmp_path: Path) -> None:
-    """A tensor of a type eoc does not read (Q6_K) opens, is named by the ``gguf`` package's
+    """A tensor of a type eoc does not read (Q5_K) opens, is named by the ``gguf`` package's
     table, and is refused when dequantized, saying which types are read."""
     from eoc_native.llm.gguf import GGUFFile
 
-    q6k = np.zeros((2, 210), np.uint8)  # two 256-weight Q6_K blocks, as stored
+    q5k = np.zeros((2, 176), np.uint8)  # two 256-weight Q5_K blocks, as stored
     path = _file_with(
-        tmp_path / "q6k.gguf", {"w": ("Q6_K", q6k), "n": ("F32", np.ones(4, np.float32))}
+        tmp_path / "q5k.gguf", {"w": ("Q5_K", q5k), "n": ("F32", np.ones(4, np.float32))}
     )
     f = GGUFFile(path)
-    assert f.tensor_type("w") == "Q6_K"
+    assert f.tensor_type("w") == "Q5_K"
     assert f.raw("w")[2] == (2, 256)
     np.testing.assert_array_equal(f.tensor("n"), np.ones(4, np.float32))
-    with pytest.raises(InputError, match="type Q6_K, which this runner does not dequantize"):
+    with pytest.raises(InputError, match="type Q5_K, which this runner does not dequantize"):
         f.tensor("w")
 
 

@@ -12,7 +12,8 @@ copy, the quantized CPU kernels the blocks themselves.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -20,7 +21,8 @@ import numpy.typing as npt
 from eoc.errors import InputError
 from eoc_native.memory import zeroed
 from eoc_native.quant.blocks import Alloc, QuantBlocks, blocks_from_raw, concat_blocks
-from eoc_native.quant.formats import BLOCK_BYTES
+from eoc_native.quant.formats import BLOCK_BYTES, CONVERTED, dequantize
+from eoc_native.quant.kquants import q8_0_from_weights, to_kernel_type
 
 if TYPE_CHECKING:
     from eoc_native.llm.gguf import GGUFFile
@@ -77,14 +79,22 @@ class Weight:
         return f"Weight({self.name!r}, {self.shape[0]}x{self.shape[1]}, {self.kind})"
 
 
-def read_weight(gf: GGUFFile, *names: str, alloc: Alloc = zeroed) -> Weight:
+def read_weight(
+    gf: GGUFFile,
+    *names: str,
+    alloc: Alloc = zeroed,
+    row_orders: Mapping[str, npt.NDArray[np.intp]] | None = None,
+) -> Weight:
     """The linear layer(s) ``names`` of a GGUF file as one :class:`Weight`, side by side.
 
     GGUF stores a layer as ``(n_out, n_in)``; the weight is ``(n_in, n_out)`` for ``x @ W``.
     Tensors of one quantized type keep their blocks (tiled into arrays ``alloc`` makes: see
-    :data:`eoc_native.quant.blocks.Alloc`); any other mix is dequantized.
+    :data:`eoc_native.quant.blocks.Alloc`); K-quants are first rewritten into the kernel type
+    :data:`~eoc_native.quant.formats.CONVERTED` names (all of them into Q8_0 where they would
+    otherwise differ); any other mix is dequantized. ``row_orders`` takes a tensor's rows (its
+    outputs) in another order: ``row_orders[name][i]`` is the file's row that becomes row ``i``.
     """
-    raws = [gf.raw(n) for n in names]
+    raws = _converted([_reordered(gf, n, row_orders) for n in names])
     types = {t for _, t, _ in raws}
     label = "+".join(names)
     if len(types) == 1 and next(iter(types)) in BLOCK_BYTES:
@@ -103,8 +113,57 @@ def read_weight(gf: GGUFFile, *names: str, alloc: Alloc = zeroed) -> Weight:
             return Weight(label, quant=blocks)
         parts = [blocks_from_raw(data, t, shape[0], shape[1]) for data, t, shape in raws]
         return Weight(label, quant=concat_blocks(parts))
-    dense = np.concatenate([gf.tensor(n) for n in names], axis=0)
+    orders = row_orders or {}
+    dense = np.concatenate(
+        [gf.tensor(n) if n not in orders else gf.tensor(n)[orders[n]] for n in names], axis=0
+    )
     return Weight(label, dense_f32=np.ascontiguousarray(dense.T, dtype=np.float32))
+
+
+Raw = tuple[npt.NDArray[Any], str, tuple[int, ...]]
+"""A tensor as :meth:`GGUFFile.raw` gives it: its bytes (or elements), type name, numpy shape."""
+
+
+def _reordered(
+    gf: GGUFFile, name: str, row_orders: Mapping[str, npt.NDArray[np.intp]] | None
+) -> Raw:
+    data, type_name, shape = gf.raw(name)
+    order = None if row_orders is None else row_orders.get(name)
+    if order is None:
+        return data, type_name, shape
+    if len(shape) != 2 or sorted(order.tolist()) != list(range(shape[0])):
+        raise InputError(f"{gf.path}: tensor {name} {shape} cannot take its rows in that order")
+    return np.asarray(data).reshape(shape[0], -1)[order], type_name, shape
+
+
+def _converted(raws: list[Raw]) -> list[Raw]:
+    """``raws`` with any K-quant rewritten into a kernel type (:mod:`eoc_native.quant.kquants`):
+    each into its own where they then agree, else every one into Q8_0; unchanged where none is a
+    K-quant, or one is a type the kernels do not run on (the layer is then dequantized)."""
+    types = {t for _, t, _ in raws}
+    if not types & CONVERTED.keys():
+        return raws
+    targets = {CONVERTED.get(t, t) for t in types}
+    if not targets <= BLOCK_BYTES.keys() or any(len(shape) != 2 for _, _, shape in raws):
+        return raws
+    if len(targets) == 1:
+        out = []
+        for data, t, shape in raws:
+            rows = np.asarray(data).reshape(shape[0], -1)
+            out.append((*to_kernel_type(rows, t), shape) if t in CONVERTED else (rows, t, shape))
+        return out
+    # e.g. a Q4_K q next to a Q6_K v: one type for the joined matrix, the one that loses least
+    return [
+        (q8_0_from_weights(_dense(data, t, shape)), "Q8_0", shape)
+        if t != "Q8_0"
+        else (data, t, shape)
+        for data, t, shape in raws
+    ]
+
+
+def _dense(data: npt.NDArray[Any], type_name: str, shape: tuple[int, ...]) -> Array:
+    """A tensor's data dequantized to float32 in its numpy ``shape``."""
+    return dequantize(np.asarray(data), type_name).reshape(shape)
 
 
 __all__ = ["Weight", "read_weight"]

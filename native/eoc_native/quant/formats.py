@@ -2,9 +2,10 @@
 
 :data:`FORMATS` is the one table: per GGML type, how many weights a block holds, how many bytes
 it takes, how a weight is dequantized from it, and whether eoc's compiled kernels
-(:mod:`eoc_native.quant.kernels`) run on the blocks as stored (:data:`BLOCK_BYTES`); every other
-type is dequantized to float32 by the ``gguf`` package, the llama.cpp project's own
-(``gguf.quants``), which :func:`dequantize` and :func:`quantize` wrap.
+(:mod:`eoc_native.quant.kernels`) run on the blocks as stored (:data:`BLOCK_BYTES`), or on the blocks they are converted into as a model loads (the K-quants:
+:data:`CONVERTED`, :mod:`eoc_native.quant.kquants`); every other type is dequantized to float32
+by the ``gguf`` package, the llama.cpp project's own (``gguf.quants``), which :func:`dequantize`
+and :func:`quantize` wrap.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ class BlockFormat:
     ``q`` the weight's unsigned (or, for Q8_0, signed) integer."""
     kernels: bool = False
     """Whether the compiled kernels run on these blocks as stored (:mod:`eoc_native.quant.blocks`)."""
+    converted: str | None = None
+    """The kernel type these blocks are rewritten into as a model loads
+    (:mod:`eoc_native.quant.kquants`), for a type the kernels do not run on as stored."""
 
 
 FORMATS: dict[str, BlockFormat] = {
@@ -50,6 +54,22 @@ FORMATS: dict[str, BlockFormat] = {
         BlockFormat("Q5_0", 6, 32, 22, "w = d * (q - 16); d, 4 bytes of 5th bits, 16 of nibbles"),
         BlockFormat("Q5_1", 7, 32, 24, "w = d * q + m; d, m, 4 bytes of 5th bits, 16 of nibbles"),
         BlockFormat("Q8_0", 8, 32, 34, "w = d * q; d, 32 signed bytes of q", kernels=True),
+        BlockFormat(
+            "Q4_K",
+            12,
+            256,
+            144,
+            "w = d * sc * q - dmin * mn per 32; d, dmin, 12 bytes of 6-bit sc and mn, 128 of q",
+            converted="Q4_1",
+        ),
+        BlockFormat(
+            "Q6_K",
+            14,
+            256,
+            210,
+            "w = d * sc * (q - 32) per 16; 128 bytes of low nibbles, 64 of high pairs, 16 sc, d",
+            converted="Q8_0",
+        ),
     )
 }
 """Every tensor type this runner reads; each has a round-trip test in tests/native/test_llm_gguf.py."""
@@ -66,6 +86,9 @@ BLOCK = 32
 
 BLOCK_BYTES = {f.name: f.nbytes for f in FORMATS.values() if f.kernels}
 """Bytes per 32-weight block of each type the quantized kernels run on as stored."""
+
+CONVERTED = {f.name: f.converted for f in FORMATS.values() if f.converted is not None}
+"""Each type rewritten at load into a kernel type (:mod:`eoc_native.quant.kquants`): that type."""
 
 
 def _gguf() -> Any:
@@ -103,6 +126,7 @@ __all__ = [
     "BLOCK",
     "BLOCK_BYTES",
     "BY_CODE",
+    "CONVERTED",
     "FORMATS",
     "SUPPORTED_TYPES",
     "BlockFormat",
