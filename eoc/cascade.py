@@ -74,6 +74,7 @@ from eoc.stages.base import (
     token_bound,
 )
 from eoc.stages.cache import CacheStage
+from eoc.stages.judging import Judging
 from eoc.stages.neural import origin_of
 
 _ORDER = (Stage.CACHE, Stage.KV, Stage.GRAPH, Stage.NEURAL)
@@ -203,6 +204,9 @@ class Cascade:
         self._would_cost: Callable[[Query, str], JouleCost | None] | None = getattr(
             self._neural, "would_cost", None
         )
+        # a kv with a judge of meaning (eoc.stages.judging) weighs its joules against this
+        if getattr(self._kv, "judging", None) is not None and hasattr(self._kv, "saving"):
+            self._kv.saving = self._saving  # type: ignore[union-attr]
         self._facts_of: dict[str, str | None] = {}  # an earlier turn's text -> its fact
         self._replays: dict[str, str] = {}  # a replay's receipt -> the receipt it was made with
         self._replays_lock = threading.Lock()
@@ -691,6 +695,24 @@ class Cascade:
             token_bound(answer.payload),
             found if isinstance(found, WorkRates) else WORK_RATES[Stage.NEURAL],
         )
+
+    @property
+    def judging(self) -> Judging | None:
+        """The kv's judge of meaning (:mod:`eoc.stages.judging`), ``None`` when it has none."""
+        found = getattr(self._kv, "judging", None)
+        return found if isinstance(found, Judging) else None
+
+    def _saving(self, q: Query, answer: Answer) -> JouleCost | None:
+        """What serving ``answer`` to ``q`` would save, for the kv's judge (its energy rule):
+        what making it cost, as recorded and believed (:meth:`_avoided`'s rule), else what the
+        model would spend on it (``None``: no model to compare with)."""
+        made, _ = self._made_cost(answer)
+        if made is not None and made.uj <= self._made_ceiling(q, answer):
+            return made
+        if self._would_cost is None:
+            return None
+        found = self._would_cost(q, answer.payload)
+        return found if isinstance(found, JouleCost) else None
 
     def _made_cost(self, answer: Answer) -> tuple[JouleCost | None, str]:
         """What making a replayed model answer cost: the record stored with its entry (a

@@ -87,6 +87,22 @@ _KIND_OF_ANSWER = ANSWER_TYPE_WORDS - {"how"}  # "how" asks for a way, an amount
 COMPUTATION_REFUSAL = "a computation is answered by computing it, never by a similar question"
 
 
+class Wording(str):
+    """A refusal for want of evidence, never for a difference that decides the answer: the
+    query says the stored question in other words, or changes or adds a word that may or may
+    not matter (:meth:`Frame.wording`). A judge of meaning (:mod:`eoc.stages.judging`) may
+    decide such a pair; every other refusal (numbers, operators, names, negation, opposites,
+    ranks, sides, roles, times, tenses, actions, question words) is final."""
+
+    __slots__ = ()
+
+
+def judgeable(reason: str) -> bool:
+    """Whether a guard's refusal leaves the pair to a judge of meaning: only a refusal for
+    want of evidence (:class:`Wording`), never a decisive difference."""
+    return isinstance(reason, Wording) and bool(reason)
+
+
 @runtime_checkable
 class HitGuard(Protocol):
     """Says whether a stored prompt may answer a query it is similar to."""
@@ -1307,22 +1323,25 @@ class EntityGuard:
             kinds = " ".join(sorted(asks[0])) or "none", " ".join(sorted(asks[1])) or "none"
             return f"they ask different things: {kinds[0]} / {kinds[1]}"
         if not frame.close and not self.rewordings:
-            return frame.wording(q, s) or (
-                "another wording: this guard serves only a few words changed"
-                if frame.missing or frame.extra
-                else ""
+            return Wording(
+                frame.wording(q, s)
+                or (
+                    "another wording: this guard serves only a few words changed"
+                    if frame.missing or frame.extra
+                    else ""
+                )
             )
         if not frame.close:
             # a rewording in other words: what it changes is wording, and similarity decides,
             # unless the query holds all the stored question says and more, they share no
             # content word, or one names an action the other does not
             if not frame.covers(q, s):
-                return "too few content words in common: similarity alone is not enough"
+                return Wording("too few content words in common: similarity alone is not enough")
             if one_sided and not _light_verb(q if one_sided - q.axes else s):
                 axis = min(one_sided)
                 said = (q.poles.get(axis) or s.poles[axis])[1]
                 return f"only one of them says {said!r}"
-            return frame.wording(q, s)
+            return Wording(frame.wording(q, s))
         # the same question frame with a few words changed: each change is the point
         if not corrected and q.wh_set and s.wh_set and q.wh_set != s.wh_set:
             return f"they ask different things: {' '.join(q.wh)} / {' '.join(s.wh)}"
@@ -1346,7 +1365,7 @@ class EntityGuard:
             return f"only one of them says {said!r}"
         if frame.fewer(q, s):  # "overdraft cost?" / "How much does an arranged overdraft cost?"
             return ""
-        return frame.wording(q, s)
+        return Wording(frame.wording(q, s))
 
     @staticmethod
     def _names(q: Analysis, s: Analysis) -> str:

@@ -47,6 +47,7 @@ from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
 from typing import Any
 
+from eoc.cost import JouleCost
 from eoc.entry import EntryMeta, Generation, checked_ttl
 from eoc.errors import ConfigError, FactFileError, InputError
 from eoc.partition import SHARED, checked_tag, keyed
@@ -55,8 +56,9 @@ from eoc.stages.base import Answer, stage_figure, work_estimate
 from eoc.stages.cache import checked_origin, new_meta, replayed, stale
 from eoc.stages.embed import Embedder, HashedNgramEmbedder, from_dense
 from eoc.stages.facts import read_fact_file, read_pairs
-from eoc.stages.guard import EntityGuard, HitGuard, decisive_difference
+from eoc.stages.guard import EntityGuard, HitGuard, decisive_difference, judgeable
 from eoc.stages.index import SparseIndex, VectorIndex
+from eoc.stages.judging import Judging, Verdict
 from eoc.stages.text import fold
 from eoc.stages.vocabulary import Vocabulary
 from eoc.stages.wrappers import unwrap
@@ -192,6 +194,7 @@ class KVStage:
         guard: HitGuard | None = None,
         figure_uj: int | None = None,
         ttl: float | str | None = None,
+        judging: Judging | None = None,
     ) -> None:
         self.ttl = checked_ttl(ttl, "the store's TTL")
         self.now: Callable[[], float] = time.time  # Unix seconds (tests set a fake clock)
@@ -246,6 +249,10 @@ class KVStage:
         self._vocab = Vocabulary()
         self._unworded: list[str] = []
         self._defer_lock = threading.Lock()
+        self.judging = judging
+        # what the answering model would spend on a question with this stored answer (the
+        # cascade sets it from the neural stage): the energy rule's saving
+        self.saving: Callable[[Query, Answer], JouleCost | None] | None = None
 
     def set_ttl(self, ttl: float | str | None) -> None:
         """Set the store-wide TTL (as :meth:`eoc.stages.cache.CacheStage.set_ttl`)."""
@@ -647,9 +654,77 @@ class KVStage:
         else:
             found = index.search(vec, self.threshold, 1, accept)
         if not found:
-            return None
+            if self.judging is None:
+                return None
+            return self._judged(query, vec, admitted, matches, q_side, checked)
         entry = entries.get(str(found[0][1]))
         return None if entry is None else self._answer(entry, query, checked)
+
+    def _judged(
+        self,
+        query: Query,
+        vec: Any,
+        admitted: Callable[[Hashable], bool] | None,
+        matches: Callable[[Hashable], bool] | None,
+        q_side: object,
+        checked: int,
+    ) -> Answer | None:
+        """After a miss: the judge's answer (:mod:`eoc.stages.judging`) from the best stored
+        questions at or above its floor that the guard refused only for want of evidence (a
+        changed word, another wording: :func:`~eoc.stages.guard.judgeable`) or that only the
+        cosine kept out; never one refused for a decisive difference, another partition's, an
+        expired one or a cut answer."""
+        judging = self.judging
+        assert judging is not None
+        if judging.mode == "off":
+            return None
+        entries, prepare = self._entries, self._prepare
+        refusal: Callable[[Any, Any], str] | None = getattr(self._guard, "refusal", None)
+        if refusal is None:
+            return None  # a guard that cannot say why it refused: nothing to judge
+
+        def candidate(k: Hashable) -> bool:
+            e = entries.get(str(k))
+            return (
+                e is not None
+                and (matches is None or matches(k))
+                and not self._stale(e)
+                and not (e.origin and not finished(e.meta))
+            )
+
+        found = self.index.search(vec, judging.floor, judging.candidates, candidate)
+        if not found:
+            return None
+        if prepare is not None and q_side is _UNKNOWN:
+            q_side = prepare(query.prompt)
+        folded = fold(query.prompt)
+        for cosine, k in found:
+            entry = entries.get(str(k))
+            if entry is None:
+                continue
+            if prepare is None:
+                reason = refusal(query.prompt, entry.prompt)
+            else:
+                if entry.analysis is None:
+                    entry.analysis = prepare(entry.prompt)
+                reason = refusal(q_side if q_side is not None else query.prompt, entry.analysis)
+            if reason and not judgeable(reason):
+                continue  # a decisive difference: never the judge's to decide
+            saving = None
+            if self.saving is not None:
+                found_saving = self.saving(query, self._answer(entry, query, 0))
+                saving = None if found_saving is None else found_saving.uj
+            verdict = judging.decide(
+                (folded, str(k), entry.prompt),
+                query.prompt,
+                entry.prompt,
+                reason=str(reason),
+                cosine=float(cosine),
+                saving_uj=saving,
+            )
+            if verdict is not None and verdict.same:
+                return self._answer(entry, query, checked, verdict)
+        return None
 
     def explain(
         self, query: Query, limit: int = 5, floor: float = EXPLAIN_FLOOR
@@ -739,11 +814,20 @@ class KVStage:
         keys = tuple(keyed(tag, folded) for tag in part.tags)
         return (*keys, plain) if part.facts else keys
 
-    def _answer(self, entry: _Entry, query: Query, candidates: int) -> Answer:
-        if self._flat:
+    def _answer(
+        self, entry: _Entry, query: Query, candidates: int, verdict: Verdict | None = None
+    ) -> Answer:
+        if self._flat and verdict is None:
             answer = Answer(entry.payload, None, entry.origin)
         else:
-            cost = work_estimate(Stage.KV, nbytes=query.size, candidates=candidates)
+            cost = (
+                self.figure
+                if self._flat
+                else work_estimate(Stage.KV, nbytes=query.size, candidates=candidates)
+            )
+            if verdict is not None:  # the basis says a judge decided, and its joules are in it
+                spent = 0 if verdict.cost is None else verdict.cost.uj
+                cost = JouleCost.estimated(cost.uj + spent, f"{cost.basis}; {verdict.note()}")
             answer = Answer(entry.payload, cost, entry.origin)
         answer.meta = entry.meta
         answer.generation = replayed(entry.origin, entry.meta)
