@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 pytest.importorskip("gguf", reason="the llm extra is not installed: pip install gguf")
@@ -37,7 +38,7 @@ pytest.importorskip("jinja2", reason="the llm extra is not installed: pip instal
 
 from eoc.errors import EocError, ModelFileError
 from eoc_native.llm.generate import load
-from tests.native.test_llm_tiny import DIM, HEADS, write_tiny_model
+from tests.native.test_llm_tiny import DIM, HEADS, KV_HEADS, write_tiny_model
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAD_DIM = DIM // HEADS
@@ -61,6 +62,9 @@ def _extras(w: Any) -> None:
     w.add_rope_scaling_factor(1.0)
     w.add_expert_count(0)
     w.add_expert_used_count(0)
+    for i in range(2):  # q, k and v biases (optional in a llama file, as llama.cpp reads it)
+        for x, width in (("q", DIM), ("k", KV_HEADS * HEAD_DIM), ("v", KV_HEADS * HEAD_DIM)):
+            w.add_tensor(f"blk.{i}.attn_{x}.bias", np.linspace(-0.1, 0.1, width, dtype=np.float32))
 
 
 # --- where each field lies in the file ---------------------------------------------------------
@@ -216,6 +220,7 @@ TENSORS = (
         )
     ),
     "blk.1.attn_k.weight",
+    *(f"blk.0.attn_{x}.bias" for x in "qkv"),
     "output_norm.weight",
 )
 TYPE_NAMES = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 6: "Q5_0", 7: "Q5_1", 8: "Q8_0", 30: "BF16"}
@@ -348,7 +353,7 @@ def cases(data: bytes) -> Iterator[Case]:
             offsets["zero"] = 0
         for kind, value in offsets.items():
             yield Case(f"{name}.offset={kind}", ((t.offset_off, struct.pack("<Q", value)),), named)
-        renamed = name.replace(".weight", ".weighs")
+        renamed = name.replace(".weight", ".weighs").replace(".bias", ".biaz")
         yield Case(f"{name}.name=renamed", ((t.name_off + 8, renamed.encode()),), named)
     # the context the caller asks for against the ceiling on memory
     f = lay.fields["llama.context_length"]

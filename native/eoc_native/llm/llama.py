@@ -4,6 +4,14 @@ Read top to bottom, :meth:`Llama.forward` is the whole model: token embedding, t
 RMSNorm -> grouped-query attention with rotary position embeddings and a KV cache -> residual,
 RMSNorm -> SwiGLU MLP -> residual, then a final RMSNorm and the output projection.
 
+Two architectures (:data:`eoc_native.llm.shape.ARCHITECTURES`): ``llama`` and ``qwen2``, whose
+blocks add a bias to q, k and v after their products and whose rope turns the two halves of a
+head (llama.cpp's NEOX mode), not adjacent pairs. The runner rotates adjacent pairs only (here
+and in the compiled kernels): a qwen2 file's q and k rows, and their biases, are taken at load in
+the order :func:`neox_rows` gives, which puts dims ``j`` and ``j + half`` of each head side by
+side. Attention reads q and k only through their dot products, so the same order on both changes
+nothing else (llama.cpp's converter does the same to a Llama's q and k, the other way round).
+
 Every matrix product goes through the model's :class:`~eoc_native.autotune.dispatch.Dispatcher`:
 the products with a weight (:meth:`Dispatcher.apply`, each weight prepared once per backend,
 kept quantized as the file stores it until a backend wants another form) and the attention's
@@ -19,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +58,7 @@ class Layer:
     ffn_norm: Array
     w_gate_up: DispatchedWeight  # gate and up side by side, for the same reason
     w_down: DispatchedWeight
+    bqkv: Array | None = None  # q, k and v's biases side by side (qwen2), added after wqkv
 
 
 class Embedding:
@@ -120,7 +129,7 @@ class Llama:
         layouts: LayoutCache | None = None,
         threads: int | None = None,
     ) -> Llama:
-        """Read the weights of a ``llama`` GGUF file (quantized ones stay quantized).
+        """Read the weights of a ``llama`` or ``qwen2`` GGUF file (quantized ones stay quantized).
 
         ``progress(what, fraction)`` is told after each layer. ``layouts`` keeps the tiled
         quantized matrices on disk and maps them on later loads (:mod:`.layout_cache`).
@@ -159,30 +168,54 @@ class Llama:
                 )
             return out
 
-        def w(*names: str) -> DispatchedWeight:
+        def w(
+            *names: str, row_orders: Mapping[str, npt.NDArray[np.intp]] | None = None
+        ) -> DispatchedWeight:
             label = "+".join(names)
+            if row_orders:  # another layout of the same tensors: cached under another label
+                label += "@neox-rows"
             if layouts is None:
-                return dispatcher.weight(read_weight(gf, *names))
+                return dispatcher.weight(read_weight(gf, *names, row_orders=row_orders))
             kept = layouts.get(label)
             if kept is not None:
                 return dispatcher.weight(Weight(label, quant=kept))
             # tiled straight into the pages of the layout file this load writes
-            weight = read_weight(gf, *names, alloc=layouts.alloc)
+            weight = read_weight(gf, *names, alloc=layouts.alloc, row_orders=row_orders)
             if weight.quant is not None:
                 layouts.put(label, weight.quant)
             return dispatcher.weight(weight)
 
+        q_rows = k_rows = None
+        if args.arch.rope_neox:  # the halves of each head side by side (the module's docstring)
+            q_rows = neox_rows(args.n_heads, args.head_dim, args.rope_dim)
+            k_rows = neox_rows(args.n_kv_heads, args.head_dim, args.rope_dim)
+
+        def qkv(b: str) -> tuple[DispatchedWeight, Array | None]:
+            names = (b + "attn_q.weight", b + "attn_k.weight", b + "attn_v.weight")
+            orders = (
+                {} if q_rows is None or k_rows is None else {names[0]: q_rows, names[1]: k_rows}
+            )
+            wqkv = w(*names, row_orders=orders)
+            if not gf.has_tensor(b + "attn_q.bias"):
+                return wqkv, None
+            biases = [t(b + f"attn_{x}.bias") for x in "qkv"]
+            if q_rows is not None:
+                biases[0], biases[1] = biases[0][q_rows], biases[1][k_rows]
+            return wqkv, np.ascontiguousarray(np.concatenate(biases), dtype=np.float32)
+
         layers = []
         for i in range(args.n_layers):
             b = f"blk.{i}."
+            wqkv, bqkv = qkv(b)
             layers.append(
                 Layer(
                     attn_norm=t(b + "attn_norm.weight"),
-                    wqkv=w(b + "attn_q.weight", b + "attn_k.weight", b + "attn_v.weight"),
+                    wqkv=wqkv,
                     wo=w(b + "attn_output.weight"),
                     ffn_norm=t(b + "ffn_norm.weight"),
                     w_gate_up=w(b + "ffn_gate.weight", b + "ffn_up.weight"),
                     w_down=w(b + "ffn_down.weight"),
+                    bqkv=bqkv,
                 )
             )
             gf.drop_pages()  # this layer's bytes are copied out
@@ -318,6 +351,8 @@ class Llama:
         q_size, kv_size = a.n_heads * a.head_dim, a.n_kv_heads * a.head_dim
         mm = self.dispatcher.apply
         qkv = mm(x, layer.wqkv)
+        if layer.bqkv is not None:
+            qkv = qkv + layer.bqkv
         if n == 1 and self._fused is not None:  # one new token: one compiled call, no BLAS
             heads1 = np.empty(q_size, np.float32)
             self._fused(
@@ -406,6 +441,8 @@ class _DecodePlan:
         quants = [[dw.weight.quant for dw in four] for four in weights]
         if k is None or not quants or any(q is None or q.bits != 4 for f in quants for q in f):
             return empty
+        if any(ly.bqkv is not None for ly in model.layers):  # the layer kernel adds no biases
+            return empty
         widths = {tuple(q.padded_out for q in four) for four in quants}
         hiddens = {four[2].weight.shape[1] // 2 for four in weights}
         if len(widths) != 1 or len(hiddens) != 1:
@@ -449,6 +486,18 @@ def rope_tables(args: ModelArgs, n_ctx: int, freq_factors: Array | None) -> tupl
     positions = np.arange(n_ctx, dtype=np.float64) / args.rope_linear_factor
     angles = np.outer(positions, inv_freq)
     return np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+
+
+def neox_rows(n_heads: int, head_dim: int, rope_dim: int) -> npt.NDArray[np.intp]:
+    """The order of a q or k projection's rows (``n_heads`` heads of ``head_dim``) that turns
+    NEOX rope (dim ``j`` turns with dim ``j + rope_dim / 2``) into adjacent pairs: row ``2j`` of
+    a head is its row ``j``, row ``2j + 1`` its row ``j + rope_dim / 2``; rows past ``rope_dim``
+    stay (llama.cpp's ``rope_neox`` leaves them unturned too)."""
+    half = rope_dim // 2
+    head = np.arange(head_dim)
+    head[:rope_dim] = np.stack([np.arange(half), np.arange(half) + half], axis=1).reshape(-1)
+    order: npt.NDArray[np.intp] = (np.arange(n_heads)[:, None] * head_dim + head).reshape(-1)
+    return order
 
 
 def apply_rope(x: Array, cos: Array, sin: Array) -> Array:

@@ -29,7 +29,32 @@ from eoc_native.quant.formats import SUPPORTED_TYPES
 if TYPE_CHECKING:
     from eoc_native.llm.gguf import GGUFFile
 
-SUPPORTED_ARCHITECTURES = ("llama",)
+
+@dataclass(frozen=True)
+class Architecture:
+    """What sets one ``general.architecture`` the runner reads apart from another.
+
+    Both are the Llama block (RMSNorm, grouped-query attention, SwiGLU); they differ in llama.cpp
+    (``llama_model_rope_type``, ``llm_build_qwen2``) by:
+    """
+
+    name: str
+    rope_neox: bool
+    """Rope turns the pairs ``(j, j + rope_dim / 2)`` of a head (llama.cpp's NEOX mode, HF's
+    ``rotate_half``), not the adjacent ``(2j, 2j + 1)`` (NORM). llama.cpp's converter permutes a
+    Llama's q and k rows so that NORM computes HF's rope; a qwen2 file's rows are HF's own."""
+    qkv_bias: bool
+    """Every block has ``attn_q.bias``, ``attn_k.bias``, ``attn_v.bias`` (a Llama file may too)."""
+
+
+ARCHITECTURES = {
+    a.name: a
+    for a in (
+        Architecture("llama", rope_neox=False, qkv_bias=False),
+        Architecture("qwen2", rope_neox=True, qkv_bias=True),
+    )
+}
+SUPPORTED_ARCHITECTURES = tuple(ARCHITECTURES)
 
 MAX_CONTEXT = 1 << 24
 """The longest ``context_length`` a model file may state (16 M tokens; Llama 3.1 states 128 K)."""
@@ -200,6 +225,7 @@ def hyperparameters(md: Mapping[str, Any], source: object = "the model file") ->
         "rope_base": r.real(p + "rope.freq_base", 1.0, MAX_ROPE_BASE, 10000.0),
         "rope_dim": rope_dim,
         "rope_linear_factor": factor if scaling == "linear" else 1.0,
+        "architecture": arch,
     }
 
 
@@ -208,7 +234,8 @@ _LAYER = re.compile(r"blk\.(\d+)\.")
 
 @dataclass(frozen=True)
 class ModelArgs:
-    """Hyper-parameters of a Llama model, from the ``llama.*`` GGUF metadata keys."""
+    """Hyper-parameters of a Llama-family model, from its architecture's GGUF metadata keys
+    (``llama.*``, ``qwen2.*``: :data:`ARCHITECTURES`)."""
 
     dim: int
     n_layers: int
@@ -222,6 +249,12 @@ class ModelArgs:
     rope_base: float
     rope_dim: int
     rope_linear_factor: float = 1.0
+    architecture: str = "llama"
+
+    @property
+    def arch(self) -> Architecture:
+        """What the architecture changes in the model (:data:`ARCHITECTURES`)."""
+        return ARCHITECTURES[self.architecture]
 
     @classmethod
     def from_metadata(cls, md: Mapping[str, Any], source: object = "the model file") -> ModelArgs:
@@ -239,14 +272,14 @@ def check_model(gf: GGUFFile, args: ModelArgs, n_ctx: int) -> int:
     source = gf.path
     md = gf.metadata
     _check_vocabulary(md, source, args)
-    arch = "llama"
+    arch = args.architecture
     hd, q, kv = args.head_dim, args.n_heads * args.head_dim, args.n_kv_heads * args.head_dim
     emb, ffn = f"{arch}.embedding_length", f"{arch}.feed_forward_length"
     heads = f"{arch}.attention.head_count × the head dimension ({hd}: {arch}.attention.key_length)"
     kv_heads = (
         f"{arch}.attention.head_count_kv × the head dimension ({hd}: {arch}.attention.key_length)"
     )
-    vocab = "the vocabulary (tokenizer.ggml.tokens, llama.vocab_size)"
+    vocab = f"the vocabulary (tokenizer.ggml.tokens, {arch}.vocab_size)"
     want: dict[str, tuple[tuple[int, ...], str]] = {
         "token_embd.weight": ((args.dim, args.vocab_size), f"{emb}, {vocab}"),
         "output_norm.weight": ((args.dim,), emb),
@@ -270,6 +303,15 @@ def check_model(gf: GGUFFile, args: ModelArgs, n_ctx: int) -> int:
                 b + "ffn_down.weight": ((args.hidden_dim, args.dim), f"{ffn}, {emb}"),
             }
         )
+        if args.arch.qkv_bias or any(gf.has_tensor(f"{b}attn_{x}.bias") for x in "qkv"):
+            # all three or none (a Llama file may have them, as llama.cpp reads it)
+            want.update(
+                {
+                    b + "attn_q.bias": ((q,), heads),
+                    b + "attn_k.bias": ((kv,), kv_heads),
+                    b + "attn_v.bias": ((kv,), kv_heads),
+                }
+            )
         if not gf.has_tensor(b + "attn_norm.weight"):
             raise ModelFileError(
                 f"{source}: the file has no tensor {b}attn_norm.weight, but {arch}.block_count "
@@ -344,7 +386,10 @@ def _check_vocabulary(md: Mapping[str, Any], source: Path | str, args: ModelArgs
     n = len(tokens)
     if args.vocab_size != n:
         raise refusal(
-            source, "llama.vocab_size", args.vocab_size, f"tokenizer.ggml.tokens holds {n:,}"
+            source,
+            f"{args.architecture}.vocab_size",
+            args.vocab_size,
+            f"tokenizer.ggml.tokens holds {n:,}",
         )
     for key in ("tokenizer.ggml.token_type", "tokenizer.ggml.scores"):
         if key in md:
@@ -372,11 +417,13 @@ def _check_vocabulary(md: Mapping[str, Any], source: Path | str, args: ModelArgs
 
 
 __all__ = [
+    "ARCHITECTURES",
     "MAX_CONTEXT",
     "MAX_MODEL_MEMORY",
     "MEMORY_FLOOR",
     "MEMORY_PER_FILE_BYTE",
     "SUPPORTED_ARCHITECTURES",
+    "Architecture",
     "check_model",
     "hyperparameters",
     "memory_ceiling",
