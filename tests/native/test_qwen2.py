@@ -148,3 +148,94 @@ def test_a_missing_or_misshapen_bias_is_refused_naming_it(
     with pytest.raises(ModelFileError, match=named.replace(".", r"\.")) as err:
         load(path, n_ctx=32)
     assert str(path) in err.value.reason
+
+
+# --- the judge model against llama.cpp ------------------------------------------------------
+
+PROMPTS = [
+    "Hi",
+    "Do these two questions mean the same? A: how do I reverse a list in python "
+    "B: python list reverse. Answer yes or no.",
+    "Write a Python function that returns the square of a number.",
+]
+SYSTEM = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
+LOGIT_TOLERANCE = 0.6
+"""The most any logit may differ from llama.cpp's (measured on these prompts: at most 0.37, on
+average 0.05, where the logits' standard deviation is 2.0-2.4). llama.cpp multiplies Q4_K and Q6_K blocks by activations it quantizes to 8 bits;
+eoc runs float32 activations against Q4_1 (from Q4_K, scales rounded) and Q8_0 (from Q6_K,
+requantized) blocks."""
+
+
+@pytest.fixture(scope="module")
+def judge() -> Any:
+    """eoc's model and tokenizer for the installed judge model, and llama.cpp's."""
+    from eoc.errors import MissingExtra
+    from eoc_native.llm.parts import joined_model_path
+
+    llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+    try:
+        path = joined_model_path()
+    except MissingExtra as exc:
+        pytest.skip(exc.reason)
+    model, tok = load(path, n_ctx=512)
+    ref = llama_cpp.Llama(model_path=str(path), logits_all=False, n_ctx=512, verbose=False)
+    return model, tok, ref
+
+
+def _ref_logits(ref: Any) -> np.ndarray:
+    """llama.cpp's logits for the last token it evaluated (``scores`` holds them only with
+    ``logits_all``)."""
+    row = np.ctypeslib.as_array(ref._ctx.get_logits_ith(-1), shape=(ref.n_vocab(),))
+    return np.array(row, dtype=np.float32)
+
+
+def test_the_chat_template_renders_in_the_sandbox_as_qwen_writes_it(judge: Any) -> None:
+    _, tok, ref = judge
+    text = tok.apply_chat_template([{"role": "user", "content": "Hi"}])
+    assert text == (
+        f"<|im_start|>system\n{SYSTEM}<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+        "<|im_start|>assistant\n"
+    )
+    assert tok.encode(text, special=True) == ref.tokenize(
+        text.encode(), add_bos=False, special=True
+    )
+
+
+@pytest.mark.parametrize("prompt", PROMPTS, ids=["hi", "same-question", "code"])
+def test_next_token_logits_agree_with_llama_cpp(judge: Any, prompt: str) -> None:
+    """The top token and the top five (as a set) are llama.cpp's, every logit within
+    :data:`LOGIT_TOLERANCE`, and the few-ids logits are the full row's."""
+    model, tok, ref = judge
+    ids = tok.encode(tok.apply_chat_template([{"role": "user", "content": prompt}]), special=True)
+    model.reset()
+    got = model.forward(ids)[0]
+    ref.reset()
+    ref.eval(ids)
+    want = _ref_logits(ref)
+    assert int(np.argmax(got)) == int(np.argmax(want))
+    assert set(np.argsort(-got)[:5].tolist()) == set(np.argsort(-want)[:5].tolist())
+    assert np.abs(got - want).max() <= LOGIT_TOLERANCE
+    yes_no = [tok.encode("yes")[0], tok.encode("no")[0], int(np.argmax(want))]
+    model.reset()
+    picked = model.forward(ids, logit_ids=yes_no)
+    assert picked.shape == (1, 3)
+    np.testing.assert_allclose(picked[0], got[yes_no], rtol=0, atol=1e-4)
+
+
+def test_a_greedy_answer_is_llama_cpp_s(judge: Any) -> None:
+    """Ten tokens picked greedily, each from eoc's own logits, are llama.cpp's ten."""
+    model, tok, ref = judge
+    text = tok.apply_chat_template([{"role": "user", "content": PROMPTS[2]}])
+    ids = tok.encode(text, special=True)
+    model.reset()
+    ref.reset()
+    ours, theirs = [], []
+    row, ref_row = model.forward(ids)[0], None
+    ref.eval(ids)
+    for _ in range(10):
+        ours.append(int(np.argmax(row)))
+        ref_row = _ref_logits(ref)
+        theirs.append(int(np.argmax(ref_row)))
+        row = model.forward([ours[-1]])[0]
+        ref.eval([theirs[-1]])
+    assert ours == theirs, (tok.decode(ours), tok.decode(theirs))

@@ -261,19 +261,37 @@ class Llama:
         """Forget the sequence so far (the cache is overwritten, not cleared)."""
         self.pos = 0
 
-    def forward(self, tokens: Sequence[int], *, all_logits: bool = False) -> Array:
+    def forward(
+        self,
+        tokens: Sequence[int],
+        *,
+        all_logits: bool = False,
+        logit_ids: Sequence[int] | None = None,
+    ) -> Array:
         """Run ``tokens`` after those already in the cache; return next-token logits.
 
         Args:
             tokens: new token ids, appended at position :attr:`pos`.
             all_logits: return a row per new token, not only the last one.
+            logit_ids: return the last token's logits for these vocabulary ids only, in this
+                order: only their columns of the output matrix are read (a yes/no judge reads
+                two of Qwen2.5's 151,936; the whole product took about a tenth of a 90-token
+                prompt's time).
 
         Returns:
-            float32 logits, shape ``(len(tokens), vocab)`` or ``(1, vocab)``.
+            float32 logits, shape ``(len(tokens), vocab)``, ``(1, vocab)`` or
+            ``(1, len(logit_ids))``.
         """
         n = len(tokens)
         if n == 0:
             raise InputError("forward() needs at least one token")
+        picked = None
+        if logit_ids is not None:
+            picked = np.asarray(logit_ids, dtype=np.intp).reshape(-1)
+            if all_logits or not picked.size:
+                raise InputError("logit_ids takes one or more ids, and not with all_logits")
+            if picked.min() < 0 or picked.max() >= self.args.vocab_size:
+                raise InputError(f"a logit id is out of range 0..{self.args.vocab_size - 1}")
         if self.pos + n > self.n_ctx:
             raise PromptTooLong(
                 f"{self.pos + n} tokens do not fit the context of {self.n_ctx}; "
@@ -295,7 +313,16 @@ class Llama:
             self.pos += n
             if not all_logits:
                 x = x[-1:]
+            if picked is not None:
+                return self._picked_logits(norm(x, self.output_norm), picked)
             out: Array = self.dispatcher.apply(norm(x, self.output_norm), self.output)
+        return out
+
+    def _picked_logits(self, x: Array, ids: npt.NDArray[np.intp]) -> Array:
+        """``x`` (1, dim) times the output matrix's columns ``ids`` (counted as numpy's)."""
+        columns = self.output.weight.columns(ids)
+        self.dispatcher.calls[("numpy", f"1x{columns.shape[0]}x{len(ids)}")] += 1
+        out: Array = x @ columns
         return out
 
     def _decode_plan(self) -> _DecodePlan | None:

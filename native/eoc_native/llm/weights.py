@@ -75,6 +75,13 @@ class Weight:
         assert self._dense is not None
         return self._dense
 
+    def columns(self, ids: npt.NDArray[np.intp]) -> Array:
+        """Output columns ``ids`` of ``W`` as float32 ``(n_in, len(ids))`` (only they are read)."""
+        if self.quant is not None:
+            return self.quant.dense_columns(ids)
+        assert self._dense is not None
+        return np.ascontiguousarray(self._dense[:, ids])
+
     def __repr__(self) -> str:
         return f"Weight({self.name!r}, {self.shape[0]}x{self.shape[1]}, {self.kind})"
 

@@ -115,6 +115,20 @@ class QuantBlocks:
     def nbytes(self) -> int:
         return int(self.qs.nbytes + self.d.nbytes + (0 if self.m is None else self.m.nbytes))
 
+    def dense_columns(self, ids: npt.NDArray[np.intp]) -> Array:
+        """Output columns ``ids`` of the matrix dequantized, ``(n_in, len(ids))`` float32: a few
+        columns read from the tiles, not the whole matrix."""
+        tiles, at = ids // self.tile, ids % self.tile
+        qs = self.qs[tiles, :, :, at]  # (k, n_blocks, 16 or 32): the picked dims lead
+        d = self.d[tiles, :, at].view(np.float16).astype(np.float32)[..., None]
+        if self.bits == 4:
+            assert self.m is not None
+            m = self.m[tiles, :, at].view(np.float16).astype(np.float32)[..., None]
+            w = np.concatenate([qs & 15, qs >> 4], axis=2).astype(np.float32) * d + m
+        else:
+            w = qs.astype(np.float32) * d
+        return np.ascontiguousarray(w.reshape(len(ids), -1).T, dtype=np.float32)
+
     def dense(self) -> Array:
         """The dequantized matrix, ``(n_in, n_out)`` float32 (numpy; the kernels do it faster)."""
         qs, d16, m16 = self.columns()
