@@ -20,6 +20,7 @@ from falsify_breaks import (
     page,
     partition,
     planted,
+    qwen2,
     repeat,
     serve,
     stages,
@@ -173,6 +174,11 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
         ["tests/native/test_llm_vocab.py", "tests/native/test_llm_tiny.py"],
     ),
     ("native/eoc_native/llm/threads.py", ["tests/native/test_decode_layer.py"]),
+    ("native/eoc_native/llm/parts.py", ["tests/native/test_parts.py"]),
+    (
+        "native/eoc_native/quant/kquants.py",
+        ["tests/native/test_kquants.py", "tests/native/test_llm_gguf.py"],
+    ),
     (
         "native/eoc_native/llm/",
         [
@@ -230,6 +236,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     *gguf_mutations.BREAKS,
     *planted.BREAKS,
     *templates.BREAKS,
+    *qwen2.BREAKS,
 ]
 
 FOCUS: dict[str, list[str]] = {
@@ -248,6 +255,7 @@ FOCUS: dict[str, list[str]] = {
     **gguf_mutations.FOCUS,
     **planted.FOCUS,
     **templates.FOCUS,
+    **qwen2.FOCUS,
     **page.FOCUS,
     **partition.FOCUS,
     **repeat.FOCUS,

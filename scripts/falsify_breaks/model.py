@@ -331,8 +331,8 @@ BREAKS += [
     (
         "the first load tiles into memory and copies",
         "native/eoc_native/llm/llama.py",
-        "            weight = read_weight(gf, *names, alloc=layouts.alloc)",
-        "            weight = read_weight(gf, *names)",
+        "            weight = read_weight(gf, *names, alloc=layouts.alloc, row_orders=row_orders)",
+        "            weight = read_weight(gf, *names, row_orders=row_orders)",
     ),
     (
         "a load maps nothing from the layout file",
