@@ -89,10 +89,14 @@ COMPUTATION_REFUSAL = "a computation is answered by computing it, never by a sim
 
 class Wording(str):
     """A refusal for want of evidence, never for a difference that decides the answer: the
-    query says the stored question in other words, or changes or adds a word that may or may
-    not matter (:meth:`Frame.wording`). A judge of meaning (:mod:`eoc.stages.judging`) may
-    decide such a pair; every other refusal (numbers, operators, names, negation, opposites,
-    ranks, sides, roles, times, tenses, actions, question words) is final."""
+    query says the stored question in other words, changes or adds a word that may or may not
+    matter (:meth:`Frame.wording`), names an action or a pole the other side does not say at all
+    ("begin" / "start", "descale" / "remove limescale"), or asks a kind of answer where the
+    other asks none ("oakfield primary start time" / "What time does school start?"). A judge
+    of meaning (:mod:`eoc.stages.judging`) may decide such a pair; every other refusal is final:
+    numbers, operators and symbols, names and capitals and their order, negation, ranks,
+    opposite poles and different actions both sides name, the sides of a transfer, who does
+    what to whom, the time asked about, the tense, and question words both sides ask."""
 
     __slots__ = ()
 
@@ -1321,7 +1325,7 @@ class EntityGuard:
         asks = q.wh_set & _KIND_OF_ANSWER, s.wh_set & _KIND_OF_ANSWER
         if asks[0] != asks[1] and not corrected and (_asks_nothing(q) or _asks_nothing(s)):
             kinds = " ".join(sorted(asks[0])) or "none", " ".join(sorted(asks[1])) or "none"
-            return f"they ask different things: {kinds[0]} / {kinds[1]}"
+            return Wording(f"they ask different things: {kinds[0]} / {kinds[1]}")
         if not frame.close and not self.rewordings:
             return Wording(
                 frame.wording(q, s)
@@ -1340,7 +1344,7 @@ class EntityGuard:
             if one_sided and not _light_verb(q if one_sided - q.axes else s):
                 axis = min(one_sided)
                 said = (q.poles.get(axis) or s.poles[axis])[1]
-                return f"only one of them says {said!r}"
+                return Wording(f"only one of them says {said!r}")
             return Wording(frame.wording(q, s))
         # the same question frame with a few words changed: each change is the point
         if not corrected and q.wh_set and s.wh_set and q.wh_set != s.wh_set:
@@ -1362,7 +1366,7 @@ class EntityGuard:
         ):
             axis = min(one_sided)
             said = (q.poles.get(axis) or s.poles[axis])[1]
-            return f"only one of them says {said!r}"
+            return Wording(f"only one of them says {said!r}")
         if frame.fewer(q, s):  # "overdraft cost?" / "How much does an arranged overdraft cost?"
             return ""
         return Wording(frame.wording(q, s))

@@ -33,7 +33,7 @@ from eoc.chat import ChatRequest
 from eoc.cost import JouleCost
 from eoc.errors import BackendError, BadJson, ConfigError
 from eoc.query import Stage
-from eoc.stages.base import WORK_RATES, approx_tokens, work_estimate
+from eoc.stages.base import WORK_RATES, WorkRates, approx_tokens, work_estimate
 from eoc.stages.browser_remote import (
     check_base_url,
     check_sampling,
@@ -132,6 +132,38 @@ class ReplyStream:
         self.close()
 
 
+ENV_JOULES = "EOC_OPENAI_JOULES_PER_TOKEN"
+
+
+def declared_rates(given: tuple[float, float] | None, env_value: str | None) -> WorkRates | None:
+    """The upstream's declared joules per token read and written, as work rates (``None``:
+    none declared). ``env_value`` is ``$EOC_OPENAI_JOULES_PER_TOKEN``: "IN,OUT" in joules."""
+    where = "joules_per_token"
+    if given is None and env_value:
+        where = ENV_JOULES
+        try:
+            a, b = (float(x) for x in env_value.split(","))
+        except ValueError:
+            raise ConfigError(
+                f"{ENV_JOULES} is two numbers, joules per token read and written: e.g. 0.05,0.5"
+            ) from None
+        given = (a, b)
+    if given is None:
+        return None
+    try:
+        j_in, j_out = (float(x) for x in given)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where} is (joules per token read, joules per token written)") from None
+    if not all(math.isfinite(x) and 0 < x <= 1000 for x in (j_in, j_out)):
+        raise ConfigError(f"{where}: each figure is above 0 and at most 1000 J a token")
+    return WorkRates(
+        0.0,
+        per_token_in_uj=j_in * 1e6,
+        per_token_out_uj=j_out * 1e6,
+        why=f"the upstream's figures as declared ({where}), not measured here",
+    )
+
+
 class OpenAIBackend:
     """Answers through an OpenAI-compatible ``/chat/completions`` endpoint.
 
@@ -153,6 +185,11 @@ class OpenAIBackend:
             0.5 s, 1 s, 2 s ... (at most 8 s) or what ``Retry-After`` asks, up to
             ``max_retry_after`` (a server asking for longer gets a BackendError at once).
         system: an optional system prompt sent before each question.
+        joules_per_token: what the upstream model spends, as ``(joules per token read, joules
+            per token written)``; else ``$EOC_OPENAI_JOULES_PER_TOKEN`` ("IN,OUT"), else eoc's
+            default for a small model (:data:`eoc.stages.base.WORK_RATES`). A declared figure,
+            never a measurement: every answer's estimate and what the kv's judge weighs its
+            joules against (:mod:`eoc.stages.judging`) read it, and the basis says it was declared.
         sleep: the wait between retries (tests inject their own).
         env: where the defaults are read (``os.environ`` unless given).
 
@@ -177,10 +214,12 @@ class OpenAIBackend:
         max_retries: int = 2,
         max_retry_after: float = MAX_RETRY_AFTER_S,
         system: str | None = None,
+        joules_per_token: tuple[float, float] | None = None,
         sleep: Callable[[float], None] = time.sleep,
         env: Mapping[str, str] | None = None,
     ) -> None:
         env = os.environ if env is None else env
+        self.work_rates = declared_rates(joules_per_token, env.get(ENV_JOULES))
         url = base_url or env.get("EOC_OPENAI_BASE_URL") or env.get("OPENAI_BASE_URL")
         self.base_url, self.host = self._check_url(url)
         key = (
@@ -646,13 +685,14 @@ class OpenAIBackend:
         counted = usage.tokens_in is not None and usage.tokens_out is not None
         n_in = usage.tokens_in if usage.tokens_in is not None else approx_tokens(sent)
         n_out = usage.tokens_out if usage.tokens_out is not None else approx_tokens(text)
-        est = work_estimate(Stage.NEURAL, tokens_in=n_in, tokens_out=n_out)
-        rates = WORK_RATES[Stage.NEURAL]
+        rates = self.work_rates or WORK_RATES[Stage.NEURAL]
+        est = work_estimate(Stage.NEURAL, tokens_in=n_in, tokens_out=n_out, rates=rates)
         basis = (
             f"remote model at {self.host}: no local counter sees its work; estimated from "
             f"{n_in} tokens in, {n_out} out "
             f"({'counted by the server' if counted else 'approximated at 4 characters a token'}) "
             f"at {rates.per_token_in_uj:g} µJ a token in, {rates.per_token_out_uj:g} µJ out"
+            + (f" ({rates.why})" if self.work_rates is not None else "")
         )
         if usage.claims:
             said = ", ".join(f"{k}={v}" for k, v in usage.claims.items())

@@ -13,6 +13,7 @@ from falsify_breaks import (
     guard,
     hostile,
     incontext,
+    judge,
     ledger,
     memo,
     model,
@@ -212,6 +213,8 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
     ("eoc/chat.py", ["tests/test_chat.py"]),
     ("native/eoc_native/serve/", ["tests/native/test_serve.py"]),
     ("native/eoc_native/store/", ["tests/native/test_store_postgres.py"]),
+    ("eoc/stages/judging.py", ["tests/test_judging.py"]),
+    ("native/eoc_native/judge/", ["tests/native/test_judge.py"]),
 ]
 
 BREAKS: list[tuple[str, str, str, str]] = [
@@ -237,6 +240,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     *planted.BREAKS,
     *templates.BREAKS,
     *qwen2.BREAKS,
+    *judge.BREAKS,
 ]
 
 FOCUS: dict[str, list[str]] = {
@@ -256,6 +260,7 @@ FOCUS: dict[str, list[str]] = {
     **planted.FOCUS,
     **templates.FOCUS,
     **qwen2.FOCUS,
+    **judge.FOCUS,
     **page.FOCUS,
     **partition.FOCUS,
     **repeat.FOCUS,

@@ -197,13 +197,13 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "kv answers carry no work estimate",
         "eoc/stages/kv.py",
-        "            cost = work_estimate(Stage.KV, nbytes=query.size, candidates=candidates)\n            answer = Answer(entry.payload, cost, entry.origin)",
-        "            answer = Answer(entry.payload, None, entry.origin)",
+        "                else work_estimate(Stage.KV, nbytes=query.size, candidates=candidates)\n",
+        "                else None  # type: ignore[assignment]\n",
     ),
     (
         "kv flat figure ignored",
         "eoc/stages/kv.py",
-        "        if self._flat:\n            answer = Answer(entry.payload, None, entry.origin)",
+        "        if self._flat and verdict is None:\n            answer = Answer(entry.payload, None, entry.origin)",
         "        if False:\n            answer = Answer(entry.payload, None, entry.origin)",
     ),
     (

@@ -24,13 +24,26 @@ hit, 1.1 % of hits wrong (bench/semantic.py)."""
 
 
 def semantic_kv_options(
-    model_dir: Any = None, *, threshold: float = MINILM_THRESHOLD, cache: bool = True
+    model_dir: Any = None,
+    *,
+    threshold: float = MINILM_THRESHOLD,
+    cache: bool = True,
+    judge: bool = True,
 ) -> dict[str, Any]:
-    """Keyword arguments for a kv stage over MiniLM: embedder, dense index, threshold."""
+    """Keyword arguments for a kv stage over MiniLM: embedder, dense index, threshold, and the
+    judge of meaning (:func:`eoc_native.judge.default_judging`, unless ``judge`` is False or
+    ``EOC_JUDGE=off``)."""
     embedder: Any = MiniLMEmbedder(model_dir)
     if cache:
         embedder = CachedEmbedder(embedder, seed=PACK_VECTORS)
-    return {"embedder": embedder, "index": AutoIndex(embedder.dim), "threshold": threshold}
+    options = {"embedder": embedder, "index": AutoIndex(embedder.dim), "threshold": threshold}
+    if judge:
+        from eoc_native.judge import default_judging
+
+        judging = default_judging()
+        if judging is not None:
+            options["judging"] = judging
+    return options
 
 
 def semantic_kv(

@@ -202,6 +202,7 @@ class EocServer:
         self.budgets = budgets if budgets is not None and budgets.active else None
         self.breaker = breaker
         self.metrics = metrics if metrics is not None else Metrics()
+        self.metrics.judging = cascade.judging  # the kv's judge of meaning, when it has one
         self.executor = ThreadPoolExecutor(config.workers, thread_name_prefix="eoc-answer")
         self.pending = 0
         self._streams: dict[str, str] = {}  # a streamed response's id -> its answer's name

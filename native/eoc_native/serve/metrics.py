@@ -14,7 +14,9 @@ compare with; counted here, never added as 0 J),
 ``eoc_request_seconds{stage}`` (a histogram), ``eoc_upstream_errors_total``,
 ``eoc_breaker_refusals_total``, ``eoc_budget_refusals_total{scope}``,
 ``eoc_request_errors_total{status}``, ``eoc_forgotten_entries_total{stage}`` (entries removed
-by ``POST /v1/eoc/forget``).
+by ``POST /v1/eoc/forget``), ``eoc_judge_decisions_total{outcome}`` and
+``eoc_judge_joules_total{provenance}`` (the kv's judge of meaning, :mod:`eoc.stages.judging`: how
+each judgeable pair ended, and the judge's joules over every judgement, served or not).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 from eoc.ledger import AVOIDED_PROVENANCES
 from eoc.query import Stage
 from eoc.response import Response
+from eoc.stages.judging import OUTCOMES, Judging
 from eoc_native import require
 
 STAGES = tuple(s.value for s in Stage)
@@ -55,6 +58,7 @@ class Metrics:
         self.budget_refusals: dict[str, int] = {}
         self.errors: dict[str, int] = {}
         self.forgotten = {"cache": 0, "kv": 0}
+        self.judging: Judging | None = None  # read at scrape time (its record has its own lock)
         self.registry.register(_Collector(self))
 
     def answered(self, response: Response, seconds: float) -> None:
@@ -182,6 +186,25 @@ class _Collector:
             "Remembered answers removed by POST /v1/eoc/forget, by stage",
             ["stage"],
             m.forgotten,
+        )
+        judging = m.judging
+        record = None if judging is None else judging.record.snapshot()
+        decisions: Any = dict.fromkeys(OUTCOMES, 0) if record is None else record["decisions"]
+        yield self._counter(
+            "eoc_judge_decisions",
+            "Pairs the rule guard left to the kv's judge of meaning, by how each ended (served, "
+            "refused, student_served, student_refused, skipped_energy: the energy rule did not "
+            "run the judge, failed)",
+            ["outcome"],
+            decisions,
+        )
+        spent = 0.0 if record is None else float(record["joules"])  # type: ignore[arg-type]
+        measured = 0.0 if record is None else float(record["joules_measured"])  # type: ignore[arg-type]
+        yield self._counter(
+            "eoc_judge_joules",
+            "Joules the kv's judge of meaning spent, over every judgement, by provenance",
+            ["provenance"],
+            {"measured": measured, "estimated": spent - measured},
         )
 
 

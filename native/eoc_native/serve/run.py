@@ -47,6 +47,7 @@ def _backend(args: argparse.Namespace) -> tuple[Any, str]:
             max_tokens=args.max_tokens or DEFAULT_MAX_TOKENS,
             api_key=os.environ.get("EOC_UPSTREAM_API_KEY"),
             total_timeout=args.request_timeout,
+            joules_per_token=_joules(args.upstream_joules),
         )
         return remote, args.model_id or remote.model
     backend = default_backend(model=args.model)
@@ -55,6 +56,19 @@ def _backend(args: argparse.Namespace) -> tuple[Any, str]:
     path = getattr(backend, "path", None)
     name = args.model_id or (path.stem if path is not None else backend.name)
     return backend, name
+
+
+def _joules(given: str | None) -> tuple[float, float] | None:
+    """``--upstream-joules IN,OUT`` as two numbers (checked by the backend)."""
+    if given is None:
+        return None
+    try:
+        a, b = (float(x) for x in given.split(","))
+    except ValueError:
+        raise ConfigError(
+            "--upstream-joules is two numbers, joules per token read and written: e.g. 0.05,0.5"
+        ) from None
+    return a, b
 
 
 def build(args: argparse.Namespace, err: TextIO) -> EocServer:
@@ -182,6 +196,14 @@ def register(sub: Any, add: Any) -> None:
     )
     p.add_argument(
         "--upstream-model", default=None, help="the upstream's model (default: the first it lists)"
+    )
+    p.add_argument(
+        "--upstream-joules",
+        default=None,
+        metavar="IN,OUT",
+        help="the upstream model's joules per token read and written, as you know them "
+        "(declared, never measured: the answers' estimates and the kv judge's energy rule read "
+        "them; default: $EOC_OPENAI_JOULES_PER_TOKEN, else eoc's small-model figures)",
     )
     p.add_argument(
         "--model-id",

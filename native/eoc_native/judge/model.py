@@ -1,0 +1,249 @@
+"""The judge: a small instruct model on eoc's own runner, asked whether two questions are one.
+
+Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, Apache-2.0, installed from PyPI in parts and joined by
+:mod:`eoc_native.llm.parts`) reads the pair in its chat template (:mod:`.prompt`); the
+probability of "yes" is read from two logits of the next token, nothing is generated, and the
+output projection computes only those two rows. A pair at or above :data:`SERVE_AT` is the same
+question.
+
+**Two runtimes** read the same file with the same prompt (``EOC_JUDGE_RUNTIME``):
+
+* ``llama.cpp`` (the default where ``llama-cpp-python`` is installed): llama.cpp's batched
+  prompt kernels read a judgement's ~100 tokens about ten times faster than eoc's runner on this
+  model (``bench/qwen2.py``), and a judgement is all prompt. eoc's own checks run first: the
+  file is the pinned one (:mod:`eoc_native.llm.parts`) or, named by ``EOC_JUDGE_MODEL``, passes
+  eoc's header and tensor checks (:func:`eoc_native.llm.shape.check_model`) before llama.cpp
+  reads it; the prompt is rendered by eoc's bounded template sandbox.
+* ``eoc``: eoc's own runner, which reads two rows of the output projection only.
+
+Its joules are estimated like any model call: on eoc's runner from the multiply-adds the
+dispatcher counted for this judgement (:func:`eoc_native.llm.energy.estimate`); on llama.cpp
+from the model's multiply-adds per token (:data:`PRIOR_MACS`) × the tokens read, at the same
+documented CPU constant. Before the first judgement, :meth:`ModelJudge.expected_uj` says what
+one is expected to cost from a typical prompt (:data:`TYPICAL_TOKENS`).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from eoc.cost import JouleCost
+from eoc.stages.judging import Verdict
+from eoc_native.judge.prompt import NO, YES, messages, yes_probability
+
+SERVE_AT = 0.5
+"""The least probability of "yes" at which the judge serves (chosen on the tune part of
+``bench/suites/everyday``: ``bench/judge.py``)."""
+TYPICAL_TOKENS = 100
+"""Tokens in a typical judgement's prompt (the template, the instruction and two short
+questions), for the estimate before the first judgement."""
+N_CTX = 512
+"""The judge's context: the prompt is bounded (:data:`.prompt.MAX_QUESTION_CHARS`), so it fits."""
+ENV_JUDGE_MODEL = "EOC_JUDGE_MODEL"
+ENV_RUNTIME = "EOC_JUDGE_RUNTIME"
+RUNTIMES = ("auto", "llama.cpp", "eoc")
+
+
+def runtime_choice(runtime: str | None = None) -> str:
+    """``llama.cpp`` or ``eoc``: ``runtime`` (else ``$EOC_JUDGE_RUNTIME``, else ``auto``: llama.cpp
+    where ``llama-cpp-python`` is installed)."""
+    import importlib.util
+
+    from eoc.errors import ConfigError
+
+    chosen = (runtime or os.environ.get(ENV_RUNTIME, "") or "auto").strip().lower()
+    if chosen not in RUNTIMES:
+        raise ConfigError(f"{ENV_RUNTIME} is one of {', '.join(RUNTIMES)}, got {chosen!r}")
+    if chosen == "auto":
+        return "llama.cpp" if importlib.util.find_spec("llama_cpp") is not None else "eoc"
+    return chosen
+
+
+class ModelJudge:
+    """A judge of meaning on eoc's runner (:class:`eoc.stages.judging.Judge`).
+
+    Args:
+        path: the GGUF file (``None``: ``$EOC_JUDGE_MODEL``, else the joined part packages).
+        serve_at: the least P(yes) that serves.
+        threads: the runner's thread count (``None``: its default).
+    """
+
+    name = "Qwen2.5-Coder-1.5B judge"
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        serve_at: float = SERVE_AT,
+        threads: int | None = None,
+        runtime: str | None = None,
+    ) -> None:
+        self.runtime = runtime_choice(runtime)
+        if path is None:
+            path = os.environ.get(ENV_JUDGE_MODEL) or None
+        self.path: Path | None = None if path is None else Path(path).expanduser()
+        self.serve_at = serve_at
+        self.threads = threads
+        self._lock = threading.Lock()
+        self._model: Any = None
+        self._tokenizer: Any = None
+        self._ids: tuple[list[int], list[int]] = ([], [])
+        self._dispatcher: Any = None
+        self._spent: list[int] = []  # µJ of each judgement so far (the last 64)
+        self._macs_per_token: float | None = None
+
+    def load(self) -> ModelJudge:
+        """Read the model now (it is read at the first judgement otherwise)."""
+        with self._lock:
+            self._load()
+        return self
+
+    def _load(self) -> None:
+        if self._model is not None:
+            return
+        if self.runtime == "llama.cpp":
+            self._load_llama_cpp()
+            return
+        from eoc_native.autotune.dispatch import Dispatcher
+        from eoc_native.llm.generate import load
+        from eoc_native.llm.layout_cache import LayoutCache
+        from eoc_native.llm.parts import joined_model_path
+
+        path = self.path or joined_model_path()
+        self.path = path
+        self._dispatcher = Dispatcher()
+        try:
+            layouts = LayoutCache(path)
+        except OSError:
+            layouts = None
+        self._model, self._tokenizer = load(
+            path, n_ctx=N_CTX, dispatcher=self._dispatcher, layouts=layouts, threads=self.threads
+        )
+        tok = self._tokenizer
+        self._ids = (
+            sorted({tok.encode(w, add_bos=False)[0] for w in YES}),
+            sorted({tok.encode(w, add_bos=False)[0] for w in NO}),
+        )
+
+    def _load_llama_cpp(self) -> None:
+        from eoc_native.llm.gguf import GGUFFile
+        from eoc_native.llm.parts import joined_model_path
+        from eoc_native.llm.shape import ModelArgs, check_model
+        from eoc_native.llm.tokenizer import GGUFTokenizer
+
+        path = self.path
+        if path is None:
+            path = joined_model_path()  # the pinned file, its SHA-256 checked
+        else:  # a file the user named: eoc's checks before llama.cpp's parser reads it
+            gf = GGUFFile(path)
+            check_model(gf, ModelArgs.from_metadata(gf.metadata, gf.path), N_CTX)
+        self.path = path
+        gf = GGUFFile(path)
+        self._tokenizer = GGUFTokenizer(gf.metadata)  # the chat template, in eoc's sandbox
+        import llama_cpp
+
+        threads = self.threads or max(1, min(4, os.cpu_count() or 1))
+        self._model = llama_cpp.Llama(
+            model_path=str(path), n_ctx=N_CTX, n_threads=threads, n_batch=N_CTX, verbose=False
+        )
+        tok = self._model
+        self._ids = (
+            sorted({tok.tokenize(w.encode(), add_bos=False)[0] for w in YES}),
+            sorted({tok.tokenize(w.encode(), add_bos=False)[0] for w in NO}),
+        )
+
+    def _llama_cpp_logits(self, text: str) -> tuple[list[float], int]:
+        import numpy as np
+
+        llm = self._model
+        ids = llm.tokenize(text.encode(), add_bos=False, special=True)
+        if len(ids) >= N_CTX:
+            from eoc.errors import PromptTooLong
+
+            raise PromptTooLong(f"a judgement of {len(ids)} tokens does not fit {N_CTX}")
+        llm.reset()
+        llm.eval(ids)
+        row = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))
+        yes, no = self._ids
+        return [float(row[i]) for i in (*yes, *no)], len(ids)
+
+    def expected_uj(self) -> int:
+        """µJ per judgement: the mean of the last judgements' estimates, else a prior from the
+        model's size (:data:`TYPICAL_TOKENS` at the runner's documented nJ per multiply-add)."""
+        spent = self._spent
+        if spent:
+            return max(1, sum(spent) // len(spent))
+        return prior_uj()
+
+    def probability(self, query: str, stored: str) -> tuple[float, JouleCost]:
+        """P(yes) that ``query`` asks what ``stored`` asks, and the joules of finding out."""
+        with self._lock:
+            self._load()
+            text = self._tokenizer.apply_chat_template(messages(query, stored))
+            if self.runtime == "llama.cpp":
+                logits, cost = self._on_llama_cpp(text)
+            else:
+                logits, cost = self._on_eoc(text)
+        self._spent = [*self._spent[-63:], cost.uj]
+        k = len(self._ids[0])
+        return yes_probability(logits[:k], logits[k:]), cost
+
+    def _on_eoc(self, text: str) -> tuple[list[float], JouleCost]:
+        from eoc_native.llm.energy import estimate
+
+        ids = self._tokenizer.encode(text, special=True, add_bos=False)
+        before = Counter(self._dispatcher.calls)
+        self._model.reset()
+        yes, no = self._ids
+        row = self._model.forward(ids, logit_ids=[*yes, *no])[-1]
+        calls = Counter(self._dispatcher.calls)
+        calls.subtract(before)
+        uj, basis = estimate({c: n for c, n in calls.items() if n > 0})
+        cost = JouleCost.estimated(uj, f"judge on eoc's runner ({len(ids)} tokens read): {basis}")
+        return [float(x) for x in row], cost
+
+    def _on_llama_cpp(self, text: str) -> tuple[list[float], JouleCost]:
+        from eoc_native.llm.energy import nj_per_mac
+
+        logits, n = self._llama_cpp_logits(text)
+        rate = nj_per_mac("cpu-quant")
+        uj = max(1, round(n * PRIOR_MACS * rate / 1000))
+        basis = (
+            f"judge on llama.cpp ({n} tokens read): estimated from the model's {PRIOR_MACS:.3g} "
+            f"multiply-adds per token at {rate:g} nJ each (native/eoc_native/llm/energy.py)"
+        )
+        return logits, JouleCost.estimated(uj, basis)
+
+    def judge(self, query: str, stored: str, *, reason: str, cosine: float) -> Verdict:
+        p, cost = self.probability(query, stored)
+        return Verdict(p >= self.serve_at, p, self.name, cost)
+
+
+PRIOR_MACS = 1.31e9
+"""Multiply-adds per token of Qwen2.5-1.5B outside the embedding table (28 layers of attention
+and a 8,960-wide feed-forward), for :func:`prior_uj`."""
+
+
+def prior_uj() -> int:
+    """The judge's expected µJ per judgement before it has run: :data:`TYPICAL_TOKENS` ×
+    :data:`PRIOR_MACS` at the CPU's documented nJ per multiply-add."""
+    from eoc_native.llm.energy import nj_per_mac
+
+    return max(1, round(TYPICAL_TOKENS * PRIOR_MACS * nj_per_mac("cpu-quant") / 1000))
+
+
+__all__ = [
+    "ENV_JUDGE_MODEL",
+    "ENV_RUNTIME",
+    "N_CTX",
+    "RUNTIMES",
+    "SERVE_AT",
+    "TYPICAL_TOKENS",
+    "ModelJudge",
+    "prior_uj",
+    "runtime_choice",
+]

@@ -1,0 +1,78 @@
+"""Falsify breaks: issue 36, the kv's judge of meaning. A decisive difference is never sent to
+the judge, the energy rule runs it only where the expected saving exceeds its joules, a judged
+answer carries the judge's joules, and a judged pair is not judged again
+(tests/test_judging.py, ``FOCUS``)."""
+
+_KV = "eoc/stages/kv.py"
+_GUARD = "eoc/stages/guard.py"
+_JUDGING = "eoc/stages/judging.py"
+_CASCADE = "eoc/cascade.py"
+_STUDENT = "native/eoc_native/judge/student.py"
+_T = "tests/test_judging.py"
+_DECISIVE = f"{_T}::test_a_decisive_difference_is_never_sent_to_the_judge"
+_RULE = f"{_T}::test_the_energy_rule"
+_CASCADE_RULE = f"{_T}::test_the_cascade_weighs_the_judge_against_what_the_model_would_spend"
+
+BREAKS: list[tuple[str, str, str, str]] = [
+    (
+        "a decisive difference is sent to the judge",
+        _KV,
+        "            if reason and not judgeable(reason):\n",
+        "            if False:\n",
+    ),
+    (
+        "every refusal of the guard is judgeable",
+        _GUARD,
+        "    return isinstance(reason, Wording) and bool(reason)\n",
+        "    return bool(reason)\n",
+    ),
+    (
+        "the energy rule runs the judge whatever it costs",
+        _JUDGING,
+        "    return d(expected > judge_uj, said)\n",
+        "    return d(True, said)\n",
+    ),
+    (
+        "the energy rule runs the judge with nothing to save",
+        _JUDGING,
+        '        return d(False, "no figure for what the model would spend: nothing to save")\n',
+        '        return d(True, "no figure for what the model would spend: nothing to save")\n',
+    ),
+    (
+        "the cascade does not tell the kv's judge what the model would spend",
+        _CASCADE,
+        "            self._kv.saving = self._saving  # type: ignore[union-attr]\n",
+        "            pass\n",
+    ),
+    (
+        "a judged answer is not charged the judge's joules",
+        _KV,
+        "                spent = 0 if verdict.cost is None else verdict.cost.uj\n",
+        "                spent = 0\n",
+    ),
+    (
+        "a judged pair is judged again",
+        _JUDGING,
+        "        known = self.remembered(pair)\n",
+        "        known = None\n",
+    ),
+    (
+        "the student serves below its own threshold",
+        _STUDENT,
+        "            raise ConfigError(\n                f\"the student's refuse_at",
+        "            print(\n                f\"the student's refuse_at",
+    ),
+]
+
+FOCUS: dict[str, list[str]] = {
+    "a decisive difference is sent to the judge": [_DECISIVE],
+    "every refusal of the guard is judgeable": [_DECISIVE],
+    "the energy rule runs the judge whatever it costs": [_RULE, _CASCADE_RULE],
+    "the energy rule runs the judge with nothing to save": [_RULE],
+    "the cascade does not tell the kv's judge what the model would spend": [_CASCADE_RULE],
+    "a judged answer is not charged the judge's joules": [
+        f"{_T}::test_a_rewording_goes_to_the_judge_and_its_answer_says_so"
+    ],
+    "a judged pair is judged again": [f"{_T}::test_a_judged_pair_is_not_judged_again"],
+    "the student serves below its own threshold": ["tests/native/test_judge.py"],
+}

@@ -1,0 +1,120 @@
+"""The kv's judge of meaning natively (eoc_native.judge): the real model on both runtimes, the
+student, and the energy rule deciding both ways in a real cascade (a tiny local model: the judge
+is skipped and never loaded; an upstream declared to spend a lot: the judge runs)."""
+
+from __future__ import annotations
+
+import pytest
+
+from eoc import Cascade
+from eoc.errors import BackendError, ConfigError
+from eoc.stages import KVStage
+from eoc.stages.judging import Judging
+from eoc.stages.neural import NeuralStage
+from eoc_native.judge import JUDGE_FLOOR, ModelJudge, default_judging
+from eoc_native.judge.model import SERVE_AT, runtime_choice
+from eoc_native.judge.student import FEATURES, StudentJudge, features, shipped_student
+from eoc_native.remote import OpenAIBackend
+from eoc_native.semantic import semantic_kv_options
+
+REWORDING = ("can i bring a carry-on bag onto the plane", "Can I take hand luggage on the plane?")
+ANOTHER = ("how do i get a refund", "How do I cancel my subscription?")
+
+
+@pytest.fixture(scope="module")
+def judge() -> ModelJudge:
+    return ModelJudge(runtime="llama.cpp").load()
+
+
+def test_the_judge_tells_a_rewording_from_another_question(judge: ModelJudge) -> None:
+    p_same, cost = judge.probability(*REWORDING)
+    p_other, _ = judge.probability(*ANOTHER)
+    assert p_other < SERVE_AT <= p_same or p_other < p_same - 0.2, (p_same, p_other)
+    assert p_other < SERVE_AT
+    assert cost.provenance.value == "estimated" and cost.uj > 1_000_000
+    assert "tokens read" in cost.basis and "nJ each" in cost.basis
+    assert judge.expected_uj() == cost.uj or judge.expected_uj() > 1_000_000
+
+
+def test_eoc_s_runner_judges_as_llama_cpp_does(judge: ModelJudge) -> None:
+    ours = ModelJudge(runtime="eoc")
+    p_ours, cost = ours.probability(*ANOTHER)
+    p_ref, _ = judge.probability(*ANOTHER)
+    assert abs(p_ours - p_ref) < 0.05, (p_ours, p_ref)
+    assert "eoc's runner" in cost.basis and "multiply-adds" in cost.basis
+
+
+def test_the_runtime_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EOC_JUDGE_RUNTIME", "gpu-please")
+    with pytest.raises(ConfigError, match="EOC_JUDGE_RUNTIME is one of"):
+        runtime_choice()
+    monkeypatch.setenv("EOC_JUDGE_RUNTIME", "eoc")
+    assert runtime_choice() == "eoc"
+
+
+def test_the_shipped_student_and_its_checks() -> None:
+    student = shipped_student()
+    assert student is not None and 0.0 <= student.refuse_at < student.serve_at <= 1.0
+    assert len(features(*REWORDING, reason="", cosine=0.7)) == len(FEATURES)
+    p = student.probability(*REWORDING, reason="", cosine=0.7)
+    assert 0.0 < p < 1.0
+    doc = student.to_doc()
+    with pytest.raises(ConfigError, match="must be below serve_at"):
+        StudentJudge.from_doc({**doc, "refuse_at": 0.9, "serve_at": 0.8})
+    with pytest.raises(ConfigError, match="features are not this eoc's"):
+        StudentJudge.from_doc({**doc, "features": ["cosine"]})
+    with pytest.raises(ConfigError, match="malformed"):
+        StudentJudge.from_doc({"features": list(FEATURES)})
+    with pytest.raises(ConfigError, match="finite"):
+        StudentJudge.from_doc({**doc, "bias": float("nan")})
+
+
+def test_the_native_default_has_a_judge_unless_it_is_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EOC_JUDGE", "off")
+    assert default_judging() is None
+    monkeypatch.setenv("EOC_JUDGE", "auto")
+    judging = default_judging()
+    assert judging is not None and judging.judge is not None and judging.student is not None
+    assert judging.mode == "auto" and judging.floor == JUDGE_FLOOR
+
+
+def _kv(judging: Judging) -> KVStage:
+    options = semantic_kv_options()
+    kv = KVStage(**options, judging=judging)
+    kv.put(REWORDING[1], "Yes: one bag up to 7 kg.")
+    return kv
+
+
+def test_in_front_of_a_tiny_local_model_the_judge_is_skipped_and_never_loaded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from eoc_native.llm.backend import LocalModel
+
+    judge = ModelJudge()
+    judging = Judging(judge, None, mode="auto", floor=JUDGE_FLOOR)
+    cascade = Cascade([_kv(judging), NeuralStage(LocalModel(max_tokens=8))])
+    r = cascade.resolve(REWORDING[0])
+    assert r.stage.value == "neural"
+    assert judging.record.decisions["skipped_energy"] == 1
+    last = judging.record.last
+    assert last is not None and not last.run and "<= a judgement" in last.why
+    assert judge._model is None  # the judge's model was never read
+
+
+def test_in_front_of_an_upstream_declared_to_spend_a_lot_the_judge_runs(judge: ModelJudge) -> None:
+    judging = Judging(judge, None, mode="auto", floor=JUDGE_FLOOR)
+    upstream = OpenAIBackend(
+        "http://127.0.0.1:9/v1", model="big", joules_per_token=(2.0, 20.0), max_retries=0
+    )
+    cascade = Cascade([_kv(judging), NeuralStage(upstream)])
+    try:
+        r = cascade.resolve(REWORDING[0])
+    except BackendError:
+        r = None  # the judge said no, and nothing listens on port 9: the decision is what counts
+    last = judging.record.last
+    assert last is not None and last.run, last
+    assert last.saving_uj is not None and last.saving_uj > 100_000_000
+    ran = judging.record.decisions["served"] + judging.record.decisions["refused"]
+    assert ran == 1 and judging.record.joules_uj > 0
+    if r is not None:
+        assert r.stage.value == "kv" and "a judge decided" in r.cost.basis
