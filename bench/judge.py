@@ -44,6 +44,7 @@ from eoc import Query
 from eoc.stages import KVStage
 from eoc.stages.guard import EntityGuard, NoGuard
 from eoc.stages.judging import Judging, Verdict
+from eoc_native.judge.prompt import PROMPT_ID
 
 SUITES = Path(__file__).resolve().parent / "suites"
 PARTS = ("tune", "heldout", "sealed")
@@ -84,7 +85,8 @@ class ScoredJudge:
         if scores is not None and scores.exists():
             for line in scores.read_text(encoding="utf-8").splitlines():
                 r = json.loads(line)
-                self.known[(r["query"], r["stored"])] = r
+                if r.get("prompt") == PROMPT_ID:  # read with another prompt: not this judge's
+                    self.known[(r["query"], r["stored"])] = r
         self.runs: list[dict[str, float]] = []  # every judgement this run asked for
 
     def expected_uj(self) -> int:
@@ -100,6 +102,7 @@ class ScoredJudge:
             t0 = time.perf_counter()
             p, cost = self.model.probability(query, stored)
             r = {
+                "prompt": PROMPT_ID,
                 "query": query,
                 "stored": stored,
                 "p": p,
@@ -112,7 +115,11 @@ class ScoredJudge:
                     f.write(json.dumps(r) + "\n")
         self.runs.append(r)
         cost = JouleCost.estimated(int(r["uj"]), "judge (as recorded)")
-        return Verdict(r["p"] >= self.serve_at, r["p"], self.name, cost)
+        mix = self.model.mix
+        if mix is None:
+            return Verdict(r["p"] >= self.serve_at, r["p"], self.name, cost)
+        q = mix.probability(r["p"], query, stored, reason=reason, cosine=cosine)
+        return Verdict(q >= mix.serve_at, q, self.name, cost)
 
 
 def measure(rows: list[dict[str, Any]], make_kv: Callable[[], KVStage]) -> dict[str, Any]:

@@ -11,7 +11,13 @@
    pairs not yet labelled and appends them to ``--labels``; a later run re-reads them).
 3. **A logistic regression** on the student's features (:mod:`eoc_native.judge.student`), fitted
    to the judge's P(yes) (cross-entropy against the soft label, a little L2).
-4. **Where the student decides alone:** ``serve_at`` is the least probability above which the
+4. **The judge's mix** (``data/mix.json``, :class:`eoc_native.judge.student.Mix`): a logistic
+   regression of the hand labels on the judge's log-odds and the student's features, over the
+   student's pairs and the pairs the kv hands the judge on the everyday set's **tune** part
+   (``bench/suites/everyday``; heldout and sealed are never read). Its ``serve_at`` is chosen on
+   the tune pairs' cross-validated probabilities: the least at which at most 1 % of what it
+   serves there is wrong.
+5. **Where the student decides alone:** ``serve_at`` is the least probability above which the
    judge said yes to at least :data:`AGREE` of the training pairs (and to every one of the last
    :data:`MIN_SURE` of them), ``refuse_at`` the most below which it said no as often. Between
    them the judge decides.
@@ -42,12 +48,22 @@ from eoc.stages import KVStage  # noqa: E402
 from eoc.stages.judging import Judging, Verdict  # noqa: E402
 from eoc_native.judge import JUDGE_FLOOR  # noqa: E402
 from eoc_native.judge.model import SERVE_AT, ModelJudge  # noqa: E402
-from eoc_native.judge.student import FEATURES, StudentJudge, features  # noqa: E402
+from eoc_native.judge.prompt import PROMPT_ID  # noqa: E402
+from eoc_native.judge.student import (  # noqa: E402
+    FEATURES,
+    MIX_FEATURES,
+    Mix,
+    StudentJudge,
+    features,
+)
 from eoc_native.semantic import ExactIndex  # noqa: E402
 
 TRAIN = ROOT / "bench" / "suites" / "student" / "train.jsonl"
+EVERYDAY = ROOT / "bench" / "suites" / "everyday"
 LABELS = ROOT / "bench" / "suites" / "student" / "judge_labels.jsonl"
 OUT = ROOT / "native" / "eoc_native" / "judge" / "data" / "student.json"
+MIX_OUT = ROOT / "native" / "eoc_native" / "judge" / "data" / "mix.json"
+MIX_WRONG = 0.01
 AGREE = 0.98
 MIN_SURE = 10
 L2 = 1e-3
@@ -69,18 +85,25 @@ class Recorder:
         return Verdict(False, 0.0, self.name)
 
 
-def judged_pairs(rows: list[dict[str, Any]], vectors: dict[str, Any]) -> list[dict[str, Any]]:
-    by_domain: dict[str, list[dict[str, Any]]] = defaultdict(list)
+def judged_pairs(
+    rows: list[dict[str, Any]], vectors: dict[str, Any], *, by_domain: bool = True
+) -> list[dict[str, Any]]:
+    """The pairs a kv holding the rows' stored questions (one per domain, or one for all, as
+    ``bench/judge.py`` measures) hands its judge when each asked text is looked up."""
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
-        by_domain[r["domain"]].append(r)
+        groups[r["domain"] if by_domain else ""].append(r)
     out: list[dict[str, Any]] = []
-    for domain_rows in by_domain.values():
+    for domain_rows in groups.values():
         recorder = Recorder()
         kv = KVStage(embedder=GivenVectors(vectors), index=ExactIndex(384), threshold=0.7)
         kv.judging = Judging(recorder, None, mode="on", floor=JUDGE_FLOOR)
         for r in domain_rows:
             kv.put(r["stored"], f"answer to {r['stored']}")
         same = {(r["asked"], r["stored"]): r["same"] for r in domain_rows}
+        for r in domain_rows:  # a pair with another stored question is not the same question
+            for other in {x["stored"] for x in domain_rows} - {r["stored"]}:
+                same.setdefault((r["asked"], other), False)
         for r in domain_rows:
             kv.lookup(Query(r["asked"]))
         for p in recorder.pairs:
@@ -122,6 +145,55 @@ def sure_thresholds(p: np.ndarray, yes: np.ndarray) -> tuple[float, float]:
     return min(1.0, serve_at), max(0.0, min(refuse_at, serve_at - 1e-6))
 
 
+def _x(p: dict[str, Any], known: dict[tuple[str, str], float]) -> list[float]:
+    prob = min(max(known[(p["query"], p["stored"])], 1e-6), 1 - 1e-6)
+    return [
+        float(np.log(prob / (1 - prob))),
+        *features(p["query"], p["stored"], reason=p["reason"], cosine=p["cosine"]),
+    ]
+
+
+def fit_mix(
+    pairs: list[dict[str, Any]],
+    tune_pairs: list[dict[str, Any]],
+    known: dict[tuple[str, str], float],
+) -> None:
+    """Fit the judge's mix to the hand labels; choose where it serves on tune's CV scores."""
+    train = [p for p in pairs if p["hand_label"] is not None and (p["query"], p["stored"]) in known]
+    xt = np.array([_x(p, known) for p in train])
+    yt = np.array([1.0 if p["hand_label"] else 0.0 for p in train])
+    xu = np.array([_x(p, known) for p in tune_pairs])
+    yu = np.array([1.0 if p["hand_label"] else 0.0 for p in tune_pairs])
+    folds = np.array_split(np.random.default_rng(0).permutation(len(yu)), 5)
+    cv = np.zeros(len(yu))
+    for f in folds:  # each tune fold scored by a mix fitted without it
+        rest = np.setdiff1d(np.arange(len(yu)), f)
+        w, b = fit(np.vstack([xt, xu[rest]]), np.r_[yt, yu[rest]])
+        cv[f] = 1 / (1 + np.exp(-(xu[f] @ w + b)))
+    serve_at = 0.99
+    for t in sorted(set(np.round(cv, 4)), reverse=True):
+        served = cv >= t
+        if served.sum() and (yu[served] == 0).sum() / served.sum() > MIX_WRONG:
+            break
+        serve_at = float(t)
+    w, b = fit(np.vstack([xt, xu]), np.r_[yt, yu])
+    mix = Mix(tuple(float(v) for v in w), b, min(0.99, max(0.01, serve_at)))
+    doc = mix.to_doc()
+    served = cv >= mix.serve_at
+    doc["fitted_on"] = {
+        "student_pairs": len(train),
+        "tune_pairs": len(tune_pairs),
+        "tune_same": int(yu.sum()),
+        "tune_served_cv": int(served.sum()),
+        "tune_wrong_cv": int((yu[served] == 0).sum()),
+        "prompt": PROMPT_ID,
+    }
+    MIX_OUT.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    print("mix:", json.dumps(doc["fitted_on"]), f"serve_at {mix.serve_at:.3f}")
+    for name, v in zip(MIX_FEATURES, w, strict=True):
+        print(f"  {name:22s} {v:+.3f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--label", action="store_true", help="run the judge on unlabelled pairs")
@@ -129,25 +201,42 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
     rows = [json.loads(line) for line in TRAIN.read_text(encoding="utf-8").splitlines() if line]
-    vectors = minilm_vectors(sorted({t for r in rows for t in (r["stored"], r["asked"])}))
+    tune = [
+        r
+        for path in sorted(EVERYDAY.glob("*.jsonl"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line and (r := json.loads(line))["part"] == "tune"
+    ]
+    texts = {t for r in (*rows, *tune) for t in (r["stored"], r["asked"])}
+    vectors = minilm_vectors(sorted(texts))
     pairs = judged_pairs(rows, vectors)
+    tune_pairs = judged_pairs(tune, vectors, by_domain=False)
     known: dict[tuple[str, str], float] = {}
     if args.labels.exists():
         for line in args.labels.read_text(encoding="utf-8").splitlines():
             r = json.loads(line)
-            known[(r["query"], r["stored"])] = r["p"]
-    todo = [p for p in pairs if (p["query"], p["stored"]) not in known]
-    print(f"{len(pairs)} pairs the judge would see; {len(todo)} not labelled yet", file=sys.stderr)
+            if r.get("prompt") == PROMPT_ID:  # read with another prompt: not this judge's
+                known[(r["query"], r["stored"])] = r["p"]
+    todo = [p for p in (*pairs, *tune_pairs) if (p["query"], p["stored"]) not in known]
+    print(
+        f"{len(pairs)} + {len(tune_pairs)} (tune) pairs the judge would see; "
+        f"{len(todo)} not labelled yet",
+        file=sys.stderr,
+    )
     if todo and args.label:
-        judge = ModelJudge()
+        judge = ModelJudge(mix=None)
         with args.labels.open("a", encoding="utf-8") as f:
             for i, p in enumerate(todo, 1):
                 prob, _ = judge.probability(p["query"], p["stored"])
                 known[(p["query"], p["stored"])] = prob
-                f.write(json.dumps({"query": p["query"], "stored": p["stored"], "p": prob}) + "\n")
+                row = {"prompt": PROMPT_ID, "query": p["query"], "stored": p["stored"], "p": prob}
+                f.write(json.dumps(row) + "\n")
                 f.flush()
                 if i % 25 == 0:
                     print(f"  labelled {i}/{len(todo)}", file=sys.stderr)
+    if any((p["query"], p["stored"]) not in known for p in tune_pairs):
+        raise SystemExit("the tune pairs are not all labelled: run with --label first")
+    fit_mix(pairs, tune_pairs, known)
     labelled = [p for p in pairs if (p["query"], p["stored"]) in known]
     if len(labelled) < 50:
         raise SystemExit("fewer than 50 labelled pairs: run with --label first")

@@ -62,6 +62,12 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "            raise ConfigError(\n                f\"the student's refuse_at",
         "            print(\n                f\"the student's refuse_at",
     ),
+    (
+        "the judge's mix does not read the judge",
+        _STUDENT,
+        "        x = [math.log(p / (1 - p)), *features(query, stored, reason=reason, cosine=cosine)]\n",
+        "        x = [0.0, *features(query, stored, reason=reason, cosine=cosine)]\n",
+    ),
 ]
 
 FOCUS: dict[str, list[str]] = {
@@ -74,5 +80,10 @@ FOCUS: dict[str, list[str]] = {
         f"{_T}::test_a_rewording_goes_to_the_judge_and_its_answer_says_so"
     ],
     "a judged pair is judged again": [f"{_T}::test_a_judged_pair_is_not_judged_again"],
-    "the student serves below its own threshold": ["tests/native/test_judge.py"],
+    "the student serves below its own threshold": [
+        "tests/native/test_judge.py::test_the_shipped_student_and_its_checks"
+    ],
+    "the judge's mix does not read the judge": [
+        "tests/native/test_judge.py::test_the_shipped_mix_and_its_checks"
+    ],
 }

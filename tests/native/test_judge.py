@@ -13,7 +13,15 @@ from eoc.stages.judging import Judging
 from eoc.stages.neural import NeuralStage
 from eoc_native.judge import JUDGE_FLOOR, ModelJudge, default_judging
 from eoc_native.judge.model import SERVE_AT, runtime_choice
-from eoc_native.judge.student import FEATURES, StudentJudge, features, shipped_student
+from eoc_native.judge.student import (
+    FEATURES,
+    MIX_FEATURES,
+    Mix,
+    StudentJudge,
+    features,
+    shipped_mix,
+    shipped_student,
+)
 from eoc_native.remote import OpenAIBackend
 from eoc_native.semantic import semantic_kv_options
 
@@ -67,6 +75,23 @@ def test_the_shipped_student_and_its_checks() -> None:
         StudentJudge.from_doc({"features": list(FEATURES)})
     with pytest.raises(ConfigError, match="finite"):
         StudentJudge.from_doc({**doc, "bias": float("nan")})
+
+
+def test_the_shipped_mix_and_its_checks() -> None:
+    mix = shipped_mix()
+    assert mix is not None and 0.0 < mix.serve_at < 1.0
+    sure = mix.probability(0.999, *REWORDING, reason="", cosine=0.8)
+    unsure = mix.probability(0.001, *REWORDING, reason="", cosine=0.8)
+    assert unsure < sure  # the judge's yes counts for serving
+    doc = mix.to_doc()
+    with pytest.raises(ConfigError, match="other inputs"):
+        Mix.from_doc({**doc, "features": list(FEATURES)})
+    with pytest.raises(ConfigError, match="weights for"):
+        Mix(tuple(doc["weights"][:-1]), doc["bias"], doc["serve_at"])
+    with pytest.raises(ConfigError, match="not finite"):
+        Mix.from_doc({**doc, "bias": float("inf")})
+    with pytest.raises(ConfigError, match="malformed"):
+        Mix.from_doc({"features": list(MIX_FEATURES)})
 
 
 def test_the_native_default_has_a_judge_unless_it_is_off(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -34,6 +34,7 @@ from typing import Any
 from eoc.cost import JouleCost
 from eoc.stages.judging import Verdict
 from eoc_native.judge.prompt import NO, YES, messages, yes_probability
+from eoc_native.judge.student import Mix, shipped_mix
 
 SERVE_AT = 0.5
 """The least probability of "yes" at which the judge serves (chosen on the tune part of
@@ -41,7 +42,7 @@ SERVE_AT = 0.5
 TYPICAL_TOKENS = 100
 """Tokens in a typical judgement's prompt (the template, the instruction and two short
 questions), for the estimate before the first judgement."""
-N_CTX = 512
+N_CTX = 1024
 """The judge's context: the prompt is bounded (:data:`.prompt.MAX_QUESTION_CHARS`), so it fits."""
 ENV_JUDGE_MODEL = "EOC_JUDGE_MODEL"
 ENV_RUNTIME = "EOC_JUDGE_RUNTIME"
@@ -81,7 +82,11 @@ class ModelJudge:
         serve_at: float = SERVE_AT,
         threads: int | None = None,
         runtime: str | None = None,
+        mix: Mix | bool | None = True,
     ) -> None:
+        """``mix``: how P(yes) becomes a decision (:class:`~.student.Mix`; ``True``: the shipped
+        one where fitted; ``None`` or ``False``: P(yes) at ``serve_at`` alone)."""
+        self.mix: Mix | None = shipped_mix() if mix is True else (mix or None)
         self.runtime = runtime_choice(runtime)
         if path is None:
             path = os.environ.get(ENV_JUDGE_MODEL) or None
@@ -165,11 +170,22 @@ class ModelJudge:
             from eoc.errors import PromptTooLong
 
             raise PromptTooLong(f"a judgement of {len(ids)} tokens does not fit {N_CTX}")
-        llm.reset()
-        llm.eval(ids)
+        # the tokens already in llama.cpp's cache that this prompt starts with (the template,
+        # the instruction and the examples: the same for every pair) are not read again
+        kept = 0
+        for a, b in zip(llm._input_ids[: llm.n_tokens], ids[:-1], strict=False):
+            if a != b:
+                break
+            kept += 1
+        if kept and llm._ctx.kv_cache_seq_rm(-1, kept, -1):
+            llm.n_tokens = kept
+        else:
+            kept = 0
+            llm.reset()
+        llm.eval(ids[kept:])
         row = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))
         yes, no = self._ids
-        return [float(row[i]) for i in (*yes, *no)], len(ids)
+        return [float(row[i]) for i in (*yes, *no)], len(ids) - kept
 
     def expected_uj(self) -> int:
         """µJ per judgement: the mean of the last judgements' estimates, else a prior from the
@@ -213,14 +229,17 @@ class ModelJudge:
         rate = nj_per_mac("cpu-quant")
         uj = max(1, round(n * PRIOR_MACS * rate / 1000))
         basis = (
-            f"judge on llama.cpp ({n} tokens read): estimated from the model's {PRIOR_MACS:.3g} "
+            f"judge on llama.cpp ({n} new tokens read): estimated from the model's {PRIOR_MACS:.3g} "
             f"multiply-adds per token at {rate:g} nJ each (native/eoc_native/llm/energy.py)"
         )
         return logits, JouleCost.estimated(uj, basis)
 
     def judge(self, query: str, stored: str, *, reason: str, cosine: float) -> Verdict:
         p, cost = self.probability(query, stored)
-        return Verdict(p >= self.serve_at, p, self.name, cost)
+        if self.mix is None:
+            return Verdict(p >= self.serve_at, p, self.name, cost)
+        q = self.mix.probability(p, query, stored, reason=reason, cosine=cosine)
+        return Verdict(q >= self.mix.serve_at, q, self.name, cost)
 
 
 PRIOR_MACS = 1.31e9

@@ -21,25 +21,57 @@ ASK = (
     "Does the new question ask exactly the same thing as the stored question, so the same "
     "answer is correct? Answer yes or no."
 )
+EXAMPLES: tuple[tuple[str, str, str], ...] = (
+    ("How do I reset my password?", "forgot my pw, how do i get a new one", "yes"),
+    ("How long should I bake a potato?", "How long should I boil a potato?", "no"),
+    ("What time does the library open on Saturdays?", "library saturday opening hours?", "yes"),
+    ("Can I bring my cat on the train?", "Can I bring my cat on the bus?", "no"),
+    (
+        "How do I get a refund for a cancelled flight?",
+        "my flight got cancelled, can I get my money back?",
+        "yes",
+    ),
+    (
+        "How much does it cost to send a parcel to France?",
+        "How long does it take to send a parcel to France?",
+        "no",
+    ),
+)
+"""Worked pairs the model reads before each judgement (written for the prompt, in domains no
+evaluation set uses). They are the same for every pair, so a runtime that keeps its cache
+(llama.cpp's) reads them once."""
 YES = ("yes", "Yes")
 NO = ("no", "No")
-MAX_QUESTION_CHARS = 600
+MAX_QUESTION_CHARS = 400
 """Each question is cut to this many characters in the prompt (a judgement reads a bounded
 prompt however long the question: the kv's questions are short, and a longer one is judged on
 its start)."""
 
 
+def _prompt_id() -> str:
+    import hashlib
+
+    text = repr((SYSTEM, ASK, EXAMPLES))
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+PROMPT_ID = _prompt_id()
+"""What the prompt is, in 12 hex digits: a judge's recorded probabilities are reused only for
+the prompt they were read with (``scripts/train_student.py``, ``bench/judge.py --scores``)."""
+
+
 def messages(query: str, stored: str) -> list[dict[str, str]]:
-    """The chat the judge's model reads for one pair."""
-    return [
-        {"role": "system", "content": SYSTEM},
-        {
-            "role": "user",
-            "content": ASK.format(
-                stored=stored[:MAX_QUESTION_CHARS].strip(), query=query[:MAX_QUESTION_CHARS].strip()
-            ),
-        },
-    ]
+    """The chat the judge's model reads for one pair: the instruction, the worked examples, the
+    pair."""
+    chat = [{"role": "system", "content": SYSTEM}]
+    for s, q, said in EXAMPLES:
+        chat.append({"role": "user", "content": ASK.format(stored=s, query=q)})
+        chat.append({"role": "assistant", "content": said})
+    cut = ASK.format(
+        stored=stored[:MAX_QUESTION_CHARS].strip(), query=query[:MAX_QUESTION_CHARS].strip()
+    )
+    chat.append({"role": "user", "content": cut})
+    return chat
 
 
 def yes_probability(yes_logits: Sequence[float], no_logits: Sequence[float]) -> float:
@@ -51,4 +83,4 @@ def yes_probability(yes_logits: Sequence[float], no_logits: Sequence[float]) -> 
     return 1.0 / (1.0 + math.exp(d))
 
 
-__all__ = ["ASK", "MAX_QUESTION_CHARS", "NO", "SYSTEM", "YES", "messages", "yes_probability"]
+__all__ = ["ASK", "EXAMPLES", "MAX_QUESTION_CHARS", "NO", "PROMPT_ID", "SYSTEM", "YES", "messages", "yes_probability"]

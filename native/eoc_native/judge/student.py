@@ -136,6 +136,73 @@ class StudentJudge:
         }
 
 
+MIX_FEATURES = ("judge_logit", *FEATURES)
+"""The mix's inputs: the judge's log-odds of "yes", then the student's features."""
+
+
+@dataclass(frozen=True)
+class Mix:
+    """How the judge's answer becomes a decision: a logistic mix of its log-odds of "yes" with
+    the student's features (what a 1.5B model reads poorly, the cosine and the guard's reason
+    say), fitted on hand-labelled pairs (``scripts/train_student.py``: the everyday set's tune
+    part and the student's own pairs, never a part that is reported). At ``serve_at`` or above
+    the pair is the same question."""
+
+    weights: tuple[float, ...]
+    bias: float
+    serve_at: float
+
+    def __post_init__(self) -> None:
+        if len(self.weights) != len(MIX_FEATURES):
+            raise ConfigError(
+                f"the judge's mix has {len(self.weights)} weights for {len(MIX_FEATURES)} inputs"
+            )
+        if not all(math.isfinite(w) for w in (*self.weights, self.bias, self.serve_at)):
+            raise ConfigError("the judge's mix holds a number that is not finite")
+        if not 0.0 < self.serve_at < 1.0:
+            raise ConfigError(
+                f"the judge's mix serves at a probability in (0, 1), got {self.serve_at}"
+            )
+
+    def probability(
+        self, p_yes: float, query: str, stored: str, *, reason: str, cosine: float
+    ) -> float:
+        p = min(max(p_yes, 1e-6), 1 - 1e-6)
+        x = [math.log(p / (1 - p)), *features(query, stored, reason=reason, cosine=cosine)]
+        z = self.bias + sum(w * v for w, v in zip(self.weights, x, strict=True))
+        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any]) -> Mix:
+        try:
+            if list(doc["features"]) != list(MIX_FEATURES):
+                raise ConfigError(
+                    "the judge's mix reads other inputs than this eoc's: fit it again"
+                )
+            return cls(
+                tuple(float(w) for w in doc["weights"]), float(doc["bias"]), float(doc["serve_at"])
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"the judge's mix is malformed ({exc})") from None
+
+    def to_doc(self) -> dict[str, Any]:
+        return {
+            "features": list(MIX_FEATURES),
+            "weights": list(self.weights),
+            "bias": self.bias,
+            "serve_at": self.serve_at,
+        }
+
+
+def shipped_mix() -> Mix | None:
+    """The judge's mix for the native default, or ``None`` when none has been fitted (the judge
+    then serves at its own P(yes) threshold)."""
+    found = resources.files("eoc_native.judge").joinpath("data", "mix.json")
+    if not found.is_file():
+        return None
+    return Mix.from_doc(json.loads(found.read_text(encoding="utf-8")))
+
+
 def shipped_student() -> StudentJudge | None:
     """The student trained for the native default (MiniLM + the judge model), or ``None`` when
     none has been trained yet."""
@@ -145,4 +212,14 @@ def shipped_student() -> StudentJudge | None:
     return StudentJudge.from_doc(json.loads(found.read_text(encoding="utf-8")))
 
 
-__all__ = ["FEATURES", "REASONS", "StudentJudge", "features", "reason_kind", "shipped_student"]
+__all__ = [
+    "FEATURES",
+    "MIX_FEATURES",
+    "REASONS",
+    "Mix",
+    "StudentJudge",
+    "features",
+    "reason_kind",
+    "shipped_mix",
+    "shipped_student",
+]
