@@ -20,7 +20,9 @@
 5. **Where the student decides alone:** ``serve_at`` is the least probability above which the
    judge said yes to at least :data:`AGREE` of the training pairs (and to every one of the last
    :data:`MIN_SURE` of them), ``refuse_at`` the most below which it said no as often. Between
-   them the judge decides.
+   them the judge decides. Serving alone must also hold on the tune pairs' hand labels: where the
+   student would serve one of them wrongly, it never serves alone (``serve_at`` 1) and only
+   refuses.
 
 The hand-written ``same`` labels are printed beside (how often the judge agrees with them) and
 used for nothing else.
@@ -252,6 +254,18 @@ def main(argv: list[str] | None = None) -> int:
     prob = 1 / (1 + np.exp(-z))
     yes = y >= SERVE_AT
     serve_at, refuse_at = sure_thresholds(prob, yes)
+    # serving alone must hold on tune's hand labels too: one wrong there, and it never serves
+    tune_p = 1 / (1 + np.exp(-(np.array([_x(p, known)[1:] for p in tune_pairs]) @ w + b)))
+    tune_served = [
+        p["hand_label"] for p, q in zip(tune_pairs, tune_p, strict=True) if q >= serve_at
+    ]
+    if not all(tune_served):
+        print(
+            f"the student alone would serve {len(tune_served)} tune pairs, "
+            f"{tune_served.count(False)} wrongly: it only refuses",
+            file=sys.stderr,
+        )
+        serve_at = 1.0
     student = StudentJudge(tuple(float(v) for v in w), b, serve_at, refuse_at)
     doc = student.to_doc()
     alone = (prob >= serve_at) | (prob <= refuse_at)
