@@ -104,7 +104,7 @@ def test_the_native_default_has_a_judge_unless_it_is_off(monkeypatch: pytest.Mon
 
 
 def _kv(judging: Judging) -> KVStage:
-    options = semantic_kv_options()
+    options = semantic_kv_options(judge=False)
     kv = KVStage(**options, judging=judging)
     kv.put(REWORDING[1], "Yes: one bag up to 7 kg.")
     return kv
@@ -129,7 +129,7 @@ def test_in_front_of_a_tiny_local_model_the_judge_is_skipped_and_never_loaded(
 def test_in_front_of_an_upstream_declared_to_spend_a_lot_the_judge_runs(judge: ModelJudge) -> None:
     judging = Judging(judge, None, mode="auto", floor=JUDGE_FLOOR)
     upstream = OpenAIBackend(
-        "http://127.0.0.1:9/v1", model="big", joules_per_token=(2.0, 20.0), max_retries=0
+        "http://127.0.0.1:9/v1", model="big", joules_per_token=(20.0, 200.0), max_retries=0
     )
     cascade = Cascade([_kv(judging), NeuralStage(upstream)])
     try:
@@ -138,8 +138,26 @@ def test_in_front_of_an_upstream_declared_to_spend_a_lot_the_judge_runs(judge: M
         r = None  # the judge said no, and nothing listens on port 9: the decision is what counts
     last = judging.record.last
     assert last is not None and last.run, last
-    assert last.saving_uj is not None and last.saving_uj > 100_000_000
+    assert last.saving_uj is not None and last.saving_uj > 1_000_000_000
     ran = judging.record.decisions["served"] + judging.record.decisions["refused"]
     assert ran == 1 and judging.record.joules_uj > 0
     if r is not None:
         assert r.stage.value == "kv" and "a judge decided" in r.cost.basis
+
+
+def test_metrics_count_the_judge_s_decisions_and_joules() -> None:
+    from eoc.cost import JouleCost
+    from eoc_native.serve.metrics import Metrics
+
+    metrics = Metrics()
+    body = metrics.render()[0].decode()
+    assert 'eoc_judge_decisions_total{outcome="served"} 0.0' in body  # no judge: zeros
+    judging = Judging(None, shipped_student(), mode="on")
+    judging.record.count("served", JouleCost.estimated(2_500_000, "a judgement"))
+    judging.record.count("skipped_energy")
+    metrics.judging = judging
+    body = metrics.render()[0].decode()
+    assert 'eoc_judge_decisions_total{outcome="served"} 1.0' in body
+    assert 'eoc_judge_decisions_total{outcome="skipped_energy"} 1.0' in body
+    assert 'eoc_judge_joules_total{provenance="estimated"} 2.5' in body
+    assert 'eoc_judge_joules_total{provenance="measured"} 0.0' in body
