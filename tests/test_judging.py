@@ -149,7 +149,10 @@ class Model:
         self.work_rates = rates
 
     def generate(self, prompt: str) -> Reply:
-        return Reply("the model's answer", None, True)
+        return Reply("the model's answer", None, True, 5, 4, finish_reason="stop")
+
+    def chat(self, request: object, on_piece: object = None) -> Reply:
+        return self.generate(getattr(request, "question", ""))
 
 
 SMALL = WorkRates(0.0, per_token_in_uj=10_000.0, per_token_out_uj=100_000.0, why="a tiny model")
@@ -188,3 +191,23 @@ def test_the_guard_marks_only_wording_refusals_judgeable() -> None:
         "can i bring a carry-on bag onto the plane", "Can I take hand luggage on the plane?"
     )
     assert judgeable(reason)
+
+
+def test_another_partition_s_answer_is_never_handed_to_the_judge() -> None:
+    from eoc.chat import ChatDefaults, parse_chat
+
+    def asked(question: str, system: str) -> Query:
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": question}]
+        defaults = ChatDefaults("m", max_tokens=8)
+        return parse_chat({"model": "m", "messages": messages}, defaults).query()
+
+    judge = Recording(same=True)
+    kv = KVStage(judging=Judging(judge, None, mode="on", floor=0.05))
+    cascade = Cascade([kv, NeuralStage(Model(LARGE))])
+    cascade.resolve(asked("Can I take hand luggage on the plane?", "You are a travel desk."))
+    r = cascade.resolve(asked("can i bring a carry-on bag onto the plane", "Answer in French."))
+    assert r.stage.value == "neural"
+    assert all(stored != "Can I take hand luggage on the plane?" for _, stored, _ in judge.asked)
+    # the same system prompt: its own partition's answer may be judged
+    cascade.resolve(asked("can i bring a carry-on bag onto the plane", "You are a travel desk."))
+    assert any(stored == "Can I take hand luggage on the plane?" for _, stored, _ in judge.asked)

@@ -687,6 +687,7 @@ class KVStage:
             e = entries.get(str(k))
             return (
                 e is not None
+                and (admitted is None or admitted(k))  # its partition (matches holds it too)
                 and (matches is None or matches(k))
                 and not self._stale(e)
                 and not (e.origin and not finished(e.meta))
