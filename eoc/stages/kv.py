@@ -764,8 +764,6 @@ class KVStage:
                     if self._guard.allows(query.prompt, candidate.prompt)
                     else "the guard refused it"
                 )
-            if reason and judgeable(reason) and self.judging is not None:
-                reason = f"{reason} (for want of evidence: the judge may decide it)"
             if not reason and served:
                 reason = "a better candidate was served"
             served = served or not reason
