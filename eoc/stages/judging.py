@@ -275,6 +275,15 @@ class Judging:
         if known is not None:
             return Verdict(known.same, known.probability, known.by, None, "decided before")
         p = None
+        if self.judge is not None and (self.student is None or self.student.serve_at >= 1.0):
+            # a student that never serves alone is worth running only where the judge may run:
+            # where even a sure pair's saving is below a judgement, neither runs
+            judge_uj = max(1, int(self.judge.expected_uj()))
+            best = energy_rule(self.mode, 1.0, saving_uj, judge_uj)
+            if not best.run:
+                self.record.last = best
+                self.record.count("skipped_energy")
+                return None
         if self.student is not None:
             p = self.student.probability(query, stored, reason=reason, cosine=cosine)
             if p >= self.student.serve_at or p <= self.student.refuse_at or self.judge is None:
