@@ -38,6 +38,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.append(str(Path(__file__).resolve().parent))
 
+from human import measure
 from kvquality import GPTCACHE_COSINE, GivenVectors, minilm_vectors
 
 from eoc import Query
@@ -120,41 +121,6 @@ class ScoredJudge:
             return Verdict(r["p"] >= self.serve_at, r["p"], self.name, cost)
         q = mix.probability(r["p"], query, stored, reason=reason, cosine=cosine)
         return Verdict(q >= mix.serve_at, q, self.name, cost)
-
-
-def measure(rows: list[dict[str, Any]], make_kv: Callable[[], KVStage]) -> dict[str, Any]:
-    kv = make_kv()
-    for r in rows:
-        kv.put(r["stored"], r["stored_answer"])
-    served = wrong = hits = 0
-    misses: list[tuple[str, str, str]] = []
-    wrongs: list[tuple[str, str, str]] = []
-    for r in rows:
-        got = kv.lookup(Query(r["asked"]))
-        hits += got is not None
-        if r["same"]:
-            if got is None:
-                misses.append((r["class"], r["stored"], r["asked"]))
-            elif got.payload == r["stored_answer"]:
-                served += 1
-            else:
-                wrong += 1
-                wrongs.append((r["class"], r["stored"], r["asked"]))
-        elif got is not None:
-            wrong += 1
-            wrongs.append((r["class"], r["stored"], r["asked"]))
-    should = sum(1 for r in rows if r["same"])
-    return {
-        "pairs": len(rows),
-        "should_hit": should,
-        "served": served,
-        "served_pct": 100.0 * served / should if should else 0.0,
-        "hits": hits,
-        "wrong": wrong,
-        "wrong_pct_of_hits": 100.0 * wrong / hits if hits else 0.0,
-        "misses": misses,
-        "wrongs": wrongs,
-    }
 
 
 def sweep(rows: list[dict[str, Any]], judge: ScoredJudge, vectors: dict[str, Any]) -> None:

@@ -275,10 +275,10 @@ class Judging:
         if known is not None:
             return Verdict(known.same, known.probability, known.by, None, "decided before")
         p = None
+        judge_uj = 1 if self.judge is None else max(1, int(self.judge.expected_uj()))
         if self.judge is not None and (self.student is None or self.student.serve_at >= 1.0):
             # a student that never serves alone is worth running only where the judge may run:
             # where even a sure pair's saving is below a judgement, neither runs
-            judge_uj = max(1, int(self.judge.expected_uj()))
             best = energy_rule(self.mode, 1.0, saving_uj, judge_uj)
             if not best.run:
                 self.record.last = best
@@ -298,7 +298,6 @@ class Judging:
                 self._remember(pair, verdict)
                 return verdict
         assert self.judge is not None
-        judge_uj = max(1, int(self.judge.expected_uj()))
         p_served = self.record.served_rate() if p is None else p
         decision = energy_rule(self.mode, p_served, saving_uj, judge_uj)
         self.record.last = decision

@@ -140,14 +140,12 @@ class ModelJudge:
         from eoc_native.llm.shape import ModelArgs, check_model
         from eoc_native.llm.tokenizer import GGUFTokenizer
 
-        path = self.path
-        if path is None:
-            path = joined_model_path()  # the pinned file, its SHA-256 checked
-        else:  # a file the user named: eoc's checks before llama.cpp's parser reads it
-            gf = GGUFFile(path)
-            check_model(gf, ModelArgs.from_metadata(gf.metadata, gf.path), N_CTX)
+        named = self.path is not None
+        path = self.path if self.path is not None else joined_model_path()  # SHA-256 checked
         self.path = path
         gf = GGUFFile(path)
+        if named:  # a file the user named: eoc's checks before llama.cpp's parser reads it
+            check_model(gf, ModelArgs.from_metadata(gf.metadata, gf.path), N_CTX)
         self._tokenizer = GGUFTokenizer(gf.metadata)  # the chat template, in eoc's sandbox
         import llama_cpp
 

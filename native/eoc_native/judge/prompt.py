@@ -83,4 +83,14 @@ def yes_probability(yes_logits: Sequence[float], no_logits: Sequence[float]) -> 
     return 1.0 / (1.0 + math.exp(d))
 
 
-__all__ = ["ASK", "EXAMPLES", "MAX_QUESTION_CHARS", "NO", "PROMPT_ID", "SYSTEM", "YES", "messages", "yes_probability"]
+__all__ = [
+    "ASK",
+    "EXAMPLES",
+    "MAX_QUESTION_CHARS",
+    "NO",
+    "PROMPT_ID",
+    "SYSTEM",
+    "YES",
+    "messages",
+    "yes_probability",
+]
