@@ -1,6 +1,6 @@
 """The kv's judge of meaning on people's everyday rewordings: served, wrong, ms and J per judgement.
 
-    python bench/judge.py [--set everyday|human] [--part tune|heldout|sealed ...]
+    python bench/judge.py [--set everyday|human] [--part tune|heldout|sealed|sealed2 ...]
                           [--scores FILE] [--sweep] [--json] [--show N]
 
 For each part, a kv stage holds every stored FAQ question of the part with its answer; each
@@ -22,7 +22,8 @@ each pair's P(yes) and its ms and µJ, so a second run re-reads them instead of 
 judge alone would serve at each threshold: tune it on ``tune`` only.
 
 ``--set everyday`` (default) is ``bench/suites/everyday`` (its README says how it was written and
-split); ``--set human`` the older ``bench/suites/human``. ``sealed`` is run once, at the end.
+split); ``--set human`` the older ``bench/suites/human``. ``sealed`` and ``sealed2`` are each run
+once, after the last change to what they measure.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from eoc.stages.judging import Judging, Verdict
 from eoc_native.judge.prompt import PROMPT_ID
 
 SUITES = Path(__file__).resolve().parent / "suites"
-PARTS = ("tune", "heldout", "sealed")
+PARTS = ("tune", "heldout", "sealed", "sealed2")
 FIELDS = {"id", "domain", "stored", "stored_answer", "asked", "same", "class"}
 
 
@@ -147,7 +148,7 @@ def sweep(rows: list[dict[str, Any]], judge: ScoredJudge, vectors: dict[str, Any
     print(
         f"guard alone: served {plain['served']}, wrong {plain['wrong']}; judged pairs {len(judged)}"
     )
-    for t in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
+    for t in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95):
         ok = sum(1 for p, right in judged if p >= t and right)
         bad = sum(1 for p, right in judged if p >= t and not right)
         served = plain["served"] + ok

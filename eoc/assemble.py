@@ -69,6 +69,8 @@ def kv_options(*, why: list[str] | None = None) -> dict[str, Any]:
                         f"{plugins.NATIVE_HINT}"
                     ) from None
                 reason = f"the {name} embedder cannot load ({exc}): {plugins.NATIVE_HINT}"
+            except ConfigError:  # a setting that asks for what is not there (EOC_JUDGE=on
+                raise  # with no judge model) is the user's to fix, never fallen back from
             except EocError as exc:
                 if choice != "auto":
                     raise

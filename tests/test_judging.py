@@ -52,6 +52,8 @@ DECISIVE = [
     "Can I bring my dog into the London office?",  # a name
     "How do I turn off dark mode?",  # opposites
     "How much does a 2 kg bag of flour cost per 100 g?",  # another number
+    "Is the Riverside swimming pool not open on Sundays?",  # a name in one only, and a negation
+    "Is the swimming pool open at night on Sundays?",  # a time added beside the same day
 ]
 
 
@@ -91,15 +93,21 @@ def test_a_judged_pair_is_not_judged_again() -> None:
     assert len(judge.asked) == 1
     refuser = Recording(same=False)
     kv = kv_with(refuser)
-    for _ in range(3):
+    assert kv.lookup(Query("can i bring a carry-on bag onto the plane")) is None
+    first = list(refuser.asked)  # the hand luggage and the Paris office ("a name in one only")
+    assert len(first) == 2
+    for _ in range(2):
         assert kv.lookup(Query("can i bring a carry-on bag onto the plane")) is None
-    assert len(refuser.asked) == 1
+    assert refuser.asked == first
 
 
 def test_a_refusing_judge_serves_nothing_and_off_asks_nothing() -> None:
     judge = Recording(same=False)
     assert kv_with(judge).lookup(Query("can i bring a carry-on bag onto the plane")) is None
-    assert len(judge.asked) == 1
+    assert [stored for _, stored, _ in judge.asked] == [  # both candidates, for wording only
+        "Can I take hand luggage on the plane?",
+        "Can I bring my dog into the Paris office?",
+    ]
     quiet = Recording(same=True)
     assert (
         kv_with(quiet, mode="off").lookup(Query("can i bring a carry-on bag onto the plane"))
@@ -116,7 +124,7 @@ def test_a_failing_judge_is_a_miss_and_counted() -> None:
     kv = kv_with(Failing())
     assert kv.lookup(Query("can i bring a carry-on bag onto the plane")) is None
     record = kv.judging.record  # type: ignore[union-attr]
-    assert record.decisions["failed"] == 1 and "went away" in record.last_error
+    assert record.decisions["failed"] == 2 and "went away" in record.last_error  # both candidates
 
 
 def test_the_energy_rule() -> None:
@@ -176,7 +184,7 @@ def test_the_cascade_weighs_the_judge_against_what_the_model_would_spend(
         assert record.last.run and record.last.saving_uj is not None
     else:  # ~0.1 J a token: less than the judgement
         assert not judge.asked and r.stage.value == "neural"
-        assert record.decisions["skipped_energy"] == 1
+        assert record.decisions["skipped_energy"] == 2  # both candidates
         assert "<= a judgement 20 J" in record.last.why
 
 
@@ -191,6 +199,33 @@ def test_the_guard_marks_only_wording_refusals_judgeable() -> None:
         "can i bring a carry-on bag onto the plane", "Can I take hand luggage on the plane?"
     )
     assert judgeable(reason)
+
+
+@pytest.mark.parametrize(
+    ("query", "stored", "said"),
+    [
+        (  # a name one side adds, none in its place: context, or a narrower question
+            "When's the last day I can send HMRC my self assessment return online?",
+            "What is the deadline for filing a Self Assessment tax return online?",
+            "the name 'hmrc' is in one only",
+        ),
+        (  # a time one side names and the other leaves open
+            "made too much rice last night, how long does it keep in the fridge?",
+            "How long can cooked rice be kept in the fridge?",
+            "a time in one only: night / no time",
+        ),
+        (  # both poles joined by "or": asked of both, not the opposite of one
+            "should I stretch before or after a run?",
+            "Should I stretch before a run?",
+            "one of them names both poles (time)",
+        ),
+    ],
+)
+def test_what_only_meaning_tells_apart_goes_to_the_judge(
+    query: str, stored: str, said: str
+) -> None:
+    reason = EntityGuard().refusal(query, stored)
+    assert said in reason and judgeable(reason), reason
 
 
 def test_another_partition_s_answer_is_never_handed_to_the_judge() -> None:

@@ -16,7 +16,7 @@ from eoc.knowledge import kv_pairs
 from eoc.query import Stage
 from eoc.stages import HashedNgramEmbedder, KVStage, SparseIndex
 from eoc.stages.base import work_estimate
-from eoc.stages.guard import EntityGuard, ExactWordsGuard, entities
+from eoc.stages.guard import _NOT_NAMES, EntityGuard, ExactWordsGuard, entities
 from eoc.stages.index import MAX_POSTING, MAX_SCORED
 from eoc.stages.kv import MAX_GUARD_CHECKS, _Entry
 from eoc.stages.text import STOPWORDS, fold, normalize, words
@@ -53,7 +53,7 @@ def _old_entities(text: str) -> list[str]:
             continue
         at_start = bool(_SENTENCE_START.search(text[: m.start()]))
         acronym = len(w) > 1 and w.isupper()
-        if (not at_start or acronym) and w.lower() not in STOPWORDS:
+        if (not at_start or acronym) and w.lower() not in _NOT_NAMES:  # "Ok" names nothing
             out.append(fold(w))
     out += [fold(q).strip() for q in _QUOTED.findall(text)]
     return out

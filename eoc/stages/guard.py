@@ -14,7 +14,8 @@ score 0.99 on MiniLM, "capital of France" and "capital of Germany" 0.97 on a sta
   negation on one side only; opposite poles of an axis ("turn on" / "disable", "within" /
   "after", "largest" / "smallest") or different actions; ranks that differ ("second largest");
   the sides of a transfer ("from savings to current") that differ or swap; the time asked about
-  (``data/when.tsv``); and, when the two are one question frame (:class:`Frame`), any content
+  (``data/when.tsv``; a time or a name one side adds and the other leaves out is refused as
+  :class:`Wording`, which a judge of meaning may decide); and, when the two are one question frame (:class:`Frame`), any content
   word one side has and the other lacks (a word that narrows a noun: "gift" / "gift card"),
   unless the query is the stored question in fewer words (:meth:`Frame.fewer`: "overdraft
   cost?" / "How much does an arranged overdraft cost?"). A
@@ -92,11 +93,15 @@ class Wording(str):
     query says the stored question in other words, changes or adds a word that may or may not
     matter (:meth:`Frame.wording`), names an action or a pole the other side does not say at all
     ("begin" / "start", "descale" / "remove limescale"), or asks a kind of answer where the
-    other asks none ("oakfield primary start time" / "What time does school start?"). A judge
-    of meaning (:mod:`eoc.stages.judging`) may decide such a pair; every other refusal is final:
-    numbers, operators and symbols, names and capitals and their order, negation, ranks,
-    opposite poles and different actions both sides name, the sides of a transfer, who does
-    what to whom, the time asked about, the tense, and question words both sides ask."""
+    other asks none ("oakfield primary start time" / "What time does school start?"). Where no
+    decisive difference is there besides, also: a name one side adds with no name in its place
+    ("HMRC"), a time one side names and the other leaves open ("last night"), both poles of an
+    axis joined by "or" or "and" on one side ("before or after"). A judge of meaning
+    (:mod:`eoc.stages.judging`) may decide such a pair; every other refusal is final: numbers,
+    operators and symbols, a name in place of another, capitals and the order of names,
+    negation, ranks, opposite poles and different actions both sides name, the sides of a
+    transfer, who does what to whom, two different times, the tense, and question words both
+    sides ask."""
 
     __slots__ = ()
 
@@ -163,7 +168,7 @@ def entities(text: str) -> list[str]:
 
 
 # capitalized inside a sentence without naming anything: "Hey, I'm ..."
-_NOT_NAMES = STOPWORDS | {"i'm", "i've", "i'd", "i'll", "i’m", "i’ve", "i’d", "i’ll"}
+_NOT_NAMES = STOPWORDS | {"i'm", "i've", "i'd", "i'll", "i’m", "i’ve", "i’d", "i’ll", "ok", "okay"}
 
 # Self-corrections ("the 2007 I mean 2001 report", "when did no sorry what do ..."): the words
 # before such a marker were taken back, so they may hold numbers, names or question words the
@@ -563,6 +568,30 @@ def _poles(stems: tuple[str, ...]) -> tuple[dict[str, tuple[frozenset[int], str]
     return out, frozenset(covered)
 
 
+_JOINING = frozenset({"or", "and", "n", "nor", "vs", "versus"})
+
+
+def _paired(stems: tuple[str, ...]) -> frozenset[str]:
+    """The axes whose two poles the text joins with "or" or "and" ("open and close", "before
+    or afterwards"): it asks of both, where "a higher dose lower the risk" holds two poles
+    that each say something else."""
+    spans: dict[str, list[tuple[int, int, int]]] = {}
+    index = _pole_index()
+    for start, st in enumerate(stems):
+        for phrase, axis, pole, _ in index.get(st, ()):
+            n = len(phrase)
+            if n == 1 or stems[start : start + n] == phrase:
+                spans.setdefault(axis, []).append((start, start + n, pole))
+    out = set()
+    for axis, found in spans.items():
+        for _, a_end, a_pole in found:
+            for b_start, _, b_pole in found:
+                between = stems[a_end:b_start]
+                if b_pole != a_pole and 0 < len(between) <= 3 and _JOINING & set(between):
+                    out.add(axis)
+    return frozenset(out)
+
+
 @functools.lru_cache(maxsize=4096)
 def _read(
     text: str,
@@ -768,6 +797,19 @@ def when_words() -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(out), frozenset(clippable)
 
 
+@functools.cache
+def _when_listed() -> frozenset[str]:
+    """The words of ``data/when.tsv`` as written: a word that is its own stem counts only
+    when listed ("weekend"), not as a listed word's stem ("even" of "evening")."""
+    text = (resources.files(__package__) / "data" / "when.tsv").read_text(encoding="utf-8")
+    return frozenset(
+        w
+        for line in text.splitlines()
+        if line.strip() and not line.startswith("#")
+        for w in line.split("\t", 1)[1].split()
+    )
+
+
 # a time of day on the 12-hour clock: "2am", "9 a.m.", "11:45 p.m.", "12 PM"
 _CLOCK = re.compile(r"\b(\d{1,2})(?::([0-5]\d))?\s*([AaPp])\.?\s?[Mm]\b\.?")
 _HALVES = {"a": "antemeridiem", "p": "postmeridiem"}
@@ -799,7 +841,7 @@ def _when(ws: list[str]) -> frozenset[str]:
         st = _stem(w)
         if i and ws[i - 1] == "good":  # "good morning": a greeting
             continue
-        if st in known:
+        if st in known and (st != w or w in _when_listed()):  # "even" is no "evening"
             out.add(st)
         elif 3 <= len(w) <= 4 and w.isalpha():
             whole = [k for k in clippable if k.startswith(w)]
@@ -881,6 +923,7 @@ class Analysis:
         "numbers",
         "order",
         "ordinals",
+        "paired",
         "poles",
         "possessive",
         "seq",
@@ -917,6 +960,7 @@ class Analysis:
         self.seq = tuple(ws)
         self.keys = keys(ws)  # as the swaps compare them (eoc.stages.swaps)
         cws, stems, self.poles, self.content = read[:4]
+        self.paired = _paired(stems)  # "open and close": both poles asked of
         # read after synonyms: "where do I go to" asks how, "how many people live" a population
         self.wh = tuple(w for w in cws if w in ANSWER_TYPE_WORDS)
         self.wh_set = frozenset(self.wh)
@@ -1112,6 +1156,9 @@ class Frame:
         / Sunday): a title in the plural is another title ("Aliens" / "Alien")."""
         if word in a.words:
             return True
+        flat = word.replace("-", "")  # "Wi-Fi" / "WiFi" / "wifi", "e-mail" / "email"
+        if len(flat) > 3 and any(w.replace("-", "") == flat for w in a.words):
+            return True
         if _stem(word) in a.content and (_stem(word) in when_words()[0] or word in a.content):
             return True
         if any(_name_clipped(word, w) for w in a.words if w not in STOPWORDS):
@@ -1257,6 +1304,15 @@ class EntityGuard:
         """Why the stored question may not answer the query ("" when it may)."""
         q = query if isinstance(query, Analysis) else Analysis(query)
         s = stored if isinstance(stored, Analysis) else Analysis(stored)
+        # differences that only meaning tells apart (a name or a time one side adds, both
+        # poles on one side): each refuses as wording, after every decisive check has run
+        soft: list[str] = []
+        reason = self._refusal(q, s, soft)
+        if reason and not judgeable(reason):
+            return reason
+        return soft[0] if soft else reason
+
+    def _refusal(self, q: Analysis, s: Analysis, soft: list[str]) -> str:
         if q.computes:  # a stored computation may answer what does not read as one ("No
             return COMPUTATION_REFUSAL  # sorry, what is 2+2"), under every rule below
         corrected = q.corrected
@@ -1278,8 +1334,10 @@ class EntityGuard:
                 f"{' '.join(s.symbols) or 'none'}"
             )
         names = self._names(q, s)
-        if names:
+        if names and not judgeable(names):
             return names
+        if names:
+            soft.append(names)
         for low, written in q.cased.items():
             theirs = s.cased.get(low)
             if theirs is not None and theirs != written and (written.isupper() or theirs.isupper()):
@@ -1298,6 +1356,11 @@ class EntityGuard:
         for axis, (held, said) in q.poles.items():
             other = s.poles.get(axis)
             if other is not None and held != other[0]:  # "a lower ... lower" / "a higher ... lower"
+                if axis in q.paired or axis in s.paired:  # "open and close" / "opening hours"
+                    soft.append(
+                        Wording(f"one of them names both poles ({axis}): {said!r} / {other[1]!r}")
+                    )
+                    continue
                 if axis == "with":  # "without" denies what "with" says
                     return f"negated in one only ({said if 1 in held else other[1]!r})"
                 return f"opposites ({axis}): {said!r} / {other[1]!r}"
@@ -1312,7 +1375,11 @@ class EntityGuard:
             return "the sides of a to/from are swapped"
         if q.when != s.when and not (corrected and s.when <= q.when):
             times = " ".join(sorted(q.when)) or "no time", " ".join(sorted(s.when)) or "no time"
-            return f"they ask about another time: {times[0]} / {times[1]}"
+            if q.when and s.when:
+                return f"they ask about another time: {times[0]} / {times[1]}"
+            # a time one side names and the other leaves open: context ("made rice last
+            # night, how long does it keep?") or a narrower question ("open on Sundays?")
+            soft.append(Wording(f"a time in one only: {times[0]} / {times[1]}"))
         if not corrected:
             roles = self._roles(q, s, turned)
             if roles:
@@ -1377,12 +1444,19 @@ class EntityGuard:
         other lacks ("the Unlimited plan" / "the Essentials plan", "the ISO code of Chad" / "the
         region of Chad"). A name written another way ("NYC" / "New York", "Sundays" /
         "Sunday", "Sat" / "Saturday") is the same name."""
-        lacking: list[str] = []
-        for a, b in ((q, s), (s, q)) if not q.corrected else ((s, q),):
+        lacking: list[list[str]] = [[], []]
+        for side, (a, b) in enumerate(((q, s), (s, q)) if not q.corrected else ((s, q),)):
             for parts in a.entity_parts:
                 if not all(Frame.has(b, p) for p in parts):
-                    lacking.append(" ".join(parts))
-        return f"the name {lacking[0]!r} is not in both" if lacking else ""
+                    lacking[side].append(" ".join(parts))
+        if lacking[0] and lacking[1]:  # a name in place of another: Niger / Nigeria
+            return f"the name {lacking[0][0]!r} is not in both"
+        if lacking[0] or lacking[1]:
+            # names one side adds and the other leaves out, none put in their place ("HMRC self
+            # assessment deadline" / "self assessment deadline"): context or a narrower question,
+            # which only meaning tells apart
+            return Wording(f"the name {(lacking[0] or lacking[1])[0]!r} is in one only")
+        return ""
 
     @staticmethod
     def _roles(q: Analysis, s: Analysis, turned: bool) -> str:

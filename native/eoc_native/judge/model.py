@@ -36,13 +36,15 @@ from eoc.stages.judging import Verdict
 from eoc_native.judge.prompt import NO, YES, messages, yes_probability
 from eoc_native.judge.student import Mix, shipped_mix
 
-SERVE_AT = 0.5
-"""The least probability of "yes" at which the judge serves (chosen on the tune part of
-``bench/suites/everyday``: ``bench/judge.py``)."""
+SERVE_AT = 0.95
+"""The least probability of "yes" at which the judge alone serves, with no mix (chosen on the
+tune part of ``bench/suites/everyday``: ``bench/judge.py --sweep``). The prompt's worked
+examples make the model say yes readily, so only a sure yes serves; the shipped mix
+(:class:`~.student.Mix`) decides otherwise."""
 TYPICAL_TOKENS = 100
 """Tokens in a typical judgement's prompt (the template, the instruction and two short
 questions), for the estimate before the first judgement."""
-N_CTX = 1024
+N_CTX = 2048
 """The judge's context: the prompt is bounded (:data:`.prompt.MAX_QUESTION_CHARS`), so it fits."""
 ENV_JUDGE_MODEL = "EOC_JUDGE_MODEL"
 ENV_RUNTIME = "EOC_JUDGE_RUNTIME"
@@ -97,6 +99,7 @@ class ModelJudge:
         self._model: Any = None
         self._tokenizer: Any = None
         self._ids: tuple[list[int], list[int]] = ([], [])
+        self._in_cache: list[int] = []  # the token ids eoc's runner holds in its cache
         self._dispatcher: Any = None
         self._spent: list[int] = []  # µJ of each judgement so far (the last 64)
         self._macs_per_token: float | None = None
@@ -211,13 +214,25 @@ class ModelJudge:
 
         ids = self._tokenizer.encode(text, special=True, add_bos=False)
         before = Counter(self._dispatcher.calls)
-        self._model.reset()
+        # the tokens the cache already holds that this prompt starts with (the template, the
+        # instruction and the examples: the same for every pair) are not read again
+        kept = 0
+        for a, b in zip(self._in_cache, ids[:-1], strict=False):
+            if a != b:
+                break
+            kept += 1
+        self._in_cache = []  # unknown until the forward pass below has run
+        self._model.rewind(min(kept, self._model.pos))
+        start = self._model.pos
         yes, no = self._ids
-        row = self._model.forward(ids, logit_ids=[*yes, *no])[-1]
+        row = self._model.forward(ids[start:], logit_ids=[*yes, *no])[-1]
+        self._in_cache = list(ids)
         calls = Counter(self._dispatcher.calls)
         calls.subtract(before)
         uj, basis = estimate({c: n for c, n in calls.items() if n > 0})
-        cost = JouleCost.estimated(uj, f"judge on eoc's runner ({len(ids)} tokens read): {basis}")
+        cost = JouleCost.estimated(
+            uj, f"judge on eoc's runner ({len(ids) - start} new tokens read): {basis}"
+        )
         return [float(x) for x in row], cost
 
     def _on_llama_cpp(self, text: str) -> tuple[list[float], JouleCost]:

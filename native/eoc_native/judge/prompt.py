@@ -12,14 +12,15 @@ import math
 from collections.abc import Sequence
 
 SYSTEM = (
-    "You check a question-answer cache. Decide whether two questions ask for exactly the same "
-    "thing, so that the answer to the stored question is a correct answer to the new one."
+    "You check a question-answer cache. Decide whether the answer to a stored question is a "
+    "full and correct answer to a new question. Greetings, stories, names and details that do "
+    "not change the answer do not matter; another object, place, time, amount or action does."
 )
 ASK = (
     "Stored question: {stored}\n"
     "New question: {query}\n"
-    "Does the new question ask exactly the same thing as the stored question, so the same "
-    "answer is correct? Answer yes or no."
+    "Would the stored question's answer fully and correctly answer the new question? Answer "
+    "yes or no."
 )
 EXAMPLES: tuple[tuple[str, str, str], ...] = (
     ("How do I reset my password?", "forgot my pw, how do i get a new one", "yes"),
@@ -34,6 +35,35 @@ EXAMPLES: tuple[tuple[str, str, str], ...] = (
     (
         "How much does it cost to send a parcel to France?",
         "How long does it take to send a parcel to France?",
+        "no",
+    ),
+    (
+        "What time is check-in at the campsite?",
+        "Hiya! We're driving up Friday with the kids for my sister's 40th - what's the earliest "
+        "we can pitch the tent? Cheers, Dave",
+        "yes",
+    ),
+    ("How much does a guitar lesson cost?", "How much does a drum lesson cost?", "no"),
+    ("How do I fix a puncture on my bike?", "got a flat on the way home last night, how do i repair it", "yes"),
+    ("What are the museum's opening hours?", "Is the museum open on Christmas Day?", "no"),
+    ("How long does a filling take at the dentist?", "how long will i be in the chair for a filling", "yes"),
+    ("How do I tune a guitar?", "How do I restring a guitar?", "no"),
+    (
+        "Can I pay the wedding venue in instalments?",
+        "is it possible to spread the venue payments over a few months?",
+        "yes",
+    ),
+    ("How long does a filling take at the dentist?", "How long does a filling last?", "no"),
+    (
+        "How do I descale my coffee machine?",
+        "Coffee machine getting crusty inside, how do I get the limescale out?",
+        "yes",
+    ),
+    ("How do I clean a camera lens?", "How do I clean a camera sensor?", "no"),
+    ("How long should a cover letter be?", "whats a good length for a covering letter", "yes"),
+    (
+        "How do I return a bike I bought online?",
+        "How do I return a bike I bought in the shop?",
         "no",
     ),
 )

@@ -261,6 +261,13 @@ class Llama:
         """Forget the sequence so far (the cache is overwritten, not cleared)."""
         self.pos = 0
 
+    def rewind(self, keep: int) -> None:
+        """Keep only the first ``keep`` positions of the sequence (a prompt that starts with the
+        same tokens as the last one reads only what follows them)."""
+        if not 0 <= keep <= self.pos:
+            raise InputError(f"rewind keeps 0..{self.pos} positions, not {keep}")
+        self.pos = keep
+
     def forward(
         self,
         tokens: Sequence[int],
