@@ -254,6 +254,7 @@ FOCUS: dict[str, list[str]] = {
         "tests/test_cli.py::test_model_progress_lines_on_a_pipe_and_on_a_terminal"
     ],
     **guard.FOCUS,
+    **serve.FOCUS,
     **incontext.FOCUS,
     **hostile.FOCUS,
     **gguf_mutations.FOCUS,

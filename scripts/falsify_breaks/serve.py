@@ -175,4 +175,25 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "before_model=before, cache_missed=True",
         "before_model=before, cache_missed=False",
     ),
+    (
+        "a wrong API key is told the same as a missing one",
+        "native/eoc_native/serve/app.py",
+        '                        "the API key sent is not one of this server\'s keys: check the key, or "',
+        '                        "this server needs an API key: send Authorization: Bearer <key> "',
+    ),
+    (
+        "the banner says 1 API keys",
+        "native/eoc_native/serve/run.py",
+        '        f"{n_keys or \'no\'} API key{\'\' if n_keys == 1 else \'s\'}"',
+        '        f"{n_keys or \'no\'} API keys"',
+    ),
 ]
+
+FOCUS: dict[str, list[str]] = {
+    "the banner says 1 API keys": [
+        "tests/native/test_serve.py::test_api_keys_are_stored_hashed_and_required"
+    ],
+    "a wrong API key is told the same as a missing one": [
+        "tests/native/test_serve.py::test_api_keys_are_stored_hashed_and_required"
+    ],
+}

@@ -27,6 +27,7 @@ from eoc_native.serve.app import ServeConfig, create_app
 from eoc_native.serve.breaker import CircuitBreaker, GuardedBackend
 from eoc_native.serve.budget import Budgets
 from eoc_native.serve.keys import ApiKeys, new_key
+from eoc_native.serve.run import banner
 from tests.helpers import small_stages
 from tests.native.serving import serving
 from tests.native.test_llm_tiny import BLOCKS, write_tiny_model
@@ -272,12 +273,21 @@ def test_api_keys_are_stored_hashed_and_required(tiny: Path, tmp_path: Path) -> 
     path = tmp_path / "keys"
     path.write_text(f"# keys\n{line}\n")
     assert key not in path.read_text()
-    with serving(make_app(tiny, keys=ApiKeys.load(path))) as url:
+    app = make_app(tiny, keys=ApiKeys.load(path))
+    assert banner("127.0.0.1", 8080, app).endswith(", 1 API key")  # not "1 API keys"
+    with serving(app) as url:
+        said = {}
         for sent in (None, "eoc-wrong"):
             headers = {"authorization": f"Bearer {sent}"} if sent else {}
             r = httpx.post(url + "/v1/chat/completions", json=ask("what is 2+2"), headers=headers)
             assert r.status_code == 401 and r.json()["error"]["code"] == "invalid_api_key"
+            said[sent] = r.json()["error"]["message"]
             assert httpx.get(url + "/v1/models", headers=headers).status_code == 401
+        # a missing key and a wrong one are told apart
+        assert (
+            "needs an API key" in said[None]
+            and "not one of this server's keys" in said["eoc-wrong"]
+        )
         assert (
             client(url, key)
             .chat.completions.create(**ask("what is 2+2"))

@@ -422,6 +422,7 @@ class EocServer:
         """The name of the API key sent (``None`` when the server takes no keys)."""
         if self.keys is None:
             return None
+        said = "this server needs an API key: send Authorization: Bearer <key>"
         for name, value in scope["headers"]:
             if name == b"authorization":
                 scheme, _, token = value.decode("latin-1").partition(" ")
@@ -429,13 +430,14 @@ class EocServer:
                     found = self.keys.name_of(token.strip())
                     if found is not None:
                         return found
+                    said = (
+                        "the API key sent is not one of this server's keys: check the key, or "
+                        "make one with eoc serve-key NAME and add its line to the keys file"
+                    )
+                else:
+                    said = "the Authorization header is not 'Bearer <key>': send the key that way"
                 break
-        raise HttpError(
-            401,
-            "Unauthorized",
-            "this server needs an API key: send Authorization: Bearer <key>",
-            "invalid_api_key",
-        )
+        raise HttpError(401, "Unauthorized", said, "invalid_api_key")
 
     async def _body(self, scope: Scope, receive: Receive) -> bytes:
         ctype = b""

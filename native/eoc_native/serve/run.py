@@ -123,6 +123,19 @@ def _loopback(host: str) -> bool:
         return False
 
 
+def banner(host: str, port: int, app: Any) -> str:
+    """The line ``eoc serve`` prints once it is ready: where, the model, the store, the meter and
+    whether its figures can be measured, how many API keys it takes."""
+    meter = app.cascade.meter
+    n_keys = len(app.keys) if app.keys else 0
+    return (
+        f"eoc serve: http://{host}:{port}/v1  model {app.config.model_id!r}, "
+        f"store {app.config.store}, meter {meter.name} "
+        f"({'live' if app.cascade.live else 'not live: every figure is estimated'}), "
+        f"{n_keys or 'no'} API key{'' if n_keys == 1 else 's'}"
+    )
+
+
 def exposure_warning(host: str, keys: object | None) -> str | None:
     """The warning printed when the server listens beyond this machine and takes no keys."""
     if keys is None and not _loopback(host):
@@ -153,15 +166,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     warning = exposure_warning(args.host, app.keys)
     if warning:
         print(warning, file=sys.stderr, flush=True)
-    meter = app.cascade.meter
-    print(
-        f"eoc serve: http://{args.host}:{args.port}/v1  model {app.config.model_id!r}, "
-        f"store {app.config.store}, meter {meter.name} "
-        f"({'live' if app.cascade.live else 'not live: every figure is estimated'}), "
-        f"{len(app.keys) if app.keys else 'no'} API keys",
-        file=sys.stderr,
-        flush=True,
-    )
+    print(banner(args.host, args.port, app), file=sys.stderr, flush=True)
     import gc
 
     gc.collect()
