@@ -187,9 +187,29 @@ BREAKS: list[tuple[str, str, str, str]] = [
         '        f"{n_keys or \'no\'} API key{\'\' if n_keys == 1 else \'s\'}"',
         '        f"{n_keys or \'no\'} API keys"',
     ),
+    (
+        "a client's request id is not echoed",
+        "native/eoc_native/serve/app.py",
+        "                return bytes(value)\n",
+        "                break\n",
+    ),
+    (
+        "a hostile request id is echoed",
+        "native/eoc_native/serve/app.py",
+        "            if 0 < len(value) <= 128 and all(33 <= c <= 126 for c in value):\n",
+        "            if True:\n",
+    ),
 ]
 
 FOCUS: dict[str, list[str]] = {
+    "a client's request id is not echoed": [
+        "tests/native/test_serve.py::"
+        "test_every_response_carries_a_request_id_the_client_s_own_where_it_is_plain"
+    ],
+    "a hostile request id is echoed": [
+        "tests/native/test_serve.py::"
+        "test_every_response_carries_a_request_id_the_client_s_own_where_it_is_plain"
+    ],
     "the banner says 1 API keys": [
         "tests/native/test_serve.py::test_api_keys_are_stored_hashed_and_required"
     ],

@@ -265,6 +265,30 @@ def test_a_model_error_is_a_json_400_and_the_server_keeps_serving(server: str) -
     )
 
 
+def test_every_response_carries_a_request_id_the_client_s_own_where_it_is_plain(
+    server: str,
+) -> None:
+    mine = "req-2026-12-03.0001"
+    r = httpx.post(
+        server + "/v1/chat/completions", json=ask("what is 2+2"), headers={"x-request-id": mine}
+    )
+    assert r.status_code == 200 and r.headers["x-request-id"] == mine
+    seen = set()
+    for sent in ("", "x" * 129, "two words"):  # empty, too long, not plain: a new id instead
+        headers = {"x-request-id": sent} if sent else {}
+        r = httpx.post(server + "/v1/chat/completions", json=ask("what is 2+2"), headers=headers)
+        rid = r.headers["x-request-id"]
+        assert rid != sent and len(rid) == 32 and rid not in seen
+        seen.add(rid)
+    # errors, other routes and streams carry one too
+    assert "x-request-id" in httpx.post(server + "/v1/chat/completions", content=b"{").headers
+    assert "x-request-id" in httpx.get(server + "/healthz").headers
+    with httpx.stream(
+        "POST", server + "/v1/chat/completions", json=ask("what is 2+2", stream=True)
+    ) as streamed:
+        assert len(streamed.headers["x-request-id"]) == 32
+
+
 # -- keys, budgets, breaker ------------------------------------------------------------------
 
 

@@ -19,6 +19,7 @@ import functools
 import ipaddress
 import logging
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -69,6 +70,19 @@ _MEMO_BODY_BYTES = 8192
 _JSON_HEADERS = [(b"content-type", JSON)]
 _SSE_HEADERS = [(b"content-type", SSE), (b"cache-control", b"no-cache")]
 REUSE_HEADER = b"x-eoc-reuse"
+REQUEST_ID = b"x-request-id"
+"""Echoed on every response: the client's own (up to 128 printable ASCII characters), else a
+new one, so a client's log line and the server's name the same request."""
+
+
+def _request_id(scope: Scope) -> bytes:
+    """The request's id: the client's ``x-request-id`` where it is plain and short, else new."""
+    for name, value in scope["headers"]:
+        if name == REQUEST_ID:
+            if 0 < len(value) <= 128 and all(33 <= c <= 126 for c in value):
+                return bytes(value)
+            break
+    return uuid.uuid4().hex.encode()
 """A request's own policy for remembered model answers: paraphrase, exact or never."""
 
 
@@ -238,6 +252,7 @@ class EocServer:
                     "x-eoc-avoided-microjoules",
                     "x-eoc-avoided-provenance",
                     "retry-after",
+                    "x-request-id",
                 ],
             )
 
@@ -385,7 +400,17 @@ class EocServer:
     # -- ASGI --------------------------------------------------------------------------------
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self._entry(scope, receive, send)
+        if scope["type"] != "http":
+            await self._entry(scope, receive, send)
+            return
+        rid = _request_id(scope)
+
+        async def send_with_id(message: MutableMapping[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", ()), (REQUEST_ID, rid)]}
+            await send(message)
+
+        await self._entry(scope, receive, send_with_id)
 
     async def _dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not self._host_ok(scope):
