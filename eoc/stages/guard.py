@@ -15,10 +15,10 @@ score 0.99 on MiniLM, "capital of France" and "capital of Germany" 0.97 on a sta
   "after", "largest" / "smallest") or different actions; ranks that differ ("second largest");
   the sides of a transfer ("from savings to current") that differ or swap; the time asked about
   (``data/when.tsv``; a time or a name one side adds and the other leaves out is refused as
-  :class:`Wording`, which a judge of meaning may decide); and, when the two are one question frame (:class:`Frame`), any content
-  word one side has and the other lacks (a word that narrows a noun: "gift" / "gift card"),
-  unless the query is the stored question in fewer words (:meth:`Frame.fewer`: "overdraft
-  cost?" / "How much does an arranged overdraft cost?"). A
+  :class:`Wording`, which a judge of meaning may decide); and, when the two are one question
+  frame (:class:`Frame`), any content word one side has and the other lacks (a word that
+  narrows a noun: "gift" / "gift card"), unless the query is the stored question in fewer words
+  (:meth:`Frame.fewer`: "overdraft cost?" / "How much does an arranged overdraft cost?"). A
   rewording in other words is refused by default; ``rewordings=True`` leaves it to similarity
   if the two share enough content words (opt-in: on Disfl-QA it served topic-sharing questions
   about the same paragraph, 8.1 % of hits wrong with MiniLM); greetings, slips of the keys,
@@ -168,7 +168,8 @@ def entities(text: str) -> list[str]:
 
 
 # capitalized inside a sentence without naming anything: "Hey, I'm ..."
-_NOT_NAMES = STOPWORDS | {"i'm", "i've", "i'd", "i'll", "i’m", "i’ve", "i’d", "i’ll", "ok", "okay"}
+_NOT_NAMES = STOPWORDS | {"i'm", "i've", "i'd", "i'll", "i’m", "i’ve", "i’d", "i’ll"}
+_NOT_NAMES |= {"ok", "okay"}  # "Is it OK to ...": capitals that name nothing
 
 # Self-corrections ("the 2007 I mean 2001 report", "when did no sorry what do ..."): the words
 # before such a marker were taken back, so they may hold numbers, names or question words the
