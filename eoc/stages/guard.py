@@ -551,12 +551,17 @@ def lexical_words(text: str) -> list[str]:
     return kept or out
 
 
-def _poles(stems: tuple[str, ...]) -> tuple[dict[str, tuple[frozenset[int], str]], frozenset[int]]:
-    """For each axis the text touches: the poles it holds and the first phrase found; and the
-    positions of the words those phrases cover."""
+def _poles(
+    stems: tuple[str, ...],
+) -> tuple[dict[str, tuple[frozenset[int], str]], frozenset[int], frozenset[str]]:
+    """For each axis the text touches: the poles it holds and the first phrase found; the
+    positions of the words those phrases cover; and the axes whose two poles the text joins
+    with "or" or "and" ("open and close", "before or afterwards"): it asks of both, where "a
+    higher dose lower the risk" holds two poles that each say something else."""
     held: dict[str, set[int]] = {}
     said: dict[str, str] = {}
     covered: set[int] = set()
+    spans: dict[str, list[tuple[int, int, int]]] = {}  # axis: (start, end, pole) of each phrase
     index = _pole_index()
     for start, st in enumerate(stems):
         for phrase, axis, pole, _ in index.get(st, ()):
@@ -565,32 +570,19 @@ def _poles(stems: tuple[str, ...]) -> tuple[dict[str, tuple[frozenset[int], str]
                 held.setdefault(axis, set()).add(pole)
                 said.setdefault(axis, " ".join(phrase))
                 covered.update(range(start, start + n))
+                spans.setdefault(axis, []).append((start, start + n, pole))
+    paired = {
+        axis
+        for axis, found in spans.items()
+        for _, a_end, a_pole in found
+        for b_start, _, b_pole in found
+        if b_pole != a_pole and 0 < b_start - a_end <= 3 and _JOINING & set(stems[a_end:b_start])
+    }
     out = {axis: (frozenset(poles), said[axis]) for axis, poles in held.items()}
-    return out, frozenset(covered)
+    return out, frozenset(covered), frozenset(paired)
 
 
 _JOINING = frozenset({"or", "and", "n", "nor", "vs", "versus"})
-
-
-def _paired(stems: tuple[str, ...]) -> frozenset[str]:
-    """The axes whose two poles the text joins with "or" or "and" ("open and close", "before
-    or afterwards"): it asks of both, where "a higher dose lower the risk" holds two poles
-    that each say something else."""
-    spans: dict[str, list[tuple[int, int, int]]] = {}
-    index = _pole_index()
-    for start, st in enumerate(stems):
-        for phrase, axis, pole, _ in index.get(st, ()):
-            n = len(phrase)
-            if n == 1 or stems[start : start + n] == phrase:
-                spans.setdefault(axis, []).append((start, start + n, pole))
-    out = set()
-    for axis, found in spans.items():
-        for _, a_end, a_pole in found:
-            for b_start, _, b_pole in found:
-                between = stems[a_end:b_start]
-                if b_pole != a_pole and 0 < len(between) <= 3 and _JOINING & set(between):
-                    out.add(axis)
-    return frozenset(out)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -603,14 +595,16 @@ def _read(
     frozenset[str],
     tuple[str, ...],
     tuple[str, ...],
+    frozenset[str],
 ]:
     """The words of ``text`` with synonyms replaced, their stems, the axes touched, the
-    content words, the numbers and the named entities (less those inside a synonym phrase):
-    what :class:`Analysis` and :func:`lexical_words` read.
+    content words, the numbers, the named entities (less those inside a synonym phrase) and
+    the axes whose two poles it joins (:func:`_poles`): what :class:`Analysis` and
+    :func:`lexical_words` read.
     Cached, as a lookup reads its query three times (terms, embedding, analysis); the result
     is shared, so callers never change it."""
     cws, stems, phrased = _canonical(_words(text))
-    poles, covered = _poles(stems)
+    poles, covered, paired = _poles(stems)
     nums = numbers(text)
     for w in phrased:  # "3166" in "ISO 3166 code" names the code, it is not asked about
         for n in numbers(w):
@@ -618,7 +612,7 @@ def _read(
                 nums.remove(n)
     inside = set(phrased)
     names = tuple(e for e in entities(text) if e not in inside)
-    return tuple(cws), stems, poles, _content(cws, stems, covered), tuple(nums), names
+    return tuple(cws), stems, poles, _content(cws, stems, covered), tuple(nums), names, paired
 
 
 _ASKS_FOR_A_PART = frozenset({"who", "whom", "what", "which"})
@@ -782,19 +776,28 @@ def _sides(ws: list[str]) -> tuple[frozenset[str], frozenset[str]] | None:
 
 
 @functools.cache
-def when_words() -> tuple[frozenset[str], frozenset[str]]:
-    """The stems of ``data/when.tsv`` (words that say when a question is about), and those of
-    its ``days`` and ``months`` lines, which are also written clipped ("sat", "sept")."""
+def _when_rows() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The lines of ``data/when.tsv``: each kind and its words as written."""
     text = (resources.files(__package__) / "data" / "when.tsv").read_text(encoding="utf-8")
-    out: set[str] = set()
-    clippable: set[str] = set()
+    rows = []
     for line in text.splitlines():
         if line.strip() and not line.startswith("#"):
             kind, listed = line.split("\t", 1)
-            stems = {_stem(w) for w in listed.split()}
-            out.update(stems)
-            if kind in ("days", "months"):
-                clippable.update(stems)
+            rows.append((kind, tuple(listed.split())))
+    return tuple(rows)
+
+
+@functools.cache
+def when_words() -> tuple[frozenset[str], frozenset[str]]:
+    """The stems of ``data/when.tsv`` (words that say when a question is about), and those of
+    its ``days`` and ``months`` lines, which are also written clipped ("sat", "sept")."""
+    out: set[str] = set()
+    clippable: set[str] = set()
+    for kind, listed in _when_rows():
+        stems = {_stem(w) for w in listed}
+        out.update(stems)
+        if kind in ("days", "months"):
+            clippable.update(stems)
     return frozenset(out), frozenset(clippable)
 
 
@@ -802,13 +805,7 @@ def when_words() -> tuple[frozenset[str], frozenset[str]]:
 def _when_listed() -> frozenset[str]:
     """The words of ``data/when.tsv`` as written: a word that is its own stem counts only
     when listed ("weekend"), not as a listed word's stem ("even" of "evening")."""
-    text = (resources.files(__package__) / "data" / "when.tsv").read_text(encoding="utf-8")
-    return frozenset(
-        w
-        for line in text.splitlines()
-        if line.strip() and not line.startswith("#")
-        for w in line.split("\t", 1)[1].split()
-    )
+    return frozenset(w for _, listed in _when_rows() for w in listed)
 
 
 # a time of day on the 12-hour clock: "2am", "9 a.m.", "11:45 p.m.", "12 PM"
@@ -961,7 +958,7 @@ class Analysis:
         self.seq = tuple(ws)
         self.keys = keys(ws)  # as the swaps compare them (eoc.stages.swaps)
         cws, stems, self.poles, self.content = read[:4]
-        self.paired = _paired(stems)  # "open and close": both poles asked of
+        self.paired = read[6]  # "open and close": both poles asked of
         # read after synonyms: "where do I go to" asks how, "how many people live" a population
         self.wh = tuple(w for w in cws if w in ANSWER_TYPE_WORDS)
         self.wh_set = frozenset(self.wh)

@@ -97,8 +97,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "eoc's runner reads the judge's shared prompt again for every pair",
         "native/eoc_native/judge/model.py",
-        "            kept += 1\n        self._in_cache = []",
-        "            kept += 0\n        self._in_cache = []",
+        "        kept += 1\n    return kept",
+        "        kept += 0\n    return kept",
     ),
     (
         "eoc's runner keeps cached tokens the next prompt does not share",

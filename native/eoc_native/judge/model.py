@@ -173,11 +173,7 @@ class ModelJudge:
             raise PromptTooLong(f"a judgement of {len(ids)} tokens does not fit {N_CTX}")
         # the tokens already in llama.cpp's cache that this prompt starts with (the template,
         # the instruction and the examples: the same for every pair) are not read again
-        kept = 0
-        for a, b in zip(llm._input_ids[: llm.n_tokens], ids[:-1], strict=False):
-            if a != b:
-                break
-            kept += 1
+        kept = _shared_start(llm._input_ids[: llm.n_tokens], ids)
         if kept and llm._ctx.kv_cache_seq_rm(-1, kept, -1):
             llm.n_tokens = kept
         else:
@@ -214,13 +210,8 @@ class ModelJudge:
 
         ids = self._tokenizer.encode(text, special=True, add_bos=False)
         before = Counter(self._dispatcher.calls)
-        # the tokens the cache already holds that this prompt starts with (the template, the
-        # instruction and the examples: the same for every pair) are not read again
-        kept = 0
-        for a, b in zip(self._in_cache, ids[:-1], strict=False):
-            if a != b:
-                break
-            kept += 1
+        # the tokens the cache already holds that this prompt starts with are not read again
+        kept = _shared_start(self._in_cache, ids)
         self._in_cache = []  # unknown until the forward pass below has run
         self._model.rewind(min(kept, self._model.pos))
         start = self._model.pos
@@ -253,6 +244,17 @@ class ModelJudge:
             return Verdict(p >= self.serve_at, p, self.name, cost)
         q = self.mix.probability(p, query, stored, reason=reason, cosine=cosine)
         return Verdict(q >= self.mix.serve_at, q, self.name, cost)
+
+
+def _shared_start(cached: Any, ids: list[int]) -> int:
+    """How many of ``ids`` the cache already holds from its start (never the last: its logits
+    are what a judgement reads)."""
+    kept = 0
+    for a, b in zip(cached, ids[:-1], strict=False):
+        if a != b:
+            break
+        kept += 1
+    return kept
 
 
 PRIOR_MACS = 1.31e9

@@ -58,6 +58,12 @@ def _trigrams(text: str) -> set[str]:
     return {t[i : i + 3] for i in range(max(0, len(t) - 2))}
 
 
+def _logistic(weights: tuple[float, ...], bias: float, x: list[float]) -> float:
+    """A logistic regression's probability for inputs ``x`` (its sum clamped, never overflowing)."""
+    z = bias + sum(w * v for w, v in zip(weights, x, strict=True))
+    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+
 def _jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a or b else 1.0
 
@@ -106,9 +112,9 @@ class StudentJudge:
             )
 
     def probability(self, query: str, stored: str, *, reason: str, cosine: float) -> float:
-        x = features(query, stored, reason=reason, cosine=cosine)
-        z = self.bias + sum(w * v for w, v in zip(self.weights, x, strict=True))
-        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+        return _logistic(
+            self.weights, self.bias, features(query, stored, reason=reason, cosine=cosine)
+        )
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any], **overrides: Any) -> StudentJudge:
@@ -169,8 +175,7 @@ class Mix:
     ) -> float:
         p = min(max(p_yes, 1e-6), 1 - 1e-6)
         x = [math.log(p / (1 - p)), *features(query, stored, reason=reason, cosine=cosine)]
-        z = self.bias + sum(w * v for w, v in zip(self.weights, x, strict=True))
-        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+        return _logistic(self.weights, self.bias, x)
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> Mix:
