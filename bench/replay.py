@@ -98,7 +98,7 @@ def eoc_serve(extra: list[str], model: Path, store: Path) -> Iterator[tuple[str,
     )
     log = tempfile.TemporaryFile()
     cmd = [sys.executable, "-m", "eoc", "serve", "--port", str(port), "--model", str(model)]
-    cmd += ["--store", str(store), *extra]
+    cmd += ["--store", str(store), "--quiet", *extra]
     proc = subprocess.Popen(cmd, stdout=log, stderr=log, env=env, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
 

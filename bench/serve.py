@@ -491,12 +491,13 @@ def ensure_gptcache_venv() -> None:
 
 
 def eoc_serve_cmd() -> list[str]:
-    """How eoc serve is started: ``$EOC_SERVE_CMD`` (split on spaces) or ``.venv/bin/eoc serve``."""
+    """How eoc serve is started: ``$EOC_SERVE_CMD`` (split on spaces) or ``.venv/bin/eoc serve``,
+    with ``--quiet``: the peers print no line per request either."""
     given = os.environ.get("EOC_SERVE_CMD")
     if given:
-        return given.split()
+        return [*given.split(), "--quiet"]
     eoc = VENV_BIN / "eoc"
-    return [str(eoc) if eoc.exists() else "eoc", "serve"]
+    return [str(eoc) if eoc.exists() else "eoc", "serve", "--quiet"]
 
 
 def pack_embedding_cache(dest: Path, pack: list[str]) -> int:
@@ -618,7 +619,13 @@ def exact_hits(
     with contextlib.ExitStack() as stack:
         port = free_port()
         eoc = stack.enter_context(
-            running("eoc serve", [*eoc_serve_cmd(), "--port", str(port)], port, eoc_env, "/healthz")
+            running(
+                "eoc serve",
+                [*eoc_serve_cmd(), "--port", str(port), "--no-store"],
+                port,
+                eoc_env,
+                "/healthz",
+            )
         )
         model = eoc_model(eoc.port)
         body, check = warm_eoc_hit(eoc.port, model)
@@ -963,7 +970,8 @@ def through_upstream(port: int, n: int, eoc_env: dict[str, str]) -> dict[str, An
         clients[FLOOR] = (Client(fport), clients[DIRECT][1])
         for name, (extra, options) in PATHS.items():
             eport = free_port()
-            ecmd = [*eoc_serve_cmd(), "--port", str(eport), "--upstream", base, "--max-tokens", "8"]
+            ecmd = [*eoc_serve_cmd(), "--port", str(eport), "--no-store", "--upstream", base]
+            ecmd += ["--max-tokens", "8"]
             ecmd += options
             stack.enter_context(running(name, ecmd, eport, {**eoc_env, **extra}, "/healthz"))
             clients[name] = (Client(eport), eoc_model(eport))

@@ -250,6 +250,8 @@ class Assembly:
 
     stages: list[StageLike]
     store: StoreParts | None = None
+    location: str | None = None
+    """Where the store is, as it was named (``None``: memory)."""
 
     def health(self) -> str:
         """Why the store cannot take writes now; "" when it can (or it is memory)."""
@@ -318,7 +320,7 @@ def assemble(
         raise
     source = parts.triples if pack_in_store else graph_source()
     graph = GraphStage(source, vocabulary=vocabulary())
-    return Assembly([parts.cache, parts.kv, graph, NeuralStage(backend)], parts)
+    return Assembly([parts.cache, parts.kv, graph, NeuralStage(backend)], parts, store)
 
 
 def default_stages(

@@ -115,6 +115,12 @@ class ChatRequest:
     names: tuple[str | None, ...] = ()
     """Each message's ``name`` (``None`` where it has none; empty when none has one): part of the
     key, and handed to a backend that takes it."""
+    forward: str | None = None
+    """For a request eoc does not answer itself (tools, JSON mode, ``n``, log-probs, fields it
+    does not know: :func:`forwarded_feature`), the canonical JSON of the whole body, its key material;
+    ``None`` for a request eoc answers. Such a request goes to the upstream as sent."""
+    body: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    """A forwarded request's body as the client sent it (what the upstream gets)."""
     defaults: ChatDefaults = field(default=ChatDefaults("eoc"), compare=False, repr=False)
 
     @property
@@ -136,7 +142,8 @@ class ChatRequest:
         """One user message, no system prompt, every parameter at the default (see module)."""
         d = self.defaults
         return (
-            self.kind == "chat"
+            self.forward is None
+            and self.kind == "chat"
             and len(self.messages) == 1
             and self.messages[0][0] == "user"
             and self.model == d.model
@@ -151,7 +158,10 @@ class ChatRequest:
         )
 
     def canonical(self) -> str:
-        """The request's key material: canonical JSON of everything that changes the answer."""
+        """The request's key material: canonical JSON of everything that changes the answer
+        (for a forwarded request, its whole body but ``user``: :func:`forwarded_key`)."""
+        if self.forward is not None:
+            return _canonical_json({"v": 1, "kind": self.kind, "forward": self.forward})
         doc: dict[str, Any] = {
             "v": 1,
             "kind": self.kind,
@@ -189,7 +199,7 @@ class ChatRequest:
         cacheable = self.repeatable or self.defaults.cache_sampled
         context = None if self.plain else self.canonical()
         return Query(
-            self.question,
+            self.question if self.forward is None else _forwarded_prompt(self),
             context=context,
             cacheable=cacheable,
             conversation=self,
@@ -206,7 +216,13 @@ class ChatRequest:
         answer may be remembered (greedy, seeded, or sampled where the server caches sampled
         answers), and whose messages carry no names. ``None`` for anything else: a plain
         question (the shared partition), a follow-up, a completion, a named message."""
-        if not self.defaults.partitions or self.kind != "chat" or self.plain or any(self.names):
+        if (
+            not self.defaults.partitions
+            or self.kind != "chat"
+            or self.plain
+            or any(self.names)
+            or self.forward is not None
+        ):
             return None
         if not (self.repeatable or self.defaults.cache_sampled):
             return None
@@ -228,6 +244,8 @@ class ChatRequest:
         facts under one (:mod:`eoc.followup`)."""
         if self.kind != "chat" or self.messages[-1][0] != "user" or self.stop:
             return False
+        if self.forward is not None:
+            return False  # the reply must be a tool call, JSON or what the upstream makes
         if any(role == "system" for role, _ in self.messages):
             if not self.defaults.facts_under_system_prompts:
                 return False
@@ -247,44 +265,87 @@ class ChatRequest:
         return out
 
 
-def parse_chat(doc: object, defaults: ChatDefaults, *, kind: str = "chat") -> ChatRequest:
+def forwarded_feature(doc: Mapping[str, Any], kind: str) -> str:
+    """What in ``doc`` eoc does not answer itself, named for a message ("" when nothing is):
+    tools or a tool choice, a ``response_format`` other than text, ``n`` above 1, log-probs, a
+    field eoc does not know, or a message it does not read (a tool call or result, an image).
+    With an upstream such a request is forwarded (:attr:`ChatRequest.forward`); without one it
+    is refused."""
+    allowed = fields_of(kind)
+    unknown = sorted(str(k) for k in doc if k not in allowed)
+    if unknown:
+        return f"the field {unknown[0]!r:.60}"
+    if doc.get("tools") not in (None, []) or doc.get("tool_choice") not in (None, "none"):
+        return "tools"
+    logprobs = doc.get("logprobs")
+    if logprobs is not None and logprobs is not False:  # 0 is no answer to "false"
+        return "logprobs"
+    if doc.get("response_format") not in (None, {"type": "text"}):
+        return "a response_format other than text (JSON mode, a JSON schema)"
+    n = doc.get("n")
+    if n is not None and (n != 1 or isinstance(n, bool)):
+        return '"n" other than 1'
+    messages = doc.get("messages")
+    if kind == "chat" and isinstance(messages, list):
+        for msg in messages:
+            if isinstance(msg, Mapping) and _unread(msg):
+                return "a message eoc does not read (a tool call or its result, an image)"
+    return ""
+
+
+def _unread(msg: Mapping[str, Any]) -> bool:
+    """Whether a message is of a kind only a forwarding server takes."""
+    if msg.get("role") in ("tool", "function") or set(msg) - {"role", "content", "name"}:
+        return True
+    content = msg.get("content")
+    if content is None and msg.get("role") == "assistant":
+        return True
+    return isinstance(content, list) and any(
+        not isinstance(p, Mapping) or p.get("type") != "text" for p in content
+    )
+
+
+def parse_chat(
+    doc: object, defaults: ChatDefaults, *, kind: str = "chat", forwards: bool = False
+) -> ChatRequest:
     """Check a request body and fill in the defaults.
+
+    ``forwards``: the server has an upstream, and a request with what eoc does not answer
+    itself (:func:`forwarded_feature`) is forwarded to it as sent (:func:`_forwarded`).
 
     Raises:
         BadRequest: a field is missing, unknown, of the wrong type or out of range (the
-            message names it); or asks for what eoc does not do (``n`` > 1, tools, logprobs).
+            message names it); or, without ``forwards``, asks for what eoc does not do
+            itself (tools, JSON mode, ``n`` > 1, logprobs).
         InputTooLarge: more than :data:`MAX_MESSAGES` messages or
             :data:`MAX_CONVERSATION_BYTES` bytes of text.
         PromptTooLong: the last message is longer than a prompt may be.
     """
     if not isinstance(doc, Mapping):
         raise BadRequest("the request body must be a JSON object")
-    allowed = fields_of(kind)
-    unknown = sorted(str(k) for k in doc if k not in allowed)
-    if unknown:
-        raise BadRequest(
-            f"unknown field {unknown[0]!r:.60}: eoc takes {', '.join(sorted(allowed))}"
-        )
     model = doc.get("model")
     if not isinstance(model, str) or not model.strip() or len(model) > _MAX_MODEL_CHARS:
         raise BadRequest('"model" is required: the name of a served model (GET /v1/models)')
+    feature = forwarded_feature(doc, kind)
+    if feature and forwards:
+        return _forwarded(doc, model, defaults, kind)
+    if feature.startswith("the field "):
+        allowed = fields_of(kind)
+        raise BadRequest(
+            f"unknown field {feature[10:]}: eoc takes {', '.join(sorted(allowed))} (with "
+            "--upstream, eoc serve forwards other fields to the upstream)"
+        )
+    if feature:
+        raise BadRequest(
+            f"a request with {feature} needs a model server behind eoc: start eoc serve with "
+            "--upstream URL, "
+            "which forwards such requests (the model run in this process answers text only)"
+        )
     names: tuple[str | None, ...] = ()
     if kind == "chat":
         messages, names = _messages(doc.get("messages"))
     else:
         messages = (("user", _completion_prompt(doc.get("prompt"))),)
-    if doc.get("tools") not in (None, []) or doc.get("tool_choice") not in (None, "none"):
-        raise BadRequest(
-            "tools are not supported by this server yet: send the request without tools"
-        )
-    if doc.get("logprobs") is not None and doc.get("logprobs") is not False:
-        raise BadRequest("logprobs are not supported: send the request without logprobs")
-    fmt = doc.get("response_format")
-    if fmt is not None and fmt != {"type": "text"}:
-        raise BadRequest('response_format: only {"type": "text"} is supported')
-    n = doc.get("n", 1)
-    if (n is not None and n != 1) or isinstance(n, bool):
-        raise BadRequest('"n" must be 1: eoc gives one answer per request')
     user = doc.get("user")
     if user is not None and (not isinstance(user, str) or len(user) > MAX_USER_CHARS):
         raise BadRequest(f'"user" must be a string of at most {MAX_USER_CHARS} characters')
@@ -321,6 +382,144 @@ def parse_chat(doc: object, defaults: ChatDefaults, *, kind: str = "chat") -> Ch
         names=names if any(names) else (),
         defaults=defaults,
     )
+
+
+FORWARD_LABEL = "(a forwarded request)"
+"""The prompt of a forwarded request whose last message holds no text (a tool call)."""
+_MAX_N = 128
+
+
+def forwarded_key(doc: Mapping[str, Any]) -> str:
+    """The key material of a forwarded request: canonical JSON of its whole body but ``user``
+    (which names the caller and changes no answer). Everything else is in it: the messages,
+    the tools and the tool choice, the response format and its schema, ``n``, log-probs,
+    ``stream`` and its options (a streamed reply is kept as its events), and every field the
+    upstream takes."""
+    return _canonical_json({k: v for k, v in doc.items() if k != "user"})
+
+
+def _forwarded(
+    doc: Mapping[str, Any], model: str, defaults: ChatDefaults, kind: str
+) -> ChatRequest:
+    """A request forwarded to the upstream as sent (see :func:`forwarded_feature`).
+
+    Checked here only for what eoc itself reads: the messages (each an object with a role,
+    their text for the estimate), ``stream``, ``user``, and the sampling fields that decide
+    whether the same request gets the same reply again (``temperature``, ``seed``) and the
+    most tokens it may cost (``max_tokens`` times ``n``). The upstream checks the rest. A
+    request without ``temperature`` samples at the upstream's default, unknown here: it is
+    taken as sampled."""
+    messages: tuple[tuple[str, str], ...]
+    if kind == "chat":
+        value = doc.get("messages")
+        if not isinstance(value, list) or not value:
+            raise BadRequest('"messages" must be a non-empty list of message objects')
+        if len(value) > MAX_MESSAGES:
+            raise InputTooLarge(f"{len(value)} messages; the limit is {MAX_MESSAGES}")
+        out = []
+        for i, msg in enumerate(value):
+            if not isinstance(msg, Mapping) or not isinstance(msg.get("role"), str):
+                raise BadRequest(f"messages[{i}] must be an object with a role")
+            out.append((str(msg["role"]), _said(msg)))
+        messages = tuple(out)
+        size = len("\n".join(t for _, t in messages).encode("utf-8"))
+        if size > MAX_CONVERSATION_BYTES:
+            raise InputTooLarge(
+                f"the messages hold {size:,} bytes of text, more than "
+                f"{MAX_CONVERSATION_BYTES:,}: shorten the conversation"
+            )
+    elif kind == "embedding":
+        given = doc.get("input")
+        inputs = [given] if isinstance(given, str) else given
+        if not isinstance(inputs, list) or not inputs:
+            raise BadRequest('"input" must be a text or a non-empty list of texts')
+        messages = (("user", "\n".join(t for t in inputs if isinstance(t, str))),)
+    else:
+        messages = (("user", _completion_prompt(doc.get("prompt"))),)
+    stream = doc.get("stream", False)
+    if stream is not None and not isinstance(stream, bool):
+        raise BadRequest('"stream" must be true or false')
+    user = doc.get("user")
+    if user is not None and (not isinstance(user, str) or len(user) > MAX_USER_CHARS):
+        raise BadRequest(f'"user" must be a string of at most {MAX_USER_CHARS} characters')
+    options = doc.get("stream_options")
+    if options is not None and not isinstance(options, Mapping):
+        raise BadRequest('"stream_options" must be an object')
+    n = doc.get("n")
+    if n is None:
+        n = 1
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= _MAX_N:
+        raise BadRequest(f'"n" must be a whole number from 1 to {_MAX_N}')
+    given = doc.get("max_completion_tokens")
+    if given is None:
+        given = _whole(doc.get("max_tokens"), "max_tokens", None)
+    max_tokens = _whole(given, "max_completion_tokens", defaults.max_tokens)
+    # an embedding is the same each time; a reply without a temperature is sampled at the
+    # upstream's default, unknown here
+    temperature = _number(doc, "temperature", 0.0 if kind == "embedding" else 1.0)
+    seed = _whole(doc.get("seed"), "seed", None)
+    return ChatRequest(
+        kind=kind,
+        model=model,
+        messages=messages,
+        max_tokens=min(MAX_OUTPUT_TOKENS * _MAX_N, max_tokens * n),
+        temperature=temperature,
+        top_p=1.0,
+        seed=seed if temperature > 0 else None,
+        stream=bool(stream),
+        include_usage=bool(options and options.get("include_usage") is True),
+        forward=forwarded_key(doc),
+        body=doc,
+        defaults=defaults,
+    )
+
+
+def forwarded_embedding(doc: object, defaults: ChatDefaults) -> ChatRequest:
+    """An embeddings request (``POST /v1/embeddings``) for a model the upstream serves, forwarded
+    as sent and kept exactly as a forwarded chat request is (:func:`forwarded_key`).
+
+    Raises:
+        BadRequest: no model, or no ``input`` of text.
+    """
+    if not isinstance(doc, Mapping):
+        raise BadRequest("the request body must be a JSON object")
+    model = doc.get("model")
+    if not isinstance(model, str) or not model.strip() or len(model) > _MAX_MODEL_CHARS:
+        raise BadRequest('"model" is required: the name of an embedding model (GET /v1/models)')
+    return _forwarded(doc, model, defaults, "embedding")
+
+
+def _said(msg: Mapping[str, Any]) -> str:
+    """The text of a forwarded message, for the estimate: its text, text parts, and the
+    names and arguments of its tool calls ("" where it holds none)."""
+    found: list[str] = []
+    content = msg.get("content")
+    if isinstance(content, str):
+        found.append(content)
+    elif isinstance(content, list):
+        found.extend(
+            str(p.get("text"))
+            for p in content
+            if isinstance(p, Mapping) and isinstance(p.get("text"), str)
+        )
+    calls = msg.get("tool_calls")
+    if isinstance(calls, list):
+        for call in calls:
+            fn = call.get("function") if isinstance(call, Mapping) else None
+            if isinstance(fn, Mapping):
+                found.extend(
+                    str(fn.get(k)) for k in ("name", "arguments") if isinstance(fn.get(k), str)
+                )
+    return "\n".join(found)
+
+
+def _forwarded_prompt(request: ChatRequest) -> str:
+    """The prompt of a forwarded request's query: its last message's text where that is a valid
+    prompt, else :data:`FORWARD_LABEL` (the key is its context, whatever the prompt)."""
+    try:
+        return Query(request.question).prompt
+    except InputError:
+        return FORWARD_LABEL
 
 
 def _messages(
@@ -456,5 +655,8 @@ __all__ = [
     "BadRequest",
     "ChatDefaults",
     "ChatRequest",
+    "forwarded_embedding",
+    "forwarded_feature",
+    "forwarded_key",
     "parse_chat",
 ]

@@ -63,6 +63,15 @@ class InputError(EocError, ValueError):
     exit_code = 2
 
 
+class UpstreamRefused(InputError):
+    """The model server behind eoc refused a request forwarded to it as the client sent it
+    (``status``: its HTTP status, 400, 413 or 422): the request is at fault, not the server."""
+
+    def __init__(self, reason: str, status: int = 400) -> None:
+        super().__init__(reason)
+        self.status = status
+
+
 class EmptyPrompt(InputError):
     """The prompt is empty or only whitespace."""
 
@@ -236,6 +245,7 @@ __all__ = [
     "StoreUnusable",
     "StoreVersionError",
     "UntrustedFile",
+    "UpstreamRefused",
     "WindowTooShort",
     "WrapAmbiguous",
 ]

@@ -72,9 +72,10 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 @contextlib.contextmanager
 def running_llama_server(
-    model_path: str | os.PathLike[str] | None = None, n_ctx: int = 1024
+    model_path: str | os.PathLike[str] | None = None, n_ctx: int = 1024, *extra: str
 ) -> Iterator[str]:
     """A llama.cpp server over ``model_path`` (default: SmolLM2-135M); yields its base URL.
+    ``extra`` are more of its options (``"--embedding", "true"`` serves embeddings).
 
     Skips the test when ``llama_cpp`` is not installed; fails, with the tail of the server's
     output, when it does not come up within :data:`START_TIMEOUT_S`.
@@ -98,6 +99,7 @@ def running_llama_server(
         str(port),
         "--n_ctx",
         str(n_ctx),
+        *extra,
     ]
     with tempfile.TemporaryFile() as log:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log)

@@ -123,7 +123,7 @@ def test_sampled_requests_without_a_seed_are_not_cacheable_unless_asked() -> Non
         (
             {"model": "m", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]},
             BadRequest,
-            "text parts",
+            "an image) needs a model server behind eoc",
         ),
     ],
 )

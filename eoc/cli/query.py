@@ -7,13 +7,11 @@ import sys
 import time
 from typing import Any, TextIO
 
-from eoc.assemble import Assembly, assemble, model_backend, signer
+from eoc.assemble import model_backend, signer
 from eoc.cascade import Cascade
 from eoc.cli.common import Add, emit
 from eoc.cli.options import add_model, add_reuse, add_sign_key, add_store
-from eoc.cli.userstore import choose_store, memory_note
-from eoc.entry import checked_ttl
-from eoc.errors import StoreError, StoreUnusable
+from eoc.cli.userstore import assemble_remembering
 from eoc.meter.counter import Counter
 from eoc.meter.trust import effective_kind
 from eoc.query import Query, Stage
@@ -127,7 +125,7 @@ def cmd_query(args: argparse.Namespace, out: TextIO) -> int:
     backend = model_backend(args.model, args.max_tokens)
     if show is not None and isinstance(backend, LoadsWithProgress):
         backend.progress = show.progress
-    built = _assemble(backend, args, err)
+    built = assemble_remembering(backend, args, err, "eoc query")
     meter = fake_meter() if args.meter == "fake" else None
     with Cascade(built.stages, meter, signer=sign) as cascade:
         try:
@@ -153,35 +151,6 @@ def cmd_query(args: argparse.Namespace, out: TextIO) -> int:
         lines = [f"{FAKE_MARK}{line}" for line in [FAKE_METER_NOTE, *lines]]
     emit(out, args.json, doc, lines)
     return 0
-
-
-def _assemble(backend: Any, args: argparse.Namespace, err: TextIO) -> Assembly:
-    """The stages in the store ``eoc query`` uses (:mod:`eoc.cli.userstore`): a per-user store
-    that cannot be opened for writing falls back to memory, with a note on ``err``; a named one,
-    or one that is damaged or of another version, is an error."""
-    ttl = getattr(args, "ttl", None)
-    checked_ttl(ttl, "the store's TTL (--ttl)")  # a usage error before any folder is made
-    choice = choose_store(args.store, args.no_store)
-    note = choice.note
-    try:
-        # the per-user store remembers answers; the pack and graph stay as without a store
-        built = assemble(backend, store=choice.location, ttl=ttl, pack_in_store=not choice.per_user)
-    except StoreUnusable as exc:
-        if not choice.per_user:
-            raise
-        note = memory_note("it cannot be opened", exc.reason, path=choice.location)
-        built = assemble(backend, store=None, ttl=ttl)
-    except StoreError as exc:  # damaged, or not eoc's: never skipped, so never hidden
-        if not choice.per_user:
-            raise
-        raise type(exc)(
-            f"{exc.reason} (it is eoc query's per-user store: eoc store check "
-            f"{choice.location} says what is wrong; --no-store answers without it)"
-        ) from None
-    if note:
-        err.write(f"eoc query: {note}\n")
-        err.flush()
-    return built
 
 
 FAKE_METER_WATTS = 15.0

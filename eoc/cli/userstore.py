@@ -28,8 +28,14 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
 from eoc._compat import IN_PYODIDE
+from eoc.entry import checked_ttl
+from eoc.errors import StoreError, StoreUnusable
+
+if TYPE_CHECKING:
+    from eoc.assemble import Assembly
 
 STORE_FILE = "store.sqlite"
 """The per-user store's file name, in ``eoc/`` under the user's data folder."""
@@ -69,7 +75,7 @@ def choose_store(
     The per-user store's folder is made here (mode 0700: the questions asked are private); when
     that fails, the choice is memory with a note.
     """
-    if no_store:
+    if no_store or store == ":memory:":
         return StoreChoice(None)
     if store:
         return StoreChoice(store)
@@ -95,4 +101,43 @@ def memory_note(what: str, why: str, *, path: Path | str | None = None) -> str:
     )
 
 
-__all__ = ["STORE_FILE", "StoreChoice", "choose_store", "memory_note", "user_store_path"]
+def assemble_remembering(backend: Any, args: Any, err: TextIO, command: str) -> Assembly:
+    """The stages in the store a command that remembers by default uses (``eoc query``,
+    ``eoc serve``: ``args.store``, ``args.no_store``, ``args.ttl``): a per-user store that
+    cannot be opened for writing falls back to memory, with a note on ``err``; a named one, or
+    one that is damaged or of another version, is an error."""
+    from eoc.assemble import assemble  # the stages, loaded only by a command that runs them
+
+    ttl = getattr(args, "ttl", None)
+    checked_ttl(ttl, "the store's TTL (--ttl)")  # a usage error before any folder is made
+    choice = choose_store(args.store, args.no_store)
+    note = choice.note
+    try:
+        # the per-user store remembers answers; the pack and graph stay as without a store
+        built = assemble(backend, store=choice.location, ttl=ttl, pack_in_store=not choice.per_user)
+    except StoreUnusable as exc:
+        if not choice.per_user:
+            raise
+        note = memory_note("it cannot be opened", exc.reason, path=choice.location)
+        built = assemble(backend, store=None, ttl=ttl)
+    except StoreError as exc:  # damaged, or not eoc's: never skipped, so never hidden
+        if not choice.per_user:
+            raise
+        raise type(exc)(
+            f"{exc.reason} (it is the per-user store {command} remembers in by default: eoc "
+            f"store check {choice.location} says what is wrong; --no-store answers without it)"
+        ) from None
+    if note:
+        err.write(f"{command}: {note}\n")
+        err.flush()
+    return built
+
+
+__all__ = [
+    "STORE_FILE",
+    "StoreChoice",
+    "assemble_remembering",
+    "choose_store",
+    "memory_note",
+    "user_store_path",
+]

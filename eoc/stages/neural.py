@@ -55,6 +55,9 @@ class Reply(NamedTuple):
     tokens_out: int | None = None
     estimate: JouleCost | None = None
     finish_reason: str | None = None
+    content: str | None = None
+    """What the model wrote, where ``text`` wraps it in more (a forwarded request's whole reply
+    body, or its events): what is judged for a repetition loop. ``None``: ``text`` itself."""
 
 
 @runtime_checkable
@@ -274,7 +277,8 @@ class NeuralStage:
         # answer, nor a broken one (a repetition loop: eoc.stages.degenerate), which says why
         answer.memo = bool(getattr(self.backend, "runs_model", True)) and reply.memoize is not False
         if answer.memo and not said_nothing:
-            answer.unkept = repetition_loop(reply.text) or ""
+            wrote = reply.content if reply.content is not None else reply.text
+            answer.unkept = repetition_loop(wrote) or ""
             answer.memo = not answer.unkept
         return answer
 

@@ -18,6 +18,7 @@ Everything the server sends is hostile until checked: bodies are read up to
 
 from __future__ import annotations
 
+import codecs
 import email.utils
 import http.client
 import json
@@ -31,7 +32,7 @@ from typing import Any
 from eoc.boundedio import loads_strict
 from eoc.chat import ChatRequest
 from eoc.cost import JouleCost
-from eoc.errors import BackendError, BadJson, ConfigError
+from eoc.errors import BackendError, BadJson, ConfigError, UpstreamRefused
 from eoc.query import Stage
 from eoc.stages.base import WORK_RATES, WorkRates, approx_tokens, work_estimate
 from eoc.stages.browser_remote import (
@@ -269,6 +270,8 @@ class OpenAIBackend:
             headers["Authorization"] = f"Bearer {self._key}"
         self._headers = headers
         self._post_headers = {**headers, "Content-Type": "application/json"}
+        self.aliases: dict[str, str] = {}
+        """Names clients send for an upstream model, and its id there (``--model-alias``)."""
         self.name = f"openai:?@{self.host}"
         given = model if model is not None else env.get("EOC_OPENAI_MODEL")
         if given is not None:
@@ -332,6 +335,8 @@ class OpenAIBackend:
         Raises:
             BackendError: the server failed, refused, or sent something that is not an answer.
         """
+        if request.forward is not None:
+            return self._forward(request, on_piece)
         body = self._request_body(request, stream=on_piece is not None)
         path = "/chat/completions" if request.kind == "chat" else "/completions"
         memo = request.repeatable
@@ -354,9 +359,88 @@ class OpenAIBackend:
         assert stream.reply is not None
         return stream.reply
 
+    def upstream_model(self, request: ChatRequest) -> str:
+        """The upstream's id of the model a request names: an alias's (:attr:`aliases`), else
+        this backend's model."""
+        return self.aliases.get(request.model, self.model)
+
+    def _forward(self, request: ChatRequest, on_piece: Callable[[str], None] | None) -> Reply:
+        """A request eoc does not answer itself (:attr:`eoc.chat.ChatRequest.forward`), sent as
+        the client sent it but for the model's id, its reply kept whole: the body's text, or a
+        streamed reply's events as they came (each handed to ``on_piece`` as it arrives).
+
+        The reply is checked as any other (JSON objects, a stream that ends, the size) and
+        estimated from the usage it reports, else from what the model wrote (content, tool
+        calls) at 4 characters a token.
+
+        Raises:
+            UpstreamRefused: the upstream refused the request (400, 413, 422): its reason.
+            BackendError: the upstream failed, or sent what is not a reply.
+        """
+        assert request.body is not None
+        body = {**request.body, "model": self.upstream_model(request)}
+        path = _PATHS[request.kind]
+        usage = _Usage()
+        with self._open("POST", path, body, relay=True) as resp:
+            ctype = resp.response.headers.get("content-type", "")
+            if request.stream != ctype.startswith("text/event-stream"):
+                raise self._fail(
+                    f"the upstream answered a {'streamed' if request.stream else 'whole'} "
+                    f"request with {ctype or 'no content type'}"
+                )
+            if not request.stream:
+                raw = self._read_body(resp)
+                doc = self._json(raw, "reply")
+                usage.read(doc)
+                text = self._utf8(raw)
+                said = _wrote(doc.get("choices"), self._fail)
+                # an embedding is whole or an error: it has no finish reason
+                finish = "stop" if request.kind == "embedding" else self._finish(doc)
+                return self._reply(request.texts(), text, usage, request.repeatable, finish, said)
+            parts: list[str] = []
+            decoder = codecs.getincrementaldecoder("utf-8")()
+
+            def relayed() -> Iterator[bytes]:
+                for chunk in resp.chunks(self):
+                    try:
+                        piece = decoder.decode(chunk)
+                    except UnicodeDecodeError:
+                        raise self._fail("the stream is not UTF-8 text") from None
+                    if piece:
+                        parts.append(piece)
+                        if on_piece is not None:
+                            on_piece(piece)
+                    yield chunk
+
+            wrote: list[str] = []
+            done = finished = False
+            reason: str | None = None
+            for data in self._events(relayed()):
+                if data == "[DONE]":
+                    done = True
+                    continue
+                doc = self._json(data, "stream event")
+                usage.read(doc)
+                wrote.append(_wrote(doc.get("choices"), self._fail, delta=True))
+                choice = first_choice(doc, self._fail, allow_none=True)
+                ended = None if choice is None else finish_reason_of(choice, self._fail)
+                if ended is not None and not finished:
+                    finished, reason = True, ended
+        if not (done or finished):
+            raise self._fail("the stream ended before the reply did (no [DONE], no finish_reason)")
+        return self._reply(
+            request.texts(), "".join(parts), usage, request.repeatable, reason, "".join(wrote)
+        )
+
+    def _utf8(self, raw: bytes) -> str:
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise self._fail("the reply is not UTF-8 text") from None
+
     def _request_body(self, request: ChatRequest, *, stream: bool) -> dict[str, Any]:
         body: dict[str, Any] = {
-            "model": self.model,
+            "model": self.upstream_model(request),
             "max_tokens": request.max_tokens,
             "temperature": request.temperature,
             "stream": stream,
@@ -453,8 +537,13 @@ class OpenAIBackend:
     def _fail(self, message: str) -> BackendError:
         return BackendError(self._redact(f"{self.name}: {message}"))
 
-    def _open(self, method: str, path: str, body: dict[str, Any] | None) -> _Response:
-        """Send the request, retrying as configured; the response is open and its status 2xx."""
+    def _open(
+        self, method: str, path: str, body: dict[str, Any] | None, *, relay: bool = False
+    ) -> _Response:
+        """Send the request, retrying as configured; the response is open and its status 2xx.
+
+        ``relay``: the body is a client's request forwarded as sent, and a 400, 413 or 422 is
+        the client's to hear (:class:`~eoc.errors.UpstreamRefused`), not a failure."""
         url = self.base_url + path
         deadline = time.monotonic() + self.total_timeout
         for attempt in range(self.max_retries + 1):
@@ -504,6 +593,11 @@ class OpenAIBackend:
                         wait = asked
                 self._wait(wait, deadline)
                 continue
+            if relay and status in (400, 413, 422):
+                raise UpstreamRefused(
+                    self._redact(f"the upstream model server refused the request: {excerpt}"),
+                    status,
+                )
             raise self._fail(f"HTTP {status} from {url}{_hint(status)}: {excerpt}")
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -599,7 +693,7 @@ class OpenAIBackend:
                 holder.reply = self._reply(sent, whole, usage, memo, self._finish(doc))
                 yield whole
                 return
-            for data in self._events(resp):
+            for data in self._events(resp.chunks(self)):
                 if data == "[DONE]":
                     done = True
                     break
@@ -633,12 +727,12 @@ class OpenAIBackend:
             raise self._fail("the stream ended before the answer did (no [DONE], no finish_reason)")
         holder.reply = self._reply(sent, "".join(text), usage, memo, reason)
 
-    def _events(self, resp: _Response) -> Iterator[str]:
+    def _events(self, chunks: Iterator[bytes]) -> Iterator[str]:
         """The ``data`` of each server-sent event, the whole stream at most MAX_BODY_BYTES."""
         buffer = b""
         size = 0
         data: list[str] = []
-        for chunk in resp.chunks(self):
+        for chunk in chunks:
             size += len(chunk)
             if size > MAX_BODY_BYTES:
                 raise self._fail(
@@ -676,15 +770,26 @@ class OpenAIBackend:
         return finish_reason_of(first_choice(doc, self._fail), self._fail)
 
     def _reply(
-        self, sent: str, text: str, usage: _Usage, memo: bool, finish: str | None = None
+        self,
+        sent: str,
+        text: str,
+        usage: _Usage,
+        memo: bool,
+        finish: str | None = None,
+        wrote: str | None = None,
     ) -> Reply:
         """The Reply for ``text``; ``sent`` is all the text the server read (for the estimate);
-        ``finish`` why the server says the answer ended (``None``: it did not say)."""
+        ``finish`` why the server says the answer ended (``None``: it did not say); ``wrote``
+        what the model wrote where ``text`` is a whole forwarded reply (:meth:`_forward`)."""
         if not text.strip():
             raise self._fail("the server's answer is empty")
         counted = usage.tokens_in is not None and usage.tokens_out is not None
         n_in = usage.tokens_in if usage.tokens_in is not None else approx_tokens(sent)
-        n_out = usage.tokens_out if usage.tokens_out is not None else approx_tokens(text)
+        n_out = (
+            usage.tokens_out
+            if usage.tokens_out is not None
+            else approx_tokens(text if wrote is None else wrote)
+        )
         rates = self.work_rates or WORK_RATES[Stage.NEURAL]
         est = work_estimate(Stage.NEURAL, tokens_in=n_in, tokens_out=n_out, rates=rates)
         basis = (
@@ -706,7 +811,38 @@ class OpenAIBackend:
             tokens_in=n_in if counted else None,
             tokens_out=n_out if counted else None,
             finish_reason=finish,
+            content=wrote,
         )
+
+
+_PATHS = {"chat": "/chat/completions", "completion": "/completions", "embedding": "/embeddings"}
+"""Where each kind of forwarded request goes on the upstream."""
+
+
+def _wrote(choices: object, fail: Callable[[str], BackendError], *, delta: bool = False) -> str:
+    """What a model wrote in a forwarded reply's choices (a stream event's deltas): the text,
+    and each tool call's name and arguments, one per line."""
+    if choices is None:
+        return ""
+    if not isinstance(choices, list):
+        raise fail(f"the reply's choices are {type(choices).__name__}, not a list")
+    found: list[str] = []
+    for choice in choices:
+        if not isinstance(choice, dict):
+            raise fail("a choice of the reply is not an object")
+        said = choice.get("delta" if delta else "message")
+        if isinstance(choice.get("text"), str):
+            found.append(choice["text"])
+        if not isinstance(said, dict):
+            continue
+        if isinstance(said.get("content"), str):
+            found.append(said["content"])
+        calls = said.get("tool_calls")
+        for call in calls if isinstance(calls, list) else ():
+            fn = call.get("function") if isinstance(call, dict) else None
+            if isinstance(fn, dict):
+                found.extend(v for k in ("name", "arguments") if isinstance(v := fn.get(k), str))
+    return "\n".join(found)
 
 
 class _Response:

@@ -85,9 +85,11 @@ class EocServe:
                 pytest.fail(f"eoc serve did not start:\n{self.output()}")
             time.sleep(0.1)
 
-    def output(self) -> str:
+    def output(self, whole: bool = False) -> str:
+        """What the server wrote (its last 3,000 characters unless ``whole``)."""
         self.log.seek(0)
-        return self.log.read().decode(errors="replace")[-3000:]
+        text = self.log.read().decode(errors="replace")
+        return text if whole else text[-3000:]
 
     def ask(self, text: str, timeout: float = 30) -> httpx.Response:
         doc = {"model": self.model, "messages": [{"role": "user", "content": text}]}

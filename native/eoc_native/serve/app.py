@@ -29,7 +29,7 @@ import orjson
 
 from eoc.boundedio import loads_strict
 from eoc.cascade import Cascade
-from eoc.chat import ChatDefaults, ChatRequest, parse_chat
+from eoc.chat import ChatDefaults, ChatRequest, forwarded_embedding, parse_chat
 from eoc.errors import (
     BackendError,
     BadJson,
@@ -38,13 +38,18 @@ from eoc.errors import (
     InputTooLarge,
     PromptTooLong,
     StoreError,
+    UpstreamRefused,
 )
 from eoc.query import REUSE, Query
 from eoc.response import Response
 from eoc_native import require
+from eoc_native.semantic.minilm import FIX as MINILM_FIX
 from eoc_native.serve import forgetroute
+from eoc_native.serve.access import ANSWERED, AccessLog
 from eoc_native.serve.breaker import CircuitBreaker, Unavailable
 from eoc_native.serve.budget import Budgets, Hold, OverBudget
+from eoc_native.serve.embeddings import NAMES as EMBEDDING_NAMES
+from eoc_native.serve.embeddings import Embeddings
 from eoc_native.serve.keys import ApiKeys
 from eoc_native.serve.metrics import Metrics
 from eoc_native.serve.openapi import document
@@ -53,8 +58,10 @@ from eoc_native.serve.wire import (
     SSE,
     AnswerBodies,
     Chunks,
+    Relayed,
     error_body,
     made_receipt_of,
+    relayed,
     verdict_headers,
 )
 
@@ -83,6 +90,8 @@ def _request_id(scope: Scope) -> bytes:
                 return bytes(value)
             break
     return uuid.uuid4().hex.encode()
+
+
 """A request's own policy for remembered model answers: paraphrase, exact or never."""
 
 
@@ -143,6 +152,14 @@ class ServeConfig:
     unstored, while hits from memory keep being served."""
     store_pending: Callable[[], int] | None = None
     """How many writes wait for the shared store to be back (answers said ``pending``)."""
+    forwards: bool = False
+    """An upstream answers what eoc does not answer itself (tools, JSON mode, ``n``,
+    log-probs, other fields): such a request is forwarded as sent (:mod:`eoc.chat`)."""
+    aliases: tuple[str, ...] = ()
+    """Other names clients may send as ``model`` (``--model-alias``), listed by /v1/models."""
+    access_log: str = "off"
+    """One line per request on standard error: ``"text"``, ``"json"`` or ``"off"``
+    (:mod:`eoc_native.serve.access`)."""
     allowed_hosts: tuple[str, ...] = ()
     """Names clients reach the server by. A request whose Host names anything else (an IP
     address and ``localhost`` always pass) is refused: a page on another site that rebinds its
@@ -175,6 +192,8 @@ class HttpError(Exception):
             return err
         if isinstance(exc, Unavailable):
             return cls(503, kind, exc.reason, "upstream_unavailable", exc.retry_after)
+        if isinstance(exc, UpstreamRefused):
+            return cls(exc.status, kind, exc.reason, "upstream_refused")
         if isinstance(exc, PromptTooLong | InputTooLarge):
             return cls(413, kind, exc.reason, "too_large")
         if isinstance(exc, InputError):
@@ -209,8 +228,10 @@ class EocServer:
         budgets: Budgets | None = None,
         breaker: CircuitBreaker | None = None,
         metrics: Metrics | None = None,
+        embeddings: Embeddings | None = None,
     ) -> None:
         self.cascade = cascade
+        self.embeddings = embeddings
         self.config = config
         self.keys = keys
         self.budgets = budgets if budgets is not None and budgets.active else None
@@ -225,17 +246,20 @@ class EocServer:
         self._late: set[asyncio.Task[Any]] = set()
         self._watchdog: asyncio.Task[None] | None = None
         self._bodies = AnswerBodies(config.model_id, config.public_key)
-        self.openapi = document(config.model_id)
+        self.openapi = document(config.model_id, forwards=config.forwards, aliases=config.aliases)
         self._openapi_body = orjson.dumps(self.openapi)
         self._models_body = orjson.dumps(
             {
                 "object": "list",
                 "data": [
-                    {"id": config.model_id, "object": "model", "created": 0, "owned_by": "eoc"}
+                    {"id": name, "object": "model", "created": 0, "owned_by": "eoc"}
+                    for name in (config.model_id, *config.aliases)
                 ],
             }
         )
+        self._names = frozenset((config.model_id, *config.aliases))
         self._hosts = frozenset({"localhost", *(h.lower() for h in config.allowed_hosts)})
+        self._access = AccessLog.of(config.access_log)
         self.other = self._routes()
         self._entry: Callable[[Scope, Receive, Send], Awaitable[None]] = self._dispatch
         if config.cors_origins:
@@ -404,13 +428,24 @@ class EocServer:
             await self._entry(scope, receive, send)
             return
         rid = _request_id(scope)
+        line = self._access.start(scope, rid) if self._access is not None else None
 
         async def send_with_id(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start":
                 message = {**message, "headers": [*message.get("headers", ()), (REQUEST_ID, rid)]}
+                if line is not None:
+                    line.status = message["status"]
             await send(message)
 
-        await self._entry(scope, receive, send_with_id)
+        if line is None:
+            await self._entry(scope, receive, send_with_id)
+            return
+        token = ANSWERED.set(line)
+        try:
+            await self._entry(scope, receive, send_with_id)
+        finally:
+            ANSWERED.reset(token)
+            self._access.end(line)  # type: ignore[union-attr]
 
     async def _dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not self._host_ok(scope):
@@ -420,6 +455,9 @@ class EocServer:
             kind = _POSTS.get(scope["path"])
             if kind is not None:
                 await self._answer(scope, receive, send, kind)
+                return
+            if scope["path"] == "/v1/embeddings":
+                await self._embed(scope, receive, send)
                 return
         await self.other(scope, receive, send)
 
@@ -561,14 +599,14 @@ class EocServer:
         except BadJson as exc:
             raise HttpError(400, "BadJson", exc.reason, "invalid_json") from None
         model = doc.get("model") if isinstance(doc, dict) else None
-        if isinstance(model, str) and model != self.config.model_id:
+        if isinstance(model, str) and model not in self._names:
             raise HttpError(
                 404,
                 "ModelNotFound",
                 f"this server serves {self.config.model_id!r}, not {model[:80]!r} (GET /v1/models)",
                 "model_not_found",
             )
-        return parse_chat(doc, self.config.defaults, kind=kind)
+        return parse_chat(doc, self.config.defaults, kind=kind, forwards=self.config.forwards)
 
     async def _answer(self, scope: Scope, receive: Receive, send: Send, kind: str) -> None:
         t0 = time.perf_counter()
@@ -597,9 +635,94 @@ class EocServer:
             await self._error(send, HttpError.of(RuntimeError()))
             return
         self._account(key, response, t0, hold)
-        body, headers = self._bodies.answer(request, response)
+        if request.forward is not None:
+            body, headers = relayed(response)
+        else:
+            body, headers = self._bodies.answer(request, response)
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": body})
+
+    async def _embed(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """``POST /v1/embeddings``: the native MiniLM's (:mod:`eoc_native.serve.embeddings`),
+        or the upstream's for any other model, forwarded as sent and kept exactly."""
+        t0 = time.perf_counter()
+        try:
+            key = self._key_of(scope)
+            body = await self._body(scope, receive)
+            try:
+                doc = loads_strict(body, what="the request body")
+            except BadJson as exc:
+                raise HttpError(400, "BadJson", exc.reason, "invalid_json") from None
+            model = doc.get("model") if isinstance(doc, dict) else None
+            native = self.embeddings is not None and model in EMBEDDING_NAMES
+            if not native and not (self.config.forwards and isinstance(model, str)):
+                raise HttpError(
+                    404,
+                    "ModelNotFound",
+                    f"this server embeds with {EMBEDDING_NAMES[0]!r}"
+                    + ("" if self.embeddings is not None else f" once installed ({MINILM_FIX})")
+                    + f", not {str(model)[:80]!r}; with --upstream other models go there",
+                    "model_not_found",
+                )
+            if self.budgets is not None:
+                self.budgets.check(key)
+            if not native:
+                request = forwarded_embedding(doc, self.config.defaults)
+                query = request.query()
+                response = self.cascade.cached(query)
+                hold = None
+                if response is None:
+                    self._store_up()
+                    hold = self._hold(key)
+                    response = await self._resolve(query, hold)
+                self._account(key, response, t0, hold)
+                out, headers = relayed(response)
+            else:
+                out, headers = await self._embed_here(doc, key, t0)
+        except (EocError, HttpError) as exc:
+            await self._error(send, HttpError.of(exc))
+            return
+        except Exception:  # a fault of eoc's own: logged, and still a JSON error
+            log.exception("eoc serve: answering %s failed", scope["path"])
+            await self._error(send, HttpError.of(RuntimeError()))
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": out})
+
+    async def _embed_here(
+        self, doc: dict[str, Any], key: str | None, t0: float
+    ) -> tuple[bytes, list[tuple[bytes, bytes]]]:
+        """The native embeddings of a request: each text from the cache, or MiniLM's (the
+        misses embedded in one worker, one after another)."""
+        assert self.embeddings is not None
+        texts, fmt = self.embeddings.parse(doc)
+        queries = [self.embeddings.query(t) for t in texts]
+        embed = self.embeddings.cascade
+        answers: list[Response | None] = [embed.cached(q) for q in queries]
+        missed = [i for i, a in enumerate(answers) if a is None]
+        if missed:
+            self._store_up()
+            self._admit()
+            self.pending += 1
+            try:
+                work = asyncio.get_running_loop().run_in_executor(
+                    self.executor,
+                    lambda: [embed.resolve(queries[i], cache_missed=True) for i in missed],
+                )
+                try:
+                    made = await asyncio.wait_for(
+                        asyncio.shield(work), self.config.request_timeout_s
+                    )
+                except TimeoutError:
+                    raise self._timeout() from None
+            finally:
+                self.pending -= 1
+            for i, response in zip(missed, made, strict=True):
+                answers[i] = response
+        given = [a for a in answers if a is not None]
+        for response in given:
+            self._account(key, response, t0)
+        return self.embeddings.body(str(doc["model"]), given, fmt, self.config.public_key)
 
     def _hold(self, key: str | None) -> Hold | None:
         """The budgets' part in a miss: the answer's worst case is reserved before the model is
@@ -616,6 +739,9 @@ class EocServer:
         if hold is None and self.budgets is not None:
             self.budgets.charge(key, response.cost)
         self.metrics.answered(response, time.perf_counter() - t0)
+        line = ANSWERED.get()
+        if line is not None:
+            line.answers.append(response)
 
     async def _error(self, send: Send, err: HttpError) -> None:
         self._count_error(err)
@@ -722,8 +848,12 @@ class EocServer:
 
         query = request.query(on_piece=on_piece, reuse=reuse)
         hit = self.cascade.cached(query)
-        chunks = Chunks(
-            request, self.config.model_id, None if hit is None else made_receipt_of(hit)
+        chunks: Chunks | Relayed = (
+            Relayed(public_key)
+            if request.forward is not None
+            else Chunks(
+                request, self.config.model_id, None if hit is None else made_receipt_of(hit)
+            )
         )
         if hit is not None:
             self._account(key, hit, t0)
@@ -776,7 +906,8 @@ class EocServer:
         finally:
             self.pending -= 1
         self._account(key, response, t0, hold)
-        self._name_stream(chunks.id, response)
+        if chunks.id is not None:
+            self._name_stream(chunks.id, response)
         body = chunks.end(response, public_key)
         if not started:  # kv, graph or a model that streamed nothing: the answer in one piece
             await send(

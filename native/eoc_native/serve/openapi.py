@@ -8,11 +8,13 @@ Schemathesis against it.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from eoc import __version__
 from eoc.chat_fields import CHAT, COMPLETION, request_schema
 from eoc.ledger import AVOIDED_PROVENANCES
+from eoc_native.serve.embeddings import NAMES as EMBEDDING_NAMES
 
 _ERR = {"$ref": "#/components/schemas/Error"}
 
@@ -39,8 +41,55 @@ def _errors(*codes: int) -> dict[str, Any]:
     }
 
 
-def document(model: str) -> dict[str, Any]:
-    """The OpenAPI document of a server that serves ``model``."""
+FORWARDED_NOTE = "With --upstream: forwarded to the upstream as sent (eoc does not answer it)."
+
+
+def _forwarding(schema: dict[str, Any], names: tuple[str, ...]) -> None:
+    """``schema`` as a forwarding server takes it: any field (the upstream checks what eoc does
+    not), and the fields eoc answers only through the upstream described as such."""
+    schema["additionalProperties"] = True
+    schema["description"] = (
+        "Fields eoc does not answer itself (tools, JSON mode, n, log-probs, any other) are "
+        "forwarded to the upstream as sent; eoc checks only what it reads."
+    )
+    props = schema["properties"]
+    for name in names:
+        if name in props:
+            props[name] = {"description": FORWARDED_NOTE}
+    messages = props.get("messages")
+    if messages is not None:
+        messages["items"] = {"type": "object", "required": ["role"], "description": FORWARDED_NOTE}
+
+
+_EMBEDDING_REQUEST: dict[str, Any] = {
+    "type": "object",
+    "required": ["model", "input"],
+    "additionalProperties": False,
+    "properties": {
+        "model": {
+            "type": "string",
+            "enum": list(EMBEDDING_NAMES),
+            "description": "all-MiniLM-L6-v2 (embedded here); with --upstream, any other model "
+            "is the upstream's (its request forwarded as sent)",
+        },
+        "input": {
+            "oneOf": [
+                {"type": "string", "minLength": 1},
+                {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1},
+            ]
+        },
+        "encoding_format": {"enum": ["float", "base64"]},
+        "dimensions": {"const": 384, "description": "MiniLM makes 384 only"},
+        "user": {"type": "string"},
+    },
+}
+
+
+def document(
+    model: str, *, forwards: bool = False, aliases: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """The OpenAPI document of a server that serves ``model`` (``forwards``: with an upstream,
+    which takes what eoc does not answer itself; ``aliases``: other names it takes for it)."""
     answer_headers = {
         name: {"description": desc, "schema": {"type": "string"}}
         for name, desc in (
@@ -69,6 +118,14 @@ def document(model: str) -> dict[str, Any]:
     }
     chat_request = request_schema(CHAT, model)
     completion_request = request_schema(COMPLETION, model)
+    for schema in (chat_request, completion_request):
+        schema["properties"]["model"] = {"type": "string", "enum": [model, *aliases]}
+    embedding_request = copy.deepcopy(_EMBEDDING_REQUEST)
+    if forwards:
+        del embedding_request["properties"]["model"]["enum"]
+        forwarded = ("tools", "tool_choice", "response_format", "n", "logprobs")
+        _forwarding(chat_request, forwarded)
+        _forwarding(completion_request, forwarded)
     eoc_verdict = {
         "type": "object",
         "description": "The answer as `eoc query --json` prints it (eoc verify reads either).",
@@ -263,6 +320,31 @@ def document(model: str) -> dict[str, Any]:
         "paths": {
             "/v1/chat/completions": post("Answer a conversation", "ChatRequest"),
             "/v1/completions": post("Continue a text", "CompletionRequest"),
+            "/v1/embeddings": {
+                "post": {
+                    "summary": "Embed texts (MiniLM here, or the upstream's model)",
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            "application/json": {
+                                "schema": {"$ref": "#/components/schemas/EmbeddingRequest"}
+                            }
+                        },
+                    },
+                    "responses": {
+                        "200": {
+                            "description": "OpenAI's embeddings list, each text's verdict in "
+                            "eoc.answers (a forwarded one's body as the upstream sent it)",
+                            "headers": {
+                                k: answer_headers[k]
+                                for k in ("x-eoc-stage", "x-eoc-microjoules", "x-eoc-provenance")
+                            },
+                            "content": obj,
+                        },
+                        **_errors(400, 401, 404, 408, 413, 415, 429, 502, 503, 504),
+                    },
+                }
+            },
             "/v1/models": get("The served model", obj, 401),
             "/v1/eoc/budget": get("The joule budgets and what they counted", obj, 401),
             "/v1/eoc/public-key": get("The host key that signs receipts", obj, 401, 404),
@@ -305,6 +387,7 @@ def document(model: str) -> dict[str, Any]:
             "schemas": {
                 "ChatRequest": chat_request,
                 "CompletionRequest": completion_request,
+                "EmbeddingRequest": embedding_request,
                 "Completion": completion,
                 "CompletionChunk": chunk,
                 "StreamEvent": stream_event,

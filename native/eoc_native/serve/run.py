@@ -8,11 +8,12 @@ import os
 import sys
 from typing import Any, TextIO
 
-from eoc.assemble import assemble, default_backend, signer
+from eoc.assemble import default_backend, signer
 from eoc.cascade import Cascade
 from eoc.chat import MAX_OUTPUT_TOKENS, ChatDefaults
 from eoc.cli.options import add_model, add_reuse, add_sign_key, add_store
-from eoc.errors import ConfigError
+from eoc.cli.userstore import assemble_remembering
+from eoc.errors import ConfigError, MissingExtra
 from eoc.stages.neural import DEFAULT_MAX_TOKENS, TakesMaxTokens
 from eoc_native import require
 from eoc_native.serve.app import EocServer, ServeConfig, create_app
@@ -25,6 +26,7 @@ from eoc_native.serve.connections import (
     DEFAULT_MAX_REQUESTS,
     guarded_protocol,
 )
+from eoc_native.serve.embeddings import Embeddings
 from eoc_native.serve.keys import ApiKeys
 
 WARN_EXPOSED = (
@@ -34,10 +36,57 @@ WARN_EXPOSED = (
 )
 
 
-def _backend(args: argparse.Namespace) -> tuple[Any, str]:
+OLD_KEY_VARIABLE = "EOC_UPSTREAM_API_KEY"
+"""The upstream key's former name, still read (with a note) when EOC_OPENAI_API_KEY is unset."""
+
+
+def _upstream_key(err: TextIO) -> str | None:
+    """The upstream's API key from a deprecated variable (``None``: the backend reads
+    ``EOC_OPENAI_API_KEY``, else ``OPENAI_API_KEY``, itself)."""
+    old = os.environ.get(OLD_KEY_VARIABLE)
+    if not old or os.environ.get("EOC_OPENAI_API_KEY"):
+        return None
+    print(
+        f"eoc serve: note: {OLD_KEY_VARIABLE} is deprecated; name the upstream's key "
+        "EOC_OPENAI_API_KEY, as eoc's other OpenAI-server variables are (read as before for now)",
+        file=err,
+        flush=True,
+    )
+    return old
+
+
+def aliases_of(given: list[str] | None, upstream: bool) -> dict[str, str]:
+    """``--model-alias NAME=UPSTREAM_ID`` options as a table (name -> the upstream's id).
+
+    Raises:
+        ConfigError: a malformed or repeated alias, or aliases without ``--upstream``.
+    """
+    if not given:
+        return {}
+    if not upstream:
+        raise ConfigError(
+            "--model-alias names a model of the upstream server: pass --upstream URL too "
+            "(the model run here is named with --model-id)"
+        )
+    table: dict[str, str] = {}
+    for item in given:
+        name, sep, target = item.partition("=")
+        name, target = name.strip(), target.strip()
+        if not sep or not name or not target or len(name) > 256 or len(target) > 256:
+            raise ConfigError(
+                f"--model-alias {item[:80]!r}: write NAME=UPSTREAM_ID, e.g. smol=/models/smol.gguf"
+            )
+        if name in table:
+            raise ConfigError(f"--model-alias names {name!r} twice")
+        table[name] = target
+    return table
+
+
+def _backend(args: argparse.Namespace, err: TextIO) -> tuple[Any, str]:
     """The neural backend and the model name clients send."""
     if args.model and args.upstream:
         raise ConfigError("pass --model (a model run here) or --upstream (a server), not both")
+    aliases = aliases_of(getattr(args, "model_alias", None), bool(args.upstream))
     if args.upstream:
         from eoc_native.remote import OpenAIBackend
 
@@ -45,11 +94,15 @@ def _backend(args: argparse.Namespace) -> tuple[Any, str]:
             args.upstream,
             model=args.upstream_model,
             max_tokens=args.max_tokens or DEFAULT_MAX_TOKENS,
-            api_key=os.environ.get("EOC_UPSTREAM_API_KEY"),
+            api_key=_upstream_key(err),
             total_timeout=args.request_timeout,
             joules_per_token=_joules(args.upstream_joules),
         )
-        return remote, args.model_id or remote.model
+        remote.aliases = aliases
+        name = args.model_id or remote.model
+        if name in aliases:
+            raise ConfigError(f"--model-alias {name!r} is the served model's own name")
+        return remote, name
     backend = default_backend(model=args.model)
     if args.max_tokens is not None and isinstance(backend, TakesMaxTokens):
         backend.max_tokens = args.max_tokens  # a server without a model still serves its stores
@@ -80,14 +133,14 @@ def build(args: argparse.Namespace, err: TextIO) -> EocServer:
         per_key_j=args.key_budget_joules,
         window_s=args.budget_window,
     )
-    backend, model_id = _backend(args)
+    backend, model_id = _backend(args, err)
     breaker = CircuitBreaker(args.breaker_failures, args.breaker_backoff)
     guarded = GuardedBackend(backend, breaker)
     load = getattr(backend, "load", None)
     if callable(load):
         print(f"eoc serve: loading {backend.name} ...", file=err, flush=True)
         load()
-    built = assemble(guarded, store=args.store, ttl=getattr(args, "ttl", None))
+    built = assemble_remembering(guarded, args, err, "eoc serve")
     cascade = Cascade(built.stages, signer=sign, reuse=args.reuse or "paraphrase")
     defaults = ChatDefaults(
         model_id,
@@ -105,13 +158,46 @@ def build(args: argparse.Namespace, err: TextIO) -> EocServer:
         max_pending=args.max_pending,
         workers=args.workers,
         public_key=None if sign is None else sign.public_key,
-        store=args.store or "memory",
+        store=_shown(built.location),
+        forwards=bool(args.upstream),
+        aliases=tuple(getattr(backend, "aliases", {})),
+        access_log="off" if args.quiet else args.log_format,
         cors_origins=tuple(args.allow_origin or ()),
         allowed_hosts=tuple(args.allow_host or ()),
         store_health=None if built.store is None else built.health,
         store_pending=None if built.store is None else built.pending,
     )
-    return create_app(cascade, config, keys=keys, budgets=budgets, breaker=breaker)
+    return create_app(
+        cascade,
+        config,
+        keys=keys,
+        budgets=budgets,
+        breaker=breaker,
+        embeddings=_embeddings(built.stages[0], cascade, err),
+    )
+
+
+def _embeddings(cache: Any, cascade: Cascade, err: TextIO) -> Embeddings | None:
+    """The native embeddings (``POST /v1/embeddings``), where the MiniLM files are installed
+    (its weights load on the first text to embed); else ``None``, said once."""
+    from eoc_native.semantic.minilm import MiniLMEmbedder
+
+    try:
+        embedder = MiniLMEmbedder()
+    except MissingExtra as exc:
+        print(f"eoc serve: note: no native embeddings: {exc.reason}", file=err, flush=True)
+        return None
+    return Embeddings(cache, cascade, embedder)
+
+
+def _shown(location: str | None) -> str:
+    """A store's location as the banner shows it: a server's without its password."""
+    if location is None:
+        return "memory"
+    if "://" in location and "@" in location:
+        scheme, _, rest = location.partition("://")
+        return f"{scheme}://{rest.rpartition('@')[2]}"
+    return location
 
 
 def _loopback(host: str) -> bool:
@@ -197,7 +283,16 @@ def register(sub: Any, add: Any) -> None:
     p.add_argument(
         "--upstream",
         default=None,
-        help="an OpenAI-compatible server to ask instead, e.g. http://127.0.0.1:8081/v1 (key in $EOC_UPSTREAM_API_KEY)",
+        help="an OpenAI-compatible server to ask instead, e.g. http://127.0.0.1:8081/v1 (its key "
+        "in $EOC_OPENAI_API_KEY); requests eoc does not answer itself (tools, JSON mode, n, "
+        "logprobs, other fields) are forwarded to it as sent",
+    )
+    p.add_argument(
+        "--model-alias",
+        action="append",
+        metavar="NAME=UPSTREAM_ID",
+        help="a stable name clients may send as model for one of the upstream's models "
+        "(repeatable), e.g. smol=/models/SmolLM2.gguf",
     )
     p.add_argument(
         "--upstream-model", default=None, help="the upstream's model (default: the first it lists)"
@@ -215,8 +310,17 @@ def register(sub: Any, add: Any) -> None:
         default=None,
         help="the model name clients send (default: the model file's name, or the upstream's)",
     )
-    add_store(p)
+    add_store(p, per_user=True)
     add_sign_key(p)
+    p.add_argument(
+        "--quiet", action="store_true", help="no access-log line per request on standard error"
+    )
+    p.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="the access log's lines: text (default) or one JSON object each",
+    )
     p.add_argument(
         "--api-keys",
         default=os.environ.get("EOC_API_KEYS"),

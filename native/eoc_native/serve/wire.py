@@ -148,6 +148,33 @@ def _tail(
     return orjson.dumps(doc)[1:]
 
 
+def relayed(response: Response) -> tuple[bytes, list[tuple[bytes, bytes]]]:
+    """A forwarded request's whole reply (:attr:`eoc.chat.ChatRequest.forward`): the upstream's
+    body byte for byte, as first made (a repeat gets the kept body, its ``id`` included), eoc's
+    verdict in the headers alone."""
+    body = response.payload.encode("utf-8")
+    headers = [(b"content-type", JSON), *verdict_headers(response)]
+    return body, [*headers, (b"content-length", str(len(body)).encode())]
+
+
+class Relayed:
+    """The events of a forwarded request's streamed reply: the upstream's as they came (a
+    repeat gets the kept events), then eoc's verdict as one SSE comment line
+    (``: eoc {...}``), which clients skip."""
+
+    id = None
+
+    def __init__(self, public_key: str | None) -> None:
+        self.public_key = public_key
+
+    @staticmethod
+    def piece(text: str) -> bytes:
+        return text.encode("utf-8")
+
+    def end(self, response: Response, public_key: str | None) -> bytes:
+        return b": eoc " + orjson.dumps(verdict(response, public_key)) + b"\n\n"
+
+
 class Chunks:
     """The server-sent events of one streamed answer."""
 
@@ -227,9 +254,11 @@ __all__ = [
     "SSE",
     "AnswerBodies",
     "Chunks",
+    "Relayed",
     "completion_id",
     "error_body",
     "error_doc",
+    "relayed",
     "usage",
     "verdict",
     "verdict_headers",
