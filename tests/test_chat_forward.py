@@ -169,3 +169,29 @@ def test_kv_and_graph_never_answer_a_forwarded_request_nor_a_plain_answer() -> N
     assert again.stage is Stage.CACHE
     plain = c.resolve(parse_chat(body(), D).query())
     assert plain.stage is Stage.CACHE and plain.payload == "Tokyo"  # the graph's, remembered
+
+
+def test_a_forwarded_reply_is_judged_for_loops_by_what_the_model_wrote() -> None:
+    from eoc.stages.neural import Reply
+
+    class Relay(ScriptedBackend):
+        """Replies as a forwarding backend does: the whole body, and what the model wrote."""
+
+        def __init__(self, body: str, wrote: str) -> None:
+            super().__init__()
+            self.reply = Reply(body, finish_reason="stop", content=wrote)
+
+        def chat(self, request: Any, on_piece: Any = None) -> Reply:
+            return self.reply
+
+    # a body of many log-probs repeats its keys; the model's words do not loop
+    whole = '{"logprobs": [' + ", ".join(['{"token": "x", "logprob": -1}'] * 40) + "]}"
+    doc = body(temperature=0, logprobs=True)
+    c = Cascade(small_stages(Relay(whole, "A short, fine answer.")))
+    first = c.resolve(parse_chat(doc, D, forwards=True).query())
+    assert first.stage is Stage.NEURAL and first.payload == whole
+    assert c.resolve(parse_chat(doc, D, forwards=True).query()).stage is Stage.CACHE
+    # words that loop are never kept, whatever the body around them
+    looped = Cascade(small_stages(Relay('{"a": 1}', "so so so so so so so so so so so so")))
+    looped.resolve(parse_chat(doc, D, forwards=True).query())
+    assert looped.resolve(parse_chat(doc, D, forwards=True).query()).stage is Stage.NEURAL

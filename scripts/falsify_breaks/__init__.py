@@ -9,6 +9,7 @@ path, ``FOCUS`` by its name.
 from falsify_breaks import (
     counters,
     figures,
+    gateway,
     gguf_mutations,
     guard,
     hostile,
@@ -228,6 +229,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     *native_data.BREAKS,
     *startup.BREAKS,
     *serve.BREAKS,
+    *gateway.BREAKS,
     *memo.BREAKS,
     *page.BREAKS,
     *partition.BREAKS,
@@ -255,6 +257,7 @@ FOCUS: dict[str, list[str]] = {
     ],
     **guard.FOCUS,
     **serve.FOCUS,
+    **gateway.FOCUS,
     **incontext.FOCUS,
     **hostile.FOCUS,
     **gguf_mutations.FOCUS,

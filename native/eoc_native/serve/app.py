@@ -594,10 +594,7 @@ class EocServer:
         return request, query
 
     def _parse(self, body: bytes, kind: str) -> ChatRequest:
-        try:  # strict: a key given twice is refused (orjson would keep the last silently)
-            doc = loads_strict(body, what="the request body")
-        except BadJson as exc:
-            raise HttpError(400, "BadJson", exc.reason, "invalid_json") from None
+        doc = _decoded(body)
         model = doc.get("model") if isinstance(doc, dict) else None
         if isinstance(model, str) and model not in self._names:
             raise HttpError(
@@ -648,11 +645,7 @@ class EocServer:
         t0 = time.perf_counter()
         try:
             key = self._key_of(scope)
-            body = await self._body(scope, receive)
-            try:
-                doc = loads_strict(body, what="the request body")
-            except BadJson as exc:
-                raise HttpError(400, "BadJson", exc.reason, "invalid_json") from None
+            doc = _decoded(await self._body(scope, receive))
             model = doc.get("model") if isinstance(doc, dict) else None
             native = self.embeddings is not None and model in EMBEDDING_NAMES
             if not native and not (self.config.forwards and isinstance(model, str)):
@@ -919,6 +912,15 @@ class EocServer:
             )
             body = chunks.piece(response.payload) + body
         await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def _decoded(body: bytes) -> Any:
+    """A request body's JSON, strictly: a key given twice is refused (orjson would keep the
+    last silently)."""
+    try:
+        return loads_strict(body, what="the request body")
+    except BadJson as exc:
+        raise HttpError(400, "BadJson", exc.reason, "invalid_json") from None
 
 
 def _json_cors() -> Any:

@@ -9,9 +9,10 @@ sentence-transformers cuts it; ``usage`` counts the tokens read.
 Each text is its own query in a small cascade of its own (:class:`Embeddings`): the server's
 cache, then the model. A text embedded before by the same model files is the stored vector,
 charged as a cache hit with its receipt; a new one is embedded and charged as the model's work
-(MEASURED where a live counter brackets it, else ESTIMATED at the kv's rate for embedding a
-byte: :data:`EMBED_RATES`). The vector is kept as its base64 text, so a repeat is the same
-bytes. Each answer's verdict is in the body's ``eoc.answers``; the headers sum them.
+(MEASURED where a live counter brackets it, else ESTIMATED from its multiply-adds:
+:data:`EMBED_RATES`). The vector is kept as its base64 text, so a repeat is the same
+bytes. Each answer's verdict is in the body's ``eoc.answers``; the headers are one text's own,
+or sum several.
 
 Any other model id goes to the upstream as sent, when the server has one (its reply relayed
 and kept exactly: :mod:`eoc.chat`'s forwarded requests).
@@ -33,7 +34,8 @@ from eoc.response import Response
 from eoc.stages.base import StageLike, WorkRates, work_estimate
 from eoc.stages.neural import NeuralStage, Reply, origin_of
 from eoc_native import require
-from eoc_native.serve.wire import verdict
+from eoc_native.llm.energy import nj_per_mac
+from eoc_native.serve.wire import verdict, verdict_headers
 
 MODEL = "all-MiniLM-L6-v2"
 NAMES = (MODEL, f"sentence-transformers/{MODEL}")
@@ -42,12 +44,16 @@ MAX_INPUTS = 2048
 """The most texts one request may send (OpenAI's own limit)."""
 CONTEXT = "embedding"
 """The context of an embedding's query: no question's key can equal it (:class:`Query`)."""
+MACS_PER_TOKEN = 6 * (4 * 384 * 384 + 2 * 384 * 1536)
+"""MiniLM's multiply-adds per token read: 6 layers of four 384×384 projections and a 384→1536→384
+feed-forward (attention's own share, n² × 384 a layer, is left out: under 1 % for short texts)."""
 EMBED_RATES = WorkRates(
-    100.0,
-    per_byte_nj=10_000.0,
-    why="10 µs + 1 µs per byte embedded, at 10 W: the kv's rate for the same MiniLM",
+    0.0,
+    per_token_in_uj=MACS_PER_TOKEN * nj_per_mac("numpy") / 1000,
+    why=f"MiniLM's {MACS_PER_TOKEN / 1e6:.1f}M multiply-adds a token at "
+    f"{nj_per_mac('numpy'):g} nJ each, eoc's CPU constant (native/eoc_native/llm/energy.py)",
 )
-"""What one embedding is estimated at where no live counter brackets it."""
+"""What one embedding is estimated at where no live counter brackets it: its tokens."""
 
 
 class MiniLMBackend:
@@ -71,9 +77,7 @@ class MiniLMBackend:
             base64.b64encode(vector.tobytes()).decode("ascii"),
             tokens_in=tokens,
             tokens_out=0,
-            estimate=work_estimate(
-                Stage.NEURAL, nbytes=len(prompt.encode("utf-8")), rates=EMBED_RATES
-            ),
+            estimate=work_estimate(Stage.NEURAL, tokens_in=tokens, rates=EMBED_RATES),
             finish_reason="stop",
         )
 
@@ -161,9 +165,11 @@ class Embeddings:
             "eoc": {"answers": [verdict(r, public_key) for r in answers]},
         }
         body = orjson.dumps(doc, option=orjson.OPT_SERIALIZE_NUMPY)
+        # one text: its answer's own headers (the receipt's digest, what a hit avoided)
+        said = verdict_headers(answers[0]) if len(answers) == 1 else summed_headers(answers)
         return body, [
             (b"content-type", b"application/json"),
-            *summed_headers(answers),
+            *said,
             (b"content-length", str(len(body)).encode()),
         ]
 

@@ -215,7 +215,9 @@ def banner(host: str, port: int, app: Any) -> str:
     meter = app.cascade.meter
     n_keys = len(app.keys) if app.keys else 0
     return (
-        f"eoc serve: http://{host}:{port}/v1  model {app.config.model_id!r}, "
+        f"eoc serve: http://{host}:{port}/v1  model {app.config.model_id!r}"
+        + (f" (or {', '.join(map(repr, app.config.aliases))})" if app.config.aliases else "")
+        + ", "
         f"store {app.config.store}, meter {meter.name} "
         f"({'live' if app.cascade.live else 'not live: every figure is estimated'}), "
         f"{n_keys or 'no'} API key{'' if n_keys == 1 else 's'}"
