@@ -66,6 +66,8 @@ from eoc_native.serve.wire import (
 )
 
 Scope = MutableMapping[str, Any]
+Whole = tuple[bytes, list[tuple[bytes, bytes]]]
+"""A whole reply: its body and headers."""
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
@@ -607,7 +609,8 @@ class EocServer:
 
     async def _answer(self, scope: Scope, receive: Receive, send: Send, kind: str) -> None:
         t0 = time.perf_counter()
-        try:
+
+        async def work() -> Whole | None:
             key = self._key_of(scope)
             reuse = _reuse_of(scope)
             request, query = self._request(await self._body(scope, receive), kind)
@@ -615,35 +618,22 @@ class EocServer:
                 self.budgets.check(key)
             if query is None:
                 await self._stream(request, key, t0, send, reuse)
-                return
+                return None
             if reuse is not None:
                 query = request.query(reuse=reuse)
-            hold = None
-            response = self.cascade.cached(query)
-            if response is None:
-                self._store_up()
-                hold = self._hold(key)
-                response = await self._resolve(query, hold)
-        except (EocError, HttpError) as exc:
-            await self._error(send, HttpError.of(exc))
-            return
-        except Exception:  # a fault of eoc's own: logged, and still a JSON error
-            log.exception("eoc serve: answering %s failed", scope["path"])
-            await self._error(send, HttpError.of(RuntimeError()))
-            return
-        self._account(key, response, t0, hold)
-        if request.forward is not None:
-            body, headers = relayed(response)
-        else:
-            body, headers = self._bodies.answer(request, response)
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+            response = await self._cached_or_made(query, key, t0)
+            if request.forward is not None:
+                return relayed(response)
+            return self._bodies.answer(request, response)
+
+        await self._replying(scope, send, work)
 
     async def _embed(self, scope: Scope, receive: Receive, send: Send) -> None:
         """``POST /v1/embeddings``: the native MiniLM's (:mod:`eoc_native.serve.embeddings`),
         or the upstream's for any other model, forwarded as sent and kept exactly."""
         t0 = time.perf_counter()
-        try:
+
+        async def work() -> Whole:
             key = self._key_of(scope)
             doc = _decoded(await self._body(scope, receive))
             model = doc.get("model") if isinstance(doc, dict) else None
@@ -659,19 +649,20 @@ class EocServer:
                 )
             if self.budgets is not None:
                 self.budgets.check(key)
-            if not native:
-                request = forwarded_embedding(doc, self.config.defaults)
-                query = request.query()
-                response = self.cascade.cached(query)
-                hold = None
-                if response is None:
-                    self._store_up()
-                    hold = self._hold(key)
-                    response = await self._resolve(query, hold)
-                self._account(key, response, t0, hold)
-                out, headers = relayed(response)
-            else:
-                out, headers = await self._embed_here(doc, key, t0)
+            if native:
+                return await self._embed_here(doc, key, t0)
+            query = forwarded_embedding(doc, self.config.defaults).query()
+            return relayed(await self._cached_or_made(query, key, t0))
+
+        await self._replying(scope, send, work)
+
+    async def _replying(
+        self, scope: Scope, send: Send, work: Callable[[], Awaitable[Whole | None]]
+    ) -> None:
+        """Send what ``work`` made (``None``: it sent its reply itself, a stream), or its error
+        as a JSON error body."""
+        try:
+            made = await work()
         except (EocError, HttpError) as exc:
             await self._error(send, HttpError.of(exc))
             return
@@ -679,12 +670,25 @@ class EocServer:
             log.exception("eoc serve: answering %s failed", scope["path"])
             await self._error(send, HttpError.of(RuntimeError()))
             return
+        if made is None:
+            return
+        body, headers = made
         await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": out})
+        await send({"type": "http.response.body", "body": body})
 
-    async def _embed_here(
-        self, doc: dict[str, Any], key: str | None, t0: float
-    ) -> tuple[bytes, list[tuple[bytes, bytes]]]:
+    async def _cached_or_made(self, query: Query, key: str | None, t0: float) -> Response:
+        """The cache's answer to ``query``, else the cascade's (a miss reserves its worst case
+        first, where there are budgets), counted."""
+        hold = None
+        response = self.cascade.cached(query)
+        if response is None:
+            self._store_up()
+            hold = self._hold(key)
+            response = await self._resolve(query, hold)
+        self._account(key, response, t0, hold)
+        return response
+
+    async def _embed_here(self, doc: dict[str, Any], key: str | None, t0: float) -> Whole:
         """The native embeddings of a request: each text from the cache, or MiniLM's (the
         misses embedded in one worker, one after another)."""
         assert self.embeddings is not None
