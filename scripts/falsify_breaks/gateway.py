@@ -99,8 +99,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a newline in a path breaks the access log's line",
         "native/eoc_native/serve/access.py",
-        '            c if c.isprintable() and c != \'"\' else "?" for c in',
-        "            c for c in",
+        "        if not path.isprintable() or '\"' in path:",
+        "        if False:",
     ),
     (
         "model aliases are not listed",

@@ -377,8 +377,10 @@ def test_a_restarted_server_keeps_its_answers(gw: Gateway, tmp_path: Path) -> No
         assert u.http_response.content == t.http_response.content
     finally:
         second.stop()
-    memory = EocServe(*args, "--store", ":memory:", model="smol-upstream")
+    memory = EocServe(*args, "--store", ":memory:", "--quiet", model="smol-upstream")
     try:
         assert "store memory" in memory.output()
+        assert memory.ask("Write one word about the sea.").headers["x-eoc-stage"] == "neural"
+        assert "eoc serve: 127.0.0.1 " not in memory.output(whole=True)  # --quiet: no lines
     finally:
         memory.stop()

@@ -38,9 +38,10 @@ class Line:
         self.client = str(client[0]) if client else "-"
         self.method = str(scope.get("method", "-"))
         # a path is percent-decoded: what would break the line (a newline, a quote) is shown as ?
-        self.path = "".join(
-            c if c.isprintable() and c != '"' else "?" for c in str(scope.get("path", "-"))[:200]
-        )
+        path = str(scope.get("path", "-"))[:200]
+        if not path.isprintable() or '"' in path:
+            path = "".join(c if c.isprintable() and c != '"' else "?" for c in path)
+        self.path = path
         self.rid = rid.decode("ascii")
         self.started = time.perf_counter()
         self.status = 0
