@@ -93,10 +93,82 @@ def _load_first_red() -> dict[str, str]:
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
-def _pytest(work: Path, tests: list[str], red_file: Path) -> subprocess.CompletedProcess[str]:
+RUN_TIMEOUT_S = 600
+
+
+class Runner:
+    """Runs pytest for one lane: in a child forked from the lane's zygote
+    (scripts/falsify_zygote.py, which imported pytest and the heavy test libraries once), or,
+    without one (``--no-fork``, or a zygote that could not start), in a fresh process."""
+
+    def __init__(self, fork: bool) -> None:
+        self.zygote: subprocess.Popen[str] | None = None
+        if not fork:
+            return
+        proc = subprocess.Popen(
+            [sys.executable, str(ROOT / "scripts" / "falsify_zygote.py")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stdout is not None
+        if proc.stdout.readline().strip() == '{"ready": true}':
+            self.zygote = proc
+        else:
+            print("falsify: the zygote did not start; each run starts a process", file=sys.stderr)
+            proc.kill()
+            proc.communicate()
+
+    def run(self, work: Path, args: list[str], env: dict[str, str]) -> tuple[int, str]:
+        """(pytest's exit status, its output) for ``args`` run in ``work``.
+
+        Raises:
+            subprocess.TimeoutExpired: the run took more than :data:`RUN_TIMEOUT_S`.
+        """
+        if self.zygote is None:
+            done = subprocess.run(
+                [sys.executable, "-m", "pytest", *args],
+                cwd=work,  # the copy's eoc/ comes first on sys.path, its eoc_native by PYTHONPATH
+                capture_output=True,
+                text=True,
+                env={**os.environ, **env},
+                timeout=RUN_TIMEOUT_S,
+            )
+            return done.returncode, done.stdout
+        out = work.parent / f"{work.name}.out"
+        # pytest would warn that the preloaded plugin modules (hypothesis's) cannot have their
+        # asserts rewritten, and the project's filterwarnings makes a warning an error
+        args = ["-W", "ignore::pytest.PytestAssertRewriteWarning", *args]
+        request = {
+            "cwd": str(work),
+            "path": [
+                str(work),
+                str(work / "native"),
+            ],  # as python -m pytest in work, and PYTHONPATH
+            "env": env,
+            "args": args,
+            "out": str(out),
+            "timeout": RUN_TIMEOUT_S,
+        }
+        assert self.zygote.stdin is not None and self.zygote.stdout is not None
+        self.zygote.stdin.write(json.dumps(request) + "\n")
+        self.zygote.stdin.flush()
+        answer = self.zygote.stdout.readline()
+        if not answer:
+            raise SystemExit("falsify: a zygote died; run again with --no-fork to see why")
+        rc = json.loads(answer)["rc"]
+        if rc is None:
+            raise subprocess.TimeoutExpired(args, RUN_TIMEOUT_S)
+        return int(rc), out.read_text(encoding="utf-8", errors="replace")
+
+    def close(self) -> None:
+        if self.zygote is not None:
+            self.zygote.communicate(timeout=10)  # its standard input closed: it ends
+
+
+def _pytest(runner: Runner, work: Path, tests: list[str], red_file: Path) -> tuple[int, str]:
     red_file.unlink(missing_ok=True)
     env = {
-        **os.environ,
         "EOC_PROPERTY_EXAMPLES": "400",
         "PYTHONDONTWRITEBYTECODE": "1",
         "EOC_FALSIFY_RED": str(red_file),
@@ -104,28 +176,12 @@ def _pytest(work: Path, tests: list[str], red_file: Path) -> subprocess.Complete
         "PYTHONPATH": os.pathsep.join([str(work / "native"), str(work)]),
     }
     files = [t.split("::", 1)[0] for t in tests]
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-x",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            *_unused_plugins(files),
-            *tests,
-        ],
-        cwd=work,  # the copy's eoc/ comes first on sys.path, its eoc_native by PYTHONPATH
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
+    args = ["-x", "-q", "-p", "no:cacheprovider", *_unused_plugins(files), *tests]
+    return runner.run(work, args, env)
 
 
 def _run_one(
-    work: Path, brk: tuple[str, str, str, str], first_red: dict[str, str]
+    runner: Runner, work: Path, brk: tuple[str, str, str, str], first_red: dict[str, str]
 ) -> tuple[str, str, str]:
     """(name, verdict, the node id of the test that went red or "")."""
     name, path, old, new = brk
@@ -140,10 +196,10 @@ def _run_one(
         done = None
         known = first_red.get(name)
         if known:
-            done = _pytest(work, [known], red_file)
+            done = _pytest(runner, work, [known], red_file)
             how = "first red"
-        if done is None or done.returncode == 0 or done.returncode in (4, 5):
-            done = _pytest(work, group, red_file)
+        if done is None or done[0] == 0 or done[0] in (4, 5):
+            done = _pytest(runner, work, group, red_file)
             how = "group"
     except subprocess.TimeoutExpired:
         return name, "RED (timed out)", ""
@@ -151,12 +207,16 @@ def _run_one(
         target.write_text(original, encoding="utf-8")
     took = f"{time.perf_counter() - t0:5.1f} s"
     red = red_file.read_text(encoding="utf-8") if red_file.exists() else ""
-    failed = [line for line in done.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
-    if done.returncode == 0:
+    rc, output = done
+    failed = [line for line in output.splitlines() if line.startswith(("FAILED", "ERROR"))]
+    if rc == 0:
         return name, f"{took} still green", ""
-    if done.returncode in (4, 5):  # a usage error, or no test ran (all skipped): nothing shown
-        return name, f"{took} still green (no test ran: pytest exit {done.returncode})", ""
-    shown = (red or (failed[0][7:] if failed else f"exit {done.returncode}"))[:72]
+    if rc in (4, 5):  # a usage error, or no test ran (all skipped): nothing shown
+        return name, f"{took} still green (no test ran: pytest exit {rc})", ""
+    if rc not in (1, 2):  # pytest's own failure (3), or a crash: no verdict, never a red
+        tail = " | ".join(output.strip().splitlines()[-3:])[:300]
+        return name, f"{took} still green (pytest failed to run: exit {rc}: {tail})", ""
+    shown = (red or (failed[0][7:] if failed else f"exit {rc}"))[:72]
     return name, f"{took} RED ({how}) {shown}", red
 
 
@@ -167,6 +227,11 @@ def main() -> int:
         "-k", default="", help="only breaks whose name holds this text (several: a|b)"
     )
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument(
+        "--no-fork",
+        action="store_true",
+        help="start a fresh process for each pytest run (slower; the runs are the same)",
+    )
     parser.add_argument(
         "--record",
         action="store_true",
@@ -190,12 +255,17 @@ def main() -> int:
         lanes = [chosen[i :: len(works)] for i in range(len(works))]
 
         first_red = _load_first_red()
+        runners = [Runner(not args.no_fork) for _ in works]
 
         def lane(i: int) -> list[tuple[str, str, str]]:
-            return [_run_one(works[i], b, first_red) for b in lanes[i]]
+            return [_run_one(runners[i], works[i], b, first_red) for b in lanes[i]]
 
-        with ThreadPoolExecutor(len(works)) as pool:
-            results = [r for rs in pool.map(lane, range(len(works))) for r in rs]
+        try:
+            with ThreadPoolExecutor(len(works)) as pool:
+                results = [r for rs in pool.map(lane, range(len(works))) for r in rs]
+        finally:
+            for runner in runners:
+                runner.close()
     for name, verdict, _ in results:
         print(f"{name:55s} {verdict}")
     if args.record:

@@ -221,7 +221,9 @@ def test_each_feature_whole_and_streamed_is_the_direct_reply(gw: Gateway, name: 
     assert said["stage"] == "neural" and said["cost"]["provenance"] == "estimated"
     # and the SDK reads eoc's stream as it reads the upstream's
     chunks = list(gw.via.chat.completions.create(model=ALIAS, stream=True, **kw))
-    assert [same(c.model_dump(exclude_unset=True)) for c in chunks] == [same(e) for e in events(theirs_s)]
+    assert [same(c.model_dump(exclude_unset=True)) for c in chunks] == [
+        same(e) for e in events(theirs_s)
+    ]
 
 
 def test_a_sampled_forwarded_request_is_never_answered_from_the_cache(gw: Gateway) -> None:

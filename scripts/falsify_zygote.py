@@ -1,0 +1,136 @@
+"""The falsifier's pytest runner: imports pytest and the heavy test libraries once, then forks.
+
+    python scripts/falsify_zygote.py      # started by scripts/falsify.py, one per lane
+
+A pytest run's start-up is mostly imports: hypothesis alone takes about a second on this
+project's 2-core machines, pytest a quarter of one, and a break's tests often run in under a
+second. So each lane of the falsifier keeps one of these processes. It imports what every run
+would import and **nothing of eoc's** (a break changes eoc's source, so each run must import
+eoc afresh from its broken copy), then reads one request a line on standard input, a JSON object:
+
+* ``cwd``: the copy to run in, put first on ``sys.path`` with ``path``;
+* ``env``: variables to set (the copy's ``PYTHONPATH`` for subprocesses the tests start, ...);
+* ``args``: pytest's arguments;
+* ``out``: the file the run's standard output and error go to;
+* ``timeout``: seconds before the run is killed.
+
+For each it forks a child that sets these and calls ``pytest.main``, and answers one JSON line
+``{"rc": N}`` (``N`` the run's exit status, ``null`` when it was killed at its timeout). The
+child is a copy of a process that has run nothing but imports, so each run starts from the same
+state, as a fresh process would, minus the imports' time.
+
+No threads are started before a fork (nothing preloaded starts one), and numpy, whose BLAS may
+start a thread pool when imported, is not preloaded.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import signal
+import sys
+import time
+import traceback
+
+PRELOAD = (
+    "pytest",
+    "_pytest.python",
+    "_pytest.assertion.rewrite",
+    "_pytest.capture",
+    "_pytest.fixtures",
+    "_pytest.runner",
+    "_pytest.terminal",
+    "_pytest.pytester",
+    "hypothesis",
+    "hypothesis.strategies",
+    "hypothesis.stateful",
+    "_hypothesis_pytestplugin",
+    "httpx",
+    "openai",
+    "starlette.applications",
+    "starlette.routing",
+    "starlette.middleware.cors",
+    "uvicorn",
+    "orjson",
+)
+"""Modules every run would import and none of which imports eoc (checked at start)."""
+
+
+def _preload() -> None:
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except Exception:  # not installed here: the run imports what it needs itself
+            pass
+    mine = sorted(m for m in sys.modules if m.split(".")[0] in ("eoc", "eoc_native", "tests"))
+    if mine:
+        raise SystemExit(f"falsify_zygote: a preloaded module imported {mine[0]}: drop it")
+
+
+def _child(req: dict[str, object]) -> None:
+    """In the forked child: run pytest as asked and leave with its status (never returns)."""
+    rc = 3
+    try:
+        out = os.open(str(req["out"]), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(out, 1)
+        os.dup2(out, 2)
+        os.close(out)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        os.setpgrp()  # the run and what it starts are one group, killed together at a timeout
+        os.chdir(str(req["cwd"]))
+        os.environ.update({str(k): str(v) for k, v in dict(req["env"]).items()})  # type: ignore[call-overload]
+        sys.path[:0] = [str(p) for p in list(req["path"])]  # type: ignore[call-overload]
+        sys.dont_write_bytecode = os.environ.get("PYTHONDONTWRITEBYTECODE") == "1"
+        import pytest
+
+        rc = int(pytest.main([str(a) for a in list(req["args"])]))  # type: ignore[call-overload]
+    except BaseException:  # the run's own failure: shown in its output, status 3
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(rc)
+
+
+def _wait(pid: int, timeout: float) -> int | None:
+    """The child's exit status, or ``None`` when it was killed at ``timeout`` (its group too)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() > deadline:
+            for kill in (
+                lambda: os.killpg(pid, signal.SIGKILL),
+                lambda: os.kill(pid, signal.SIGKILL),
+            ):
+                try:
+                    kill()
+                except ProcessLookupError:
+                    pass
+            os.waitpid(pid, 0)
+            return None
+        time.sleep(0.01)
+
+
+def main() -> None:
+    _preload()
+    print(json.dumps({"ready": True}), flush=True)
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        req = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            _child(req)
+        rc = _wait(pid, float(req.get("timeout", 600)))
+        print(json.dumps({"rc": rc}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
