@@ -35,7 +35,7 @@ COPY = ("eoc", "native", "tests", "bench", "scripts", "pyproject.toml", "web")
 # __pycache__ is copied: its bytecode and numba's compiled kernels stay valid in the copies
 # (both are checked against the source file's time and size, which a break changes), so each
 # break does not compile every kernel again
-SKIP = shutil.ignore_patterns(".pytest_cache", "node_modules", "dist", ".cache")
+SKIP = shutil.ignore_patterns(".pytest_cache", "node_modules", "dist", ".cache", ".venv*")
 
 
 def check_patterns() -> list[str]:

@@ -68,8 +68,8 @@ def _preload() -> None:
         raise SystemExit(f"falsify_zygote: a preloaded module imported {mine[0]}: drop it")
 
 
-def _child(req: dict[str, object]) -> None:
-    """In the forked child: run pytest as asked and leave with its status (never returns)."""
+def _child(req: dict[str, object]) -> int:
+    """In the forked child: run pytest as asked; its exit status."""
     rc = 3
     try:
         out = os.open(str(req["out"]), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -89,12 +89,7 @@ def _child(req: dict[str, object]) -> None:
         rc = int(pytest.main([str(a) for a in list(req["args"])]))  # type: ignore[call-overload]
     except BaseException:  # the run's own failure: shown in its output, status 3
         traceback.print_exc()
-    finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            os._exit(rc)
+    return rc
 
 
 def _wait(pid: int, timeout: float) -> int | None:
@@ -105,14 +100,10 @@ def _wait(pid: int, timeout: float) -> int | None:
         if done:
             return os.waitstatus_to_exitcode(status)
         if time.monotonic() > deadline:
-            for kill in (
-                lambda: os.killpg(pid, signal.SIGKILL),
-                lambda: os.kill(pid, signal.SIGKILL),
-            ):
-                try:
-                    kill()
-                except ProcessLookupError:
-                    pass
+            try:
+                os.killpg(pid, signal.SIGKILL)  # the run's group: what it started too
+            except ProcessLookupError:
+                os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             return None
         time.sleep(0.01)
@@ -127,7 +118,9 @@ def main() -> None:
         req = json.loads(line)
         pid = os.fork()
         if pid == 0:
-            _child(req)
+            # a normal exit, as a fresh process makes: atexit handlers run (the session's
+            # temporary folders are removed) and the output is flushed
+            sys.exit(_child(req))
         rc = _wait(pid, float(req.get("timeout", 600)))
         print(json.dumps({"rc": rc}), flush=True)
 

@@ -1,14 +1,27 @@
 from __future__ import annotations
 
+import atexit
+import functools
 import os
+import shutil
 import tempfile
 
 import pytest
 
+
+def _session_folder(prefix: str) -> str:
+    """A throwaway folder for this test session, removed when the session's process ends (a
+    judge test alone assembles a 1 GB model in the cache: sessions must not pile them up)."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(functools.partial(shutil.rmtree, path, ignore_errors=True))
+    return path
+
+
 # The core tests exercise the core's embedder (the one the browser runs); tests of the semantic
 # kv build it explicitly. Embedding caches go to a throwaway folder, never the user's.
 os.environ.setdefault("EOC_EMBEDDER", "hashed")
-os.environ.setdefault("EOC_CACHE_DIR", tempfile.mkdtemp(prefix="eoc-test-cache-"))
+if not os.environ.get("EOC_CACHE_DIR"):
+    os.environ["EOC_CACHE_DIR"] = _session_folder("eoc-test-cache-")
 # Likewise the default neural stage: the model's own tests (tests/native/test_llm*.py,
 # test_model_backend.py) load it explicitly; elsewhere the default cascade says that no model is
 # connected, as it does on a host without one, instead of spending seconds of CPU per answer.
@@ -16,14 +29,14 @@ os.environ.setdefault("EOC_MODEL", "none")
 # `eoc query` remembers in a per-user store by default (eoc/cli/userstore.py): every test gets
 # its own data folder (made only when a test's command opens it), never the user's, and no
 # store named by the caller's environment
-os.environ["XDG_DATA_HOME"] = os.path.join(tempfile.mkdtemp(prefix="eoc-test-data-"), "session")
+os.environ["XDG_DATA_HOME"] = os.path.join(_session_folder("eoc-test-data-"), "session")
 os.environ.pop("EOC_STORE", None)
 # the key that signs store rows (eoc/userkey.py): the session's own, never the user's
-os.environ["EOC_KEY_FILE"] = os.path.join(tempfile.mkdtemp(prefix="eoc-test-key-"), "key")
+os.environ["EOC_KEY_FILE"] = os.path.join(_session_folder("eoc-test-key-"), "key")
 
-from eoc import Cascade
-from eoc.testing import FakeClock, FakeCounter
-from tests.helpers import small_stages
+from eoc import Cascade  # noqa: E402  (after the environment above is set)
+from eoc.testing import FakeClock, FakeCounter  # noqa: E402
+from tests.helpers import small_stages  # noqa: E402
 
 _DATA_ROOT = os.path.dirname(os.environ["XDG_DATA_HOME"])
 _TESTS_RUN = [0]
