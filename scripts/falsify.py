@@ -213,7 +213,10 @@ def _run_one(
         return name, f"{took} still green", ""
     if rc in (4, 5):  # a usage error, or no test ran (all skipped): nothing shown
         return name, f"{took} still green (no test ran: pytest exit {rc})", ""
-    if rc not in (1, 2):  # pytest's own failure (3), or a crash: no verdict, never a red
+    if rc not in (1, 2) and not failed and rc >= 0:
+        # pytest's own failure (3) with no test red: no verdict, never a red. A run the broken
+        # code crashed (a signal: memory it wrote past) or that failed a test before it ended
+        # is red, as it was in a fresh process.
         tail = " | ".join(output.strip().splitlines()[-3:])[:300]
         return name, f"{took} still green (pytest failed to run: exit {rc}: {tail})", ""
     shown = (red or (failed[0][7:] if failed else f"exit {rc}"))[:72]
