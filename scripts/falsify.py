@@ -11,7 +11,9 @@ applied in throwaway copies of the checkout, never in the working tree, and each
 test files that cover its source file (``TESTS_FOR``). A break that leaves its tests green, or a
 pattern that does not match, makes the run exit 1. Each break first runs the one test that went
 red for it last time (``scripts/falsify_first_red.json``, written by ``--record``), and its whole
-group only when that test stays green.
+group only when that test stays green. Each lane forks its pytest runs from a process that
+imported pytest and hypothesis once (scripts/falsify_zygote.py; ``--no-fork``: a fresh process
+for each run); a run pytest itself could not make, with no test red, is never counted red.
 """
 
 from __future__ import annotations
