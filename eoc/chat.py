@@ -346,12 +346,7 @@ def parse_chat(
         messages, names = _messages(doc.get("messages"))
     else:
         messages = (("user", _completion_prompt(doc.get("prompt"))),)
-    user = doc.get("user")
-    if user is not None and (not isinstance(user, str) or len(user) > MAX_USER_CHARS):
-        raise BadRequest(f'"user" must be a string of at most {MAX_USER_CHARS} characters')
-    stream = doc.get("stream", False)
-    if stream is not None and not isinstance(stream, bool):
-        raise BadRequest('"stream" must be true or false')
+    stream = _streamed(doc)
     options = doc.get("stream_options")
     if options is not None and (
         not isinstance(options, Mapping)
@@ -429,19 +424,11 @@ def _forwarded(
                 f"{MAX_CONVERSATION_BYTES:,}: shorten the conversation"
             )
     elif kind == "embedding":
-        given = doc.get("input")
-        inputs = [given] if isinstance(given, str) else given
-        if not isinstance(inputs, list) or not inputs:
-            raise BadRequest('"input" must be a text or a non-empty list of texts')
-        messages = (("user", "\n".join(t for t in inputs if isinstance(t, str))),)
+        texts = embedding_inputs(doc)
+        messages = (("user", "\n".join(t for t in texts if isinstance(t, str))),)
     else:
         messages = (("user", _completion_prompt(doc.get("prompt"))),)
-    stream = doc.get("stream", False)
-    if stream is not None and not isinstance(stream, bool):
-        raise BadRequest('"stream" must be true or false')
-    user = doc.get("user")
-    if user is not None and (not isinstance(user, str) or len(user) > MAX_USER_CHARS):
-        raise BadRequest(f'"user" must be a string of at most {MAX_USER_CHARS} characters')
+    stream = _streamed(doc)
     options = doc.get("stream_options")
     if options is not None and not isinstance(options, Mapping):
         raise BadRequest('"stream_options" must be an object')
@@ -502,15 +489,47 @@ def _said(msg: Mapping[str, Any]) -> str:
             for p in content
             if isinstance(p, Mapping) and isinstance(p.get("text"), str)
         )
-    calls = msg.get("tool_calls")
-    if isinstance(calls, list):
-        for call in calls:
-            fn = call.get("function") if isinstance(call, Mapping) else None
-            if isinstance(fn, Mapping):
-                found.extend(
-                    str(fn.get(k)) for k in ("name", "arguments") if isinstance(fn.get(k), str)
-                )
+    found.extend(tool_call_text(msg.get("tool_calls")))
     return "\n".join(found)
+
+
+def tool_call_text(calls: object) -> list[str]:
+    """Each tool call's function name and arguments, where ``calls`` is a list of them (a
+    message's ``tool_calls``, a reply's or a stream delta's): what a model wrote there."""
+    found: list[str] = []
+    for call in calls if isinstance(calls, list) else ():
+        fn = call.get("function") if isinstance(call, Mapping) else None
+        if isinstance(fn, Mapping):
+            found.extend(v for k in ("name", "arguments") if isinstance(v := fn.get(k), str))
+    return found
+
+
+def embedding_inputs(doc: Mapping[str, Any]) -> list[Any]:
+    """An embeddings request's ``input`` as a list (one text is a list of one).
+
+    Raises:
+        BadRequest: no text, and no non-empty list.
+    """
+    given = doc.get("input")
+    texts = [given] if isinstance(given, str) else given
+    if not isinstance(texts, list) or not texts:
+        raise BadRequest('"input" must be a text or a non-empty list of texts')
+    return texts
+
+
+def _streamed(doc: Mapping[str, Any]) -> bool:
+    """Whether a request asks for a stream, its ``user`` checked on the way.
+
+    Raises:
+        BadRequest: a ``user`` that is not a short string, a ``stream`` that is not a boolean.
+    """
+    user = doc.get("user")
+    if user is not None and (not isinstance(user, str) or len(user) > MAX_USER_CHARS):
+        raise BadRequest(f'"user" must be a string of at most {MAX_USER_CHARS} characters')
+    stream = doc.get("stream", False)
+    if stream is not None and not isinstance(stream, bool):
+        raise BadRequest('"stream" must be true or false')
+    return bool(stream)
 
 
 def _forwarded_prompt(request: ChatRequest) -> str:
@@ -655,8 +674,10 @@ __all__ = [
     "BadRequest",
     "ChatDefaults",
     "ChatRequest",
+    "embedding_inputs",
     "forwarded_embedding",
     "forwarded_feature",
     "forwarded_key",
     "parse_chat",
+    "tool_call_text",
 ]

@@ -30,7 +30,7 @@ from types import TracebackType
 from typing import Any
 
 from eoc.boundedio import loads_strict
-from eoc.chat import ChatRequest
+from eoc.chat import ChatRequest, tool_call_text
 from eoc.cost import JouleCost
 from eoc.errors import BackendError, BadJson, ConfigError, UpstreamRefused
 from eoc.query import Stage
@@ -837,11 +837,7 @@ def _wrote(choices: object, fail: Callable[[str], BackendError], *, delta: bool 
             continue
         if isinstance(said.get("content"), str):
             found.append(said["content"])
-        calls = said.get("tool_calls")
-        for call in calls if isinstance(calls, list) else ():
-            fn = call.get("function") if isinstance(call, dict) else None
-            if isinstance(fn, dict):
-                found.extend(v for k in ("name", "arguments") if isinstance(v := fn.get(k), str))
+        found.extend(tool_call_text(said.get("tool_calls")))
     return "\n".join(found)
 
 

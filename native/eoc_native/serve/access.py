@@ -21,9 +21,9 @@ from typing import Any
 
 import orjson
 
-from eoc.cost import Provenance
 from eoc.errors import ConfigError
 from eoc.response import Response
+from eoc_native.serve.wire import summed
 
 FORMATS = ("text", "json", "off")
 
@@ -49,17 +49,15 @@ class Line:
         """The answers given (several for a list of texts to embed)."""
 
     def fields(self) -> dict[str, Any]:
-        got = self.answers
-        stages = {r.stage.value for r in got}
-        measured = all(r.cost.provenance is Provenance.MEASURED for r in got)
+        stage, uj, provenance = summed(self.answers) if self.answers else (None, None, None)
         return {
             "client": self.client,
             "method": self.method,
             "path": self.path,
             "status": self.status,
-            "stage": (stages.pop() if len(stages) == 1 else "mixed") if got else None,
-            "microjoules": sum(r.cost.uj for r in got) if got else None,
-            "provenance": ("measured" if measured else "estimated") if got else None,
+            "stage": stage,
+            "microjoules": uj,
+            "provenance": provenance,
             "ms": round((time.perf_counter() - self.started) * 1000, 3),
             "request_id": self.rid,
         }

@@ -27,15 +27,14 @@ from typing import Any
 import orjson
 
 from eoc.cascade import Cascade
-from eoc.chat import BadRequest
-from eoc.cost import Provenance
+from eoc.chat import BadRequest, embedding_inputs
 from eoc.query import Query, Stage
 from eoc.response import Response
 from eoc.stages.base import StageLike, WorkRates, work_estimate
 from eoc.stages.neural import NeuralStage, Reply, origin_of
 from eoc_native import require
 from eoc_native.llm.energy import nj_per_mac
-from eoc_native.serve.wire import verdict, verdict_headers
+from eoc_native.serve.wire import summed, verdict, verdict_headers
 
 MODEL = "all-MiniLM-L6-v2"
 NAMES = (MODEL, f"sentence-transformers/{MODEL}")
@@ -113,10 +112,7 @@ class Embeddings:
                 f"unknown field {extra[0]!r:.60}: the embeddings API takes model, input, "
                 "encoding_format, dimensions and user"
             )
-        given = doc.get("input")
-        texts = [given] if isinstance(given, str) else given
-        if not isinstance(texts, list) or not texts:
-            raise BadRequest('"input" must be a text or a non-empty list of texts')
+        texts = embedding_inputs(doc)
         if len(texts) > MAX_INPUTS:
             raise BadRequest(f'"input" holds {len(texts)} texts; the limit is {MAX_INPUTS}')
         if not all(isinstance(t, str) for t in texts):
@@ -175,14 +171,12 @@ class Embeddings:
 
 
 def summed_headers(answers: Sequence[Response]) -> list[tuple[bytes, bytes]]:
-    """The ``x-eoc-*`` headers of several answers: the stage they share (else ``mixed``), their
-    µJ summed, and ``measured`` only when every figure was."""
-    stages = {r.stage.value for r in answers}
-    measured = all(r.cost.provenance is Provenance.MEASURED for r in answers)
+    """The ``x-eoc-*`` headers of several answers (:func:`eoc_native.serve.wire.summed`)."""
+    stage, uj, provenance = summed(answers)
     return [
-        (b"x-eoc-stage", (stages.pop() if len(stages) == 1 else "mixed").encode()),
-        (b"x-eoc-microjoules", str(sum(r.cost.uj for r in answers)).encode()),
-        (b"x-eoc-provenance", b"measured" if measured else b"estimated"),
+        (b"x-eoc-stage", stage.encode()),
+        (b"x-eoc-microjoules", str(uj).encode()),
+        (b"x-eoc-provenance", provenance.encode()),
     ]
 
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 import itertools
 import os
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
 
 from eoc.chat import ChatRequest
+from eoc.cost import Provenance
 from eoc.forget import id_naming
 from eoc.response import Response
 
@@ -54,6 +56,15 @@ def verdict(response: Response, public_key: str | None = None) -> dict[str, Any]
 def verdict_headers(response: Response) -> list[tuple[bytes, bytes]]:
     """The ``x-eoc-*`` headers (:meth:`eoc.response.Response.headers`) as ASGI wants them."""
     return [(k.encode(), v.encode("ascii", "replace")) for k, v in response.headers()]
+
+
+def summed(answers: Sequence[Response]) -> tuple[str, int, str]:
+    """Several answers in short (a list of texts embedded): the stage they share (else
+    ``mixed``), their µJ summed, and ``measured`` only when every figure was."""
+    stages = {r.stage.value for r in answers}
+    measured = all(r.cost.provenance is Provenance.MEASURED for r in answers)
+    stage = stages.pop() if len(stages) == 1 else "mixed"
+    return stage, sum(r.cost.uj for r in answers), "measured" if measured else "estimated"
 
 
 def usage(response: Response) -> dict[str, int] | None:
@@ -259,6 +270,7 @@ __all__ = [
     "error_body",
     "error_doc",
     "relayed",
+    "summed",
     "usage",
     "verdict",
     "verdict_headers",
