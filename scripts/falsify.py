@@ -5,8 +5,11 @@
     .venv/bin/python scripts/falsify.py -k receipt # the breaks whose name holds "receipt"
 
 Each break is (what it does, file, original text, broken text), listed in
-``scripts/falsify_breaks/`` (one module per area). The original must occur exactly once in its file: a pattern that
-no longer matches (the code moved on) fails the run loudly, so the list cannot rot. Breaks are
+``scripts/falsify_breaks/`` (one module per area). The original must occur exactly once: in its
+file, or, where the code moved (to another module, into or out of a class), in exactly one source
+file at a shifted indentation (scripts/falsify_anchor.py; ``--check`` names each moved break).
+A pattern that matches nowhere once (the guard's text changed) fails the run loudly, so the list
+cannot rot. Breaks are
 applied in throwaway copies of the checkout, never in the working tree, and each runs only the
 test files that cover its source file (``TESTS_FOR``). A break that leaves its tests green, or a
 pattern that does not match, makes the run exit 1. Each break first runs the one test that went
@@ -31,6 +34,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
+from falsify_anchor import Site, Tree  # noqa: E402
 from falsify_breaks import BREAKS, FOCUS, TESTS_FOR  # noqa: E402
 
 COPY = ("eoc", "native", "tests", "bench", "scripts", "pyproject.toml", "web")
@@ -40,20 +44,26 @@ COPY = ("eoc", "native", "tests", "bench", "scripts", "pyproject.toml", "web")
 SKIP = shutil.ignore_patterns(".pytest_cache", "node_modules", "dist", ".cache", ".venv*")
 
 
-def check_patterns() -> list[str]:
-    """Every break whose original text does not occur exactly once in its file."""
+def located() -> tuple[dict[str, Site], list[str]]:
+    """Where each break applies (:mod:`falsify_anchor`: its file, else where its original moved
+    to), and every break that applies nowhere once."""
     problems: list[str] = []
     names = {b[0] for b in BREAKS}
     problems.extend(f"FOCUS names no break: {n}" for n in FOCUS if n not in names)
-    for name, path, old, _new in BREAKS:
-        try:
-            count = (ROOT / path).read_text(encoding="utf-8").count(old)
-        except OSError as exc:
-            problems.append(f"{name}: cannot read {path}: {exc}")
-            continue
-        if count != 1:
-            problems.append(f"{name}: the original text occurs {count} times in {path}, not once")
-    return problems
+    tree = Tree(ROOT)
+    sites: dict[str, Site] = {}
+    for name, path, old, new in BREAKS:
+        found = tree.locate(path, old, new)
+        if isinstance(found, str):
+            problems.append(f"{name}: {found}")
+        else:
+            sites[name] = found
+    return sites, problems
+
+
+def check_patterns() -> list[str]:
+    """Every break whose original text occurs nowhere exactly once."""
+    return located()[1]
 
 
 def tests_for(path: str) -> list[str]:
@@ -183,14 +193,13 @@ def _pytest(runner: Runner, work: Path, tests: list[str], red_file: Path) -> tup
 
 
 def _run_one(
-    runner: Runner, work: Path, brk: tuple[str, str, str, str], first_red: dict[str, str]
+    runner: Runner, work: Path, name: str, site: Site, first_red: dict[str, str]
 ) -> tuple[str, str, str]:
     """(name, verdict, the node id of the test that went red or "")."""
-    name, path, old, new = brk
-    group = FOCUS.get(name) or tests_for(path)
-    target = work / path
+    group = FOCUS.get(name) or tests_for(site.path)
+    target = work / site.path
     original = target.read_text(encoding="utf-8")
-    target.write_text(original.replace(old, new, 1), encoding="utf-8")
+    target.write_text(original.replace(site.old, site.new, 1), encoding="utf-8")
     red_file = work.parent / f"{work.name}.red"
     t0 = time.perf_counter()
     try:
@@ -243,9 +252,12 @@ def main() -> int:
         help=f"write each break's first red test to {FIRST_RED.name}",
     )
     args = parser.parse_args()
-    problems = check_patterns()
+    sites, problems = located()
     for p in problems:
         print(f"PATTERN MISSING  {p}")
+    for name, site in sites.items():
+        if site.moved:
+            print(f"moved  {name}: {site.moved}")
     if args.check or problems:
         print(f"falsify: {len(BREAKS)} breaks, {len(problems)} patterns that do not match")
         return 1 if problems else 0
@@ -263,7 +275,7 @@ def main() -> int:
         runners = [Runner(not args.no_fork) for _ in works]
 
         def lane(i: int) -> list[tuple[str, str, str]]:
-            return [_run_one(runners[i], works[i], b, first_red) for b in lanes[i]]
+            return [_run_one(runners[i], works[i], b[0], sites[b[0]], first_red) for b in lanes[i]]
 
         try:
             with ThreadPoolExecutor(len(works)) as pool:

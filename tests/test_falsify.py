@@ -57,3 +57,48 @@ def test_a_forked_run_gives_the_verdict_a_fresh_process_gives(tmp_path: Path, fo
         assert runner.run(tmp_path, [*quiet, "test_missing.py"], {})[0] == 4  # a usage error
     finally:
         runner.close()
+
+
+def _anchor():  # type: ignore[no-untyped-def]
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import falsify_anchor
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    return falsify_anchor
+
+
+_GUARD = "def checked(x):\n    if x < 0:\n        raise ValueError(x)\n    return x\n"
+_OLD = "    if x < 0:\n        raise ValueError(x)"
+_NEW = "    if False:\n        raise ValueError(x)"
+
+
+@pytest.mark.skipif(IN_BROWSER, reason="scripts/ is not mounted in Pyodide")
+def test_a_break_follows_its_guard_into_another_module_and_a_class(tmp_path: Path) -> None:
+    anchor = _anchor()
+    (tmp_path / "eoc").mkdir()
+    (tmp_path / "eoc" / "old.py").write_text("x = 1\n")
+    moved = "class Rules:\n" + "".join(f"    {line}\n" for line in _GUARD.splitlines())
+    (tmp_path / "eoc" / "rules.py").write_text(moved)
+    site = anchor.Tree(tmp_path).locate("eoc/old.py", _OLD, _NEW)
+    assert isinstance(site, anchor.Site), site
+    assert site.path == "eoc/rules.py" and "shifted +4" in site.moved
+    broken = moved.replace(site.old, site.new, 1)
+    assert "        if False:\n            raise ValueError(x)" in broken
+    compile(broken, "rules.py", "exec")  # still Python: the broken text moved with it
+
+
+@pytest.mark.skipif(IN_BROWSER, reason="scripts/ is not mounted in Pyodide")
+def test_a_break_whose_guard_is_twice_or_nowhere_applies_nowhere(tmp_path: Path) -> None:
+    anchor = _anchor()
+    (tmp_path / "eoc").mkdir()
+    (tmp_path / "eoc" / "a.py").write_text(_GUARD)
+    (tmp_path / "eoc" / "b.py").write_text(_GUARD)
+    twice = anchor.Tree(tmp_path).locate("eoc/c.py", _OLD, _NEW)
+    assert isinstance(twice, str) and "2 times" in twice
+    (tmp_path / "eoc" / "b.py").write_text("def checked(x):\n    return abs(x)\n")
+    assert isinstance(anchor.Tree(tmp_path).locate("eoc/a.py", _OLD, _NEW), anchor.Site)
+    gone = anchor.Tree(tmp_path).locate("eoc/b.py", "    return x\n", "    return 0\n")
+    assert isinstance(gone, anchor.Site) and gone.path == "eoc/a.py"
+    nowhere = anchor.Tree(tmp_path).locate("eoc/b.py", "    return -x\n", "    return 0\n")
+    assert isinstance(nowhere, str) and "no other file" in nowhere
