@@ -25,8 +25,8 @@ from eoc._compat import IN_PYODIDE
 from eoc.entry import checked_ttl
 from eoc.errors import ConfigError, EocError, MissingExtra, StoreUnusable
 from eoc.knowledge import PackStore, kv_pairs, triples, vocabulary
-from eoc.stages.base import StageLike
 from eoc.stages.cache import CacheStage
+from eoc.stages.contract import StageLike
 from eoc.stages.graph import GraphStage, TripleSource
 from eoc.stages.kv import KVStage
 from eoc.stages.neural import Backend, NeuralStage, NoModelBackend, TakesMaxTokens

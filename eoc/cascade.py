@@ -29,7 +29,6 @@ the model; one in no partition (a follow-up) never offers its answer to kv. An u
 from __future__ import annotations
 
 import hashlib
-import inspect
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -56,28 +55,20 @@ from eoc.errors import (
 from eoc.followup import earlier_turns_change, fits
 from eoc.forget import checked_answer_name, forget_in, forget_of
 from eoc.ledger import Avoided, MadeLedger, avoided, made_ceiling, recorded_cost, this_host
-from eoc.meter.counter import Counter, CounterStatus, StubCounter, max_power_uw
+from eoc.meter.counter import Counter, CounterStatus, StubCounter, checked_meter, max_power_uw
 from eoc.meter.detection import detect_all
 from eoc.meter.liveness import ProbeResult, probe
 from eoc.meter.span import span_uj
 from eoc.meter.trust import effective_kind
 from eoc.query import Query, Stage, checked_reuse, stricter
-from eoc.receipt import Receipt, Signer
+from eoc.receipt import Receipt, Signer, checked_signer
 from eoc.response import Response
-from eoc.stages.base import (
-    PENDING,
-    WORK_RATES,
-    Answer,
-    Memo,
-    StageLike,
-    WorkRates,
-    token_bound,
-)
+from eoc.stages.base import WORK_RATES, Answer, WorkRates, token_bound
 from eoc.stages.cache import CacheStage
+from eoc.stages.contract import PENDING, Remembering, StageLike, wire
 from eoc.stages.judging import Judging
 from eoc.stages.neural import origin_of
 
-_ORDER = (Stage.CACHE, Stage.KV, Stage.GRAPH, Stage.NEURAL)
 _MEASURED = Provenance.MEASURED
 _ESTIMATED = Provenance.ESTIMATED
 _sha256 = hashlib.sha256
@@ -131,24 +122,13 @@ class Cascade:
             from eoc.assemble import default_stages
 
             stages = default_stages()
-        self._check_stages(stages)
+        wiring = wire(stages)
         if meter is None:
             found = detect_all()
             meter = found.counter
             if liveness is None:
                 liveness = found.probe_of(meter)
-        for name in ("read_uj", "status"):
-            if not callable(getattr(meter, name, None)):
-                raise ConfigError(
-                    f"meter must be a counter with {name}(); got {type(meter).__name__}"
-                )
-        if getattr(meter, "telemetry_only", False):
-            raise ConfigError(
-                f"{meter.name} is telemetry only: it counts one device (a GPU board), so the "
-                "cascade's CPU work (cache, kv and graph lookups, a model on the CPU, the host "
-                "side of a GPU model) never shows in it. It cannot meter the cascade: pass a "
-                "whole-work counter (RAPL, the perf power PMU, IOReport), or none"
-            )
+        checked_meter(meter)
         if IN_PYODIDE and not isinstance(meter, StubCounter):
             raise CounterUnavailable(
                 "the browser has no energy counter: a Cascade in Pyodide meters with the stub only"
@@ -161,13 +141,14 @@ class Cascade:
             raise ConfigError("calibration_ratio must be a whole number of at least 1")
         if not isinstance(calibration_budget_ns, int) or calibration_budget_ns < 1:
             raise ConfigError("calibration_budget_ns must be a positive whole number of ns")
-        if signer is not None and not callable(getattr(signer, "sign", None)):
-            raise ConfigError("signer must have sign(message: bytes) -> signature (hex)")
+        if signer is not None:
+            checked_signer(signer)
         try:
             self.reuse: str = checked_reuse(reuse, "reuse") or "paraphrase"
         except InputError as exc:
             raise ConfigError(exc.reason) from None
-        self.stages: tuple[StageLike, ...] = tuple(stages)
+        self.stages: tuple[StageLike, ...] = wiring.stages
+        self._wiring = wiring
         self.meter = meter
         self.signer = signer
         self.liveness = self._liveness(meter, liveness, clock, sleep)
@@ -180,33 +161,24 @@ class Cascade:
         self._ratio = calibration_ratio
         self._budget_ns = calibration_budget_ns
         self._cheap = tuple(s for s in self.stages if s.stage is not Stage.NEURAL)
-        self._neural = self.stages[-1]
-        self._origin_of: Callable[[], object] | None = getattr(self._neural, "origin", None)
+        self._neural = wiring.neural
         # the model's own tokenizer, where it has one at hand (a fact must fit max_tokens)
-        self._count_tokens: Callable[[str], int | None] | None = getattr(
-            self._neural, "count_tokens", None
-        )
-        self._cache = self._memo(Stage.CACHE)
-        self._kv = self._memo(Stage.KV)
-        self._with_origin = [m for m in (self._cache, self._kv) if _takes_origin(m)]
-        self._with_generation = [m for m in self._with_origin if _takes(m, "generation")]
+        self._count_tokens = wiring.count_tokens
+        self._cache: Remembering | None = wiring.cache
+        self._kv: Remembering | None = wiring.kv
         # a kv that keeps partitions (eoc.partition) is asked for, and offered, the model's
         # answers to requests in one; another kv would mix them with the shared partition's
-        self._parts = bool(getattr(self._kv, "keeps_partitions", False))
+        self._parts = wiring.partitions
         # told before the model is asked, so it can embed the question meanwhile (optional)
-        self._will_remember: Callable[[Query], None] | None = getattr(
-            self._kv, "will_remember", None
-        )
+        self._will_remember = wiring.will_remember
         # the savings ledger (eoc.ledger): what the model's answers cost when made, here, and
         # what it would have spent on an answer it never made (None: no model to compare with)
         self.made = MadeLedger()
         self._host = this_host()
-        self._would_cost: Callable[[Query, str], JouleCost | None] | None = getattr(
-            self._neural, "would_cost", None
-        )
+        self._would_cost = wiring.would_cost
         # a kv with a judge of meaning (eoc.stages.judging) weighs its joules against this
-        if getattr(self._kv, "judging", None) is not None and hasattr(self._kv, "saving"):
-            self._kv.saving = self._saving  # type: ignore[union-attr]
+        if wiring.judged is not None:
+            wiring.judged.saving = self._saving
         self._facts_of: dict[str, str | None] = {}  # an earlier turn's text -> its fact
         self._replays: dict[str, str] = {}  # a replay's receipt -> the receipt it was made with
         self._replays_lock = threading.Lock()
@@ -268,33 +240,6 @@ class Cascade:
             return ""
         return f"liveness from {self.liveness.describe()}, not checked by eoc"
 
-    def _memo(self, kind: Stage) -> Memo | None:
-        """The stage of ``kind`` if it can remember answers (see :class:`eoc.stages.Memo`)."""
-        for s in self.stages:
-            if s.stage is kind and callable(getattr(s, "remember", None)):
-                return s  # type: ignore[return-value]
-        return None
-
-    @staticmethod
-    def _check_stages(stages: Sequence[StageLike]) -> None:
-        if isinstance(stages, (str, bytes)) or not isinstance(stages, Sequence) or not stages:
-            raise ConfigError("stages must be a non-empty sequence ending with a neural stage")
-        kinds = []
-        for s in stages:
-            kind = getattr(s, "stage", None)
-            if not isinstance(kind, Stage) or not callable(getattr(s, "lookup", None)):
-                raise ConfigError(f"{s!r} is not a stage (needs .stage and .lookup(query))")
-            if not isinstance(getattr(s, "figure", None), JouleCost):
-                raise ConfigError(f"{s!r} has no .figure (its own JouleCost per answer)")
-            kinds.append(kind)
-        if kinds[-1] is not Stage.NEURAL:
-            raise ConfigError("the last stage must be neural, so that every query gets an answer")
-        positions = [_ORDER.index(k) for k in kinds]
-        if positions != sorted(set(positions)):
-            raise ConfigError(
-                "stages must be in cascade order cache, kv, graph, neural, each at most once"
-            )
-
     @staticmethod
     def _demote(cost: JouleCost, note: str) -> JouleCost:
         """``cost`` as ESTIMATED. A MEASURED claim keeps no counter: nothing here checked it."""
@@ -311,11 +256,8 @@ class Cascade:
 
     def close(self) -> None:
         """Close what the stages hold open (the SQLite stores of :mod:`eoc.persist`)."""
-        for s in self.stages:
-            for obj in (s, getattr(s, "store", None)):
-                close = getattr(obj, "close", None)
-                if callable(close):
-                    close()
+        for close in self._wiring.closes:
+            close()
 
     def __enter__(self) -> Cascade:
         return self
@@ -403,7 +345,8 @@ class Cascade:
         answers with a fact, each answer that fact and nothing else, or greetings; no name of
         several senses asked after a fact). A fact answers a conversation only where this is "".
         """
-        messages = getattr(q.conversation, "messages", None)
+        chat = q.conversation
+        messages = chat.messages if chat is not None else None
         if not messages or len(messages) < 2:
             return ""
         return earlier_turns_change(messages, self._fact_of)
@@ -438,8 +381,8 @@ class Cascade:
         tokens in and its ``max_tokens`` out at the neural stage's rates
         (:meth:`eoc.stages.neural.NeuralStage.worst_case`)."""
         q = Query(query) if type(query) is str else self._as_query(query)
-        worst = getattr(self._neural, "worst_case", None)
-        if callable(worst):
+        worst = self._wiring.worst_case
+        if worst is not None:
             cost = worst(q)
             if isinstance(cost, JouleCost):
                 return cost
@@ -651,7 +594,11 @@ class Cascade:
             InputError: as :meth:`made_receipt`.
         """
         what = forget_of(answer=self.made_receipt(answer))
-        return forget_in(self._cache, self._kv, what)
+        return forget_in(
+            None if self._cache is None else self._cache.stage,
+            None if self._kv is None else self._kv.stage,
+            what,
+        )
 
     def _avoided(self, kind: Stage, q: Query, answer: Answer, cost: JouleCost) -> Avoided | None:
         """What an answer given without the model avoided (:func:`eoc.ledger.avoided`): a
@@ -688,8 +635,8 @@ class Cascade:
         have UTF-8 bytes, at the model's work rates (eoc's default for a model where the
         backend states none)."""
         chat = q.conversation
-        rates = getattr(self._neural, "rates", None)
-        found = rates() if callable(rates) else None
+        rates = self._wiring.rates
+        found = rates() if rates is not None else None
         return made_ceiling(
             token_bound(q.prompt if chat is None else chat.texts()),
             token_bound(answer.payload),
@@ -699,8 +646,8 @@ class Cascade:
     @property
     def judging(self) -> Judging | None:
         """The kv's judge of meaning (:mod:`eoc.stages.judging`), ``None`` when it has none."""
-        found = getattr(self._kv, "judging", None)
-        return found if isinstance(found, Judging) else None
+        judged = self._wiring.judged
+        return None if judged is None else judged.judging
 
     def _saving(self, q: Query, answer: Answer) -> JouleCost | None:
         """What serving ``answer`` to ``q`` would save, for the kv's judge (its energy rule):
@@ -722,7 +669,7 @@ class Cascade:
         if not answer.origin:
             return None, ""
         gen = answer.generation
-        made = getattr(gen, "made", None)
+        made = gen.made if gen is not None else None
         if isinstance(made, MadeCost):
             try:
                 checked_made(made)
@@ -743,7 +690,8 @@ class Cascade:
         :meth:`~eoc.stages.neural.NeuralStage.origin`): a remembered answer that another model,
         or other parameters, made is not served here. A neural stage without ``origin()`` is
         known by its class."""
-        found = self._origin_of() if self._origin_of is not None else None
+        origin_of_model = self._wiring.origin
+        found = origin_of_model() if origin_of_model is not None else None
         if isinstance(found, str) and found:
             return found
         stage = type(self._neural)  # a neural stage that says nothing: known by its class
@@ -778,21 +726,17 @@ class Cascade:
             return "no"
         return PENDING if PENDING in done else "yes" if "yes" in done else ""
 
+    @staticmethod
     def _remember(
-        self, memo: Memo, q: Query, payload: str, origin: str, generation: Generation | None
+        memo: Remembering, q: Query, payload: str, origin: str, generation: Generation | None
     ) -> str:
         """Hand an answer to a memo stage with what made it: "yes", :data:`PENDING` (a shared
         store is down: written when it is back) or "" (not handed on). A stage whose
         ``remember`` takes no ``origin`` (written before eoc recorded it) gets only answers no
         model made: it could not say later which model made one."""
-        if memo in self._with_generation:
-            said = memo.remember(q, payload, origin, generation=generation)  # type: ignore[call-arg]
-        elif memo in self._with_origin:
-            said = memo.remember(q, payload, origin)
-        elif not origin:
-            said = memo.remember(q, payload)
-        else:
+        if origin and not memo.origins:
             return ""
+        said = memo.call(q, payload, origin, generation)
         return PENDING if said == PENDING else "yes"
 
     # -- cheap tiers -------------------------------------------------------------
@@ -947,11 +891,10 @@ class Cascade:
             raise BackendError("the neural stage passed; it must always answer")
         return answer
 
-    @staticmethod
-    def _fallback(stage: StageLike, q: Query, answer: Answer) -> JouleCost:
+    def _fallback(self, stage: StageLike, q: Query, answer: Answer) -> JouleCost:
         """The stage's own estimate for an answer whose backend reported none."""
-        estimate = getattr(stage, "estimate", None)
-        if callable(estimate):
+        estimate = self._wiring.estimate_of(stage)
+        if estimate is not None:
             cost = estimate(q, answer)
             if isinstance(cost, JouleCost) and cost.provenance is _ESTIMATED:
                 return cost
@@ -1030,26 +973,6 @@ class Cascade:
 def _reuses(policy: str, kind: Stage) -> bool:
     """Whether a model's remembered answer from ``kind`` may be served under ``policy``."""
     return policy == "paraphrase" or (policy == "exact" and kind is _CACHE)
-
-
-def _takes(memo: object, name: str) -> bool:
-    """Whether ``memo.remember`` takes the keyword ``name`` (or any keyword)."""
-    try:
-        params = inspect.signature(memo.remember).parameters  # type: ignore[attr-defined]
-    except (TypeError, ValueError, AttributeError):
-        return False
-    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
-
-
-def _takes_origin(memo: object) -> bool:
-    """Whether ``memo.remember`` takes what made an answer (``origin``)."""
-    if memo is None:
-        return False
-    try:
-        params = inspect.signature(memo.remember).parameters  # type: ignore[attr-defined]
-    except (TypeError, ValueError):
-        return False
-    return "origin" in params or any(p.kind is p.VAR_POSITIONAL for p in params.values())
 
 
 __all__ = ["Cascade"]

@@ -153,6 +153,11 @@ class Conversation(Protocol):
     @property
     def max_tokens(self) -> int: ...
 
+    @property
+    def messages(self) -> Sequence[tuple[str, str]]:
+        """The conversation's turns as (role, text), the question last."""
+        ...
+
     def texts(self) -> str: ...
 
 

@@ -31,7 +31,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from eoc._version import __version__
 from eoc.cost import METERING_KINDS, CounterKind, JouleCost, Provenance
-from eoc.errors import BadReceipt, ReceiptMismatch
+from eoc.errors import BadReceipt, ConfigError, ReceiptMismatch
 from eoc.query import Stage
 
 RECEIPT_VERSION = 2
@@ -58,6 +58,16 @@ class Signer(Protocol):
     public_key: str
 
     def sign(self, message: bytes) -> str: ...
+
+
+def checked_signer(signer: object) -> None:
+    """Check that ``signer`` can sign receipts.
+
+    Raises:
+        ConfigError: it has no ``sign(message: bytes)``.
+    """
+    if not callable(getattr(signer, "sign", None)):
+        raise ConfigError("signer must have sign(message: bytes) -> signature (hex)")
 
 
 def receipt_digest(query_id: str, stage: str, cost_uj: int, provenance: str, payload: str) -> str:

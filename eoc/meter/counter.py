@@ -15,7 +15,7 @@ from typing import Protocol, runtime_checkable
 
 from eoc._compat import IN_PYODIDE
 from eoc.cost import CounterKind
-from eoc.errors import CounterUnavailable
+from eoc.errors import ConfigError, CounterUnavailable
 
 
 class CounterState(enum.StrEnum):
@@ -84,6 +84,25 @@ class Counter(Protocol):
     def status(self) -> CounterStatus:
         """LIVE only if a liveness probe saw it advance."""
         ...
+
+
+def checked_meter(meter: object) -> None:
+    """Check that ``meter`` can meter a cascade: it reads (``read_uj``, ``status``) and is not
+    telemetry only (a counter of one device, NVML's, never sees the cascade's CPU work).
+
+    Raises:
+        ConfigError: what ``meter`` lacks, and what to pass instead.
+    """
+    for name in ("read_uj", "status"):
+        if not callable(getattr(meter, name, None)):
+            raise ConfigError(f"meter must be a counter with {name}(); got {type(meter).__name__}")
+    if getattr(meter, "telemetry_only", False):
+        raise ConfigError(
+            f"{getattr(meter, 'name', type(meter).__name__)} is telemetry only: it counts one "
+            "device (a GPU board), so the cascade's CPU work (cache, kv and graph lookups, a "
+            "model on the CPU, the host side of a GPU model) never shows in it. It cannot meter "
+            "the cascade: pass a whole-work counter (RAPL, the perf power PMU, IOReport), or none"
+        )
 
 
 HOST_CEILING_UW = 2_000_000_000

@@ -1,7 +1,8 @@
 """The four stages of the cascade and what they share."""
 
-from eoc.stages.base import DEFAULT_FIGURE_UJ, Answer, Memo, StageLike, stage_figure
+from eoc.stages.base import DEFAULT_FIGURE_UJ, Answer, stage_figure
 from eoc.stages.cache import CacheStage
+from eoc.stages.contract import Memo, StageLike
 from eoc.stages.embed import Embedder, HashedNgramEmbedder
 from eoc.stages.facts import Triple, read_ntriples, read_pairs, read_tsv_triples
 from eoc.stages.graph import GraphStage, QuestionMatcher, TripleSource, TripleStore

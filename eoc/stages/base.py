@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
 
 from eoc.cost import JouleCost
 from eoc.entry import EntryMeta, Generation
 from eoc.errors import ConfigError
-from eoc.query import Query, Stage
+from eoc.query import Stage
 from eoc.response import Response
 
 
@@ -61,33 +60,6 @@ class Answer:
 
     def __repr__(self) -> str:
         return f"Answer({self.payload!r:.40}, cost={self.cost!r})"
-
-
-@runtime_checkable
-class StageLike(Protocol):
-    """A stage: answers a query or passes (returns ``None``)."""
-
-    stage: Stage
-    figure: JouleCost
-
-    def lookup(self, query: Query) -> Answer | None: ...
-
-
-PENDING = "pending"
-"""What a store's ``remember`` returns when it kept the answer in memory and will write it to a
-shared store that is down now, once it is back."""
-
-
-@runtime_checkable
-class Memo(Protocol):
-    """A stage that can remember an answer so a later query hits it, with what made it
-    (``origin``: "" when no model did; see :meth:`eoc.stages.neural.NeuralStage.origin`).
-
-    ``remember`` returns ``None`` once the answer is remembered (written through, for a store),
-    or :data:`PENDING` when a shared store is down and the write waits for it; it raises
-    :class:`~eoc.errors.StoreError` when it could not be remembered."""
-
-    def remember(self, query: Query, payload: str, origin: str = "") -> str | None: ...
 
 
 DEFAULT_FIGURE_UJ: dict[Stage, int] = {
@@ -227,8 +199,6 @@ __all__ = [
     "DEFAULT_FIGURE_UJ",
     "WORK_RATES",
     "Answer",
-    "Memo",
-    "StageLike",
     "WorkRates",
     "approx_tokens",
     "stage_figure",

@@ -167,6 +167,13 @@ class GraphStage:
             self._matcher_preds = preds
         return self._matcher
 
+    def close(self) -> None:
+        """Close the triple store where it holds something open (an Oxigraph folder, a
+        PostgreSQL pool)."""
+        close = getattr(self.store, "close", None)
+        if callable(close):
+            close()
+
     def lookup(self, query: Query) -> Answer | None:
         """The computed or stored answer to ``query`` (all matches, comma-joined), or ``None``
         to pass."""

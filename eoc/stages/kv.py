@@ -398,7 +398,7 @@ class KVStage:
         ttl: float | str | None = None,
     ) -> str | None:
         """Store ``payload`` as the answer to ``query``'s prompt (what a store's ``put`` says:
-        ``None`` once written, :data:`~eoc.stages.base.PENDING` when a write waits), in the
+        ``None`` once written, :data:`~eoc.stages.contract.PENDING` when a write waits), in the
         query's partition (:mod:`eoc.partition`: where the answer's finish reason puts it) or,
         for a plain question, the shared one."""
         part = query.partition

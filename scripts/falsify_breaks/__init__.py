@@ -120,6 +120,10 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
         ],
     ),
     ("eoc/stages/questions.py", ["tests/test_questions.py"]),
+    (
+        "eoc/stages/contract.py",
+        ["tests/test_stage_contract.py", "tests/test_origin.py", "tests/test_cascade.py"],
+    ),
     ("eoc/stages/wrappers.py", ["tests/test_guard_wrappers.py", "tests/test_guard_rewordings.py"]),
     ("eoc/stages/vocabulary.py", ["tests/test_guard_wrappers.py", "tests/test_nearmiss.py"]),
     (

@@ -64,9 +64,9 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "telemetry handed to the cascade",
-        "eoc/cascade.py",
-        '        if getattr(meter, "telemetry_only", False):',
-        "        if False:",
+        "eoc/meter/counter.py",
+        '    if getattr(meter, "telemetry_only", False):',
+        "    if False:",
     ),
     (
         "span accepts an implausible jump",
@@ -293,8 +293,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a memo stage that cannot record origins gets model answers",
         "eoc/cascade.py",
-        "        elif not origin:\n            said = memo.remember(q, payload)",
-        "        elif True:\n            said = memo.remember(q, payload)",
+        "        if origin and not memo.origins:\n            return \"\"",
+        "        if False:\n            return \"\"",
     ),
     (
         "a pending write is reported as stored",

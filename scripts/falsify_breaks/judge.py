@@ -41,7 +41,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "the cascade does not tell the kv's judge what the model would spend",
         _CASCADE,
-        "            self._kv.saving = self._saving  # type: ignore[union-attr]\n",
+        "            wiring.judged.saving = self._saving\n",
         "            pass\n",
     ),
     (

@@ -60,7 +60,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a kv that keeps no partitions is asked for them",
         "eoc/cascade.py",
-        '        self._parts = bool(getattr(self._kv, "keeps_partitions", False))',
+        "        self._parts = wiring.partitions",
         "        self._parts = True",
     ),
     (

@@ -633,4 +633,34 @@ BREAKS: list[tuple[str, str, str, str]] = [
         '        if self.kind != "chat" or self.messages[-1][0] != "user" or self.stop:',
         '        if self.kind != "chat" or self.messages[-1][0] != "user":',
     ),
+    (
+        "stages out of cascade order are wired",
+        "eoc/stages/contract.py",
+        "    if positions != sorted(set(positions)):",
+        "    if False:",
+    ),
+    (
+        "a stage with no figure is wired",
+        "eoc/stages/contract.py",
+        "        if not isinstance(s.figure, JouleCost):",
+        "        if False:",
+    ),
+    (
+        "a memo that keeps no origin is handed a model's answers",
+        "eoc/stages/contract.py",
+        "    return Remembering(stage, bare, False)",
+        "    return Remembering(stage, bare, True)",
+    ),
+    (
+        "a memo that keeps no generation is handed one",
+        "eoc/stages/contract.py",
+        '    if origins and ("generation" in params or inspect.Parameter.VAR_KEYWORD in kinds):',
+        "    if origins:",
+    ),
+    (
+        "closing the cascade leaves its stages open",
+        "eoc/stages/contract.py",
+        "        closes=tuple(s.close for s in listed if isinstance(s, Closes)),",
+        "        closes=(),",
+    ),
 ]

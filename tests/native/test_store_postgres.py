@@ -19,7 +19,7 @@ from eoc.errors import StoreUnusable, StoreVersionError
 from eoc.persist_db import store_key
 from eoc.persist_schema import row_sum, summed
 from eoc.query import Query
-from eoc.stages.base import PENDING
+from eoc.stages.contract import PENDING
 from eoc.stages.kv import KVStage
 from eoc_native.store.postgres import PgCache, PgKV, PgStore, PgTripleStore
 
@@ -274,7 +274,7 @@ def test_an_answer_whose_write_meets_a_stopped_database_is_held_and_written_when
     said so. Now the write is held, the answer says it is pending, and it is written (and
     announced) once the database is back: nothing is lost that was not said to be at risk."""
     from eoc import Cascade
-    from eoc.stages.base import PENDING
+    from eoc.stages.contract import PENDING
     from eoc.stages.neural import NeuralStage, Reply
 
     url = postgres.new_database(f"eoc_test_{next(_names)}")

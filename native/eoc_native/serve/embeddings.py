@@ -30,7 +30,8 @@ from eoc.cascade import Cascade
 from eoc.chat import BadRequest, embedding_inputs
 from eoc.query import Query, Stage
 from eoc.response import Response
-from eoc.stages.base import StageLike, WorkRates, work_estimate
+from eoc.stages.base import WorkRates, work_estimate
+from eoc.stages.contract import StageLike
 from eoc.stages.neural import NeuralStage, Reply, origin_of
 from eoc_native import require
 from eoc_native.llm.energy import nj_per_mac

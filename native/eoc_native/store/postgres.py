@@ -39,7 +39,6 @@ from eoc.persist import decode_vector, encode_vector, put_pairs
 from eoc.persist_db import store_key
 from eoc.persist_schema import UNRECORDED, row_sum, summed
 from eoc.query import Query
-from eoc.stages.base import PENDING
 from eoc.stages.cache import (
     CacheStage,
     asked_of,
@@ -49,6 +48,7 @@ from eoc.stages.cache import (
     qid_of,
     stale,
 )
+from eoc.stages.contract import PENDING
 from eoc.stages.graph import TripleStore
 from eoc.stages.kv import KVStage
 from eoc.stages.text import normalize
