@@ -301,11 +301,12 @@ class Cascade:
                 qid = ""
             answer = repeat.peek(qid)
             if answer is not None:
-                memo = answer.memo_response
+                built = answer.built
+                memo = built.response
                 if (
                     memo is not None
-                    and answer.memo_qid == qid
-                    and answer.memo_cost is answer.cost
+                    and built.qid == qid
+                    and built.cost is answer.cost
                     and (
                         not answer.origin
                         or (answer.origin == self.origin() and self.reuse != "never")
@@ -525,8 +526,9 @@ class Cascade:
     ) -> Response:
         # The same cost object and query id mean the same five receipt fields, so the same
         # (read-only) response. Cost objects are per stage, so the stage is implied.
-        if answer.memo_cost is cost and answer.memo_qid == q.id and not stored:
-            memo = answer.memo_response
+        built = answer.built
+        if built.cost is cost and built.qid == q.id and not stored:
+            memo = built.response
             assert memo is not None
             return memo
         if receipt is None:
@@ -549,7 +551,7 @@ class Cascade:
             kind is not Stage.NEURAL,
             avoided=saved,
         )
-        answer.memo_cost, answer.memo_qid, answer.memo_response = cost, q.id, response
+        built.cost, built.qid, built.response = cost, q.id, response
         return response
 
     def _remember_replay(self, digest: str, made: str) -> None:
@@ -607,7 +609,7 @@ class Cascade:
         neural answer, which avoided nothing)."""
         if kind is Stage.NEURAL:
             return None
-        memo = answer.memo_avoided
+        memo = answer.built.avoided
         if memo is not None and memo[0] == q.id:
             made, would, note = memo[1], memo[2], memo[3]
         else:
@@ -626,7 +628,7 @@ class Cascade:
                 found = self._would_cost(q, answer.payload)
                 if isinstance(found, JouleCost) and found.provenance is _ESTIMATED:
                     would = replace(found, basis=found.basis + doubt) if doubt else found
-            answer.memo_avoided = (q.id, made, would, note)
+            answer.built.avoided = (q.id, made, would, note)
         return avoided(kind, cost, made=made, would_cost=would, made_note=note)
 
     def _made_ceiling(self, q: Query, answer: Answer) -> int:
@@ -872,11 +874,12 @@ class Cascade:
             receipt = Receipt.issue(q.id, Stage.NEURAL, cost, answer.payload)
             if answer.generation is not None:  # kept with the entry: what a replay avoided,
                 made = MadeCost.of(cost, self._host)  # and the answer's name (its receipt)
-                answer.generation = replace(
+                generation = replace(
                     answer.generation,
                     made=made if made is not None else answer.generation.made,
                     receipt=receipt.digest,
                 )
+                answer = replace(answer, generation=generation)
             stored = self._memoize(Stage.NEURAL, q, answer.payload, origin, answer.generation)
             if stored in ("yes", PENDING):  # what a replay of it will have avoided
                 self.made.record(origin, answer.payload, cost)

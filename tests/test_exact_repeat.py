@@ -142,7 +142,7 @@ def test_an_entry_under_a_bad_prompts_id_is_never_served_for_it() -> None:
     c.resolve("What is the capital of Japan?")
     c.resolve("What is the capital of Japan?")
     entry = cache._entries[hashlib.sha256(b"What is the capital of Japan?").hexdigest()]  # type: ignore[attr-defined]
-    assert entry.memo_response is not None
+    assert entry.built.response is not None
     for bad in ("   ", "a\x00b", "x" * 20_000):
         cache._entries[hashlib.sha256(bad.encode()).hexdigest()] = entry  # type: ignore[attr-defined]
         with pytest.raises(InputError):

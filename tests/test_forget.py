@@ -218,7 +218,7 @@ def test_an_entry_kept_before_questions_were_recorded_is_forgotten_by_its_own_ke
     q = "tell me about rivers"
     cache.remember(Query(q), "a fact")
     cache.remember(Query(q, context=f"made by {origin}"), "a model's answer", origin)
-    for answer in cache._entries.values():
-        answer.meta = replace(answer.meta, asked=None)  # as an older eoc kept them
+    for qid, answer in cache._entries.items():  # as an older eoc kept them
+        cache._entries[qid] = replace(answer, meta=replace(answer.meta, asked=None))
     assert forget_in(cache, None, forget_of(q, "cache")) == {"cache": 2}
     assert len(cache) == 0

@@ -288,7 +288,7 @@ def test_a_record_a_third_party_stage_hands_on_unchecked_is_ignored_for_the_esti
             answer = super().lookup(query)
             if answer is not None and answer.generation is not None:
                 bad = MadeCost(-7, "measured", "made up")  # what checked_made refuses
-                answer.generation = replace(answer.generation, made=bad)
+                answer = replace(answer, generation=replace(answer.generation, made=bad))
             return answer
 
     with Cascade([Lax(), KVStage(), NeuralStage(ScriptedBackend(cost=MODEL_ESTIMATE))]) as c:

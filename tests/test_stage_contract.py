@@ -101,7 +101,8 @@ def test_a_memo_is_handed_what_its_remember_takes(
 ) -> None:
     cache = memo()
     with Cascade(
-        [cache, NeuralStage(ScriptedBackend({"the answer to everything": "forty-two"}))], meter=StubCounter()
+        [cache, NeuralStage(ScriptedBackend({"the answer to everything": "forty-two"}))],
+        meter=StubCounter(),
     ) as cascade:
         first = cascade.resolve("the answer to everything")
     assert first.stage is Stage.NEURAL

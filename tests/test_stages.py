@@ -493,9 +493,7 @@ def test_token_counts_reach_the_response_with_the_figure_per_token() -> None:
 def _answer(tokens_in: int, tokens_out: int) -> Any:
     from eoc.stages.base import Answer
 
-    a = Answer("forty-two")
-    a.tokens = (tokens_in, tokens_out)
-    return a
+    return Answer("forty-two", tokens=(tokens_in, tokens_out))
 
 
 @pytest.mark.skipif(IN_BROWSER, reason="no MEASURED cost can be built in the browser")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from eoc.cost import JouleCost
 from eoc.entry import EntryMeta, Generation
@@ -12,51 +12,46 @@ from eoc.query import Stage
 from eoc.response import Response
 
 
-class Answer:
-    """A stage's answer: the payload, if the stage reports one its own cost, and what made it.
+class Built:
+    """What the cascade last built for one answer a stage hands out again and again (a cache
+    entry): the charge, the query id and the response, so a repeat hit with the same charge
+    reuses the response; and what the savings ledger last found for it (:mod:`eoc.ledger`): by
+    query id, what making it cost (when recorded) and what the model would have spent on it.
+    Written by the cascade only; it is never part of an answer's value."""
 
-    ``cost`` is ``None`` when the stage reports no figure for this answer; the
-    cascade then charges the stage's documented default figure. The ``memo_*``
-    slots keep the last response built for an answer a stage hands out again and
-    again (a cache entry), so a repeat hit with the same charge reuses it.
+    __slots__ = ("avoided", "cost", "qid", "response")
+
+    def __init__(self) -> None:
+        self.cost: JouleCost | None = None
+        self.qid: str | None = None
+        self.response: Response | None = None
+        self.avoided: tuple[str, JouleCost | None, JouleCost | None, str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A stage's answer (a value: frozen): the payload, if the stage reports one its own cost,
+    and what made it.
+
+    ``cost`` is ``None`` when the stage reports no figure for this answer; the cascade then
+    charges the stage's documented default figure. ``built`` is the cascade's note of what it
+    last built for the answer (:class:`Built`), not part of its value.
     """
 
-    __slots__ = (
-        "cost",
-        "generation",
-        "memo",
-        "memo_avoided",
-        "memo_cost",
-        "memo_qid",
-        "memo_response",
-        "meta",
-        "origin",
-        "own_estimate",
-        "payload",
-        "tokens",
-        "unkept",
-    )
-
-    def __init__(self, payload: str, cost: JouleCost | None = None, origin: str = "") -> None:
-        self.payload = payload
-        self.cost = cost
-        # what made a remembered answer: "" for one no model made (the pack, the graph, a
-        # computation), else the model and its answer-changing parameters (NeuralStage.origin)
-        self.origin = origin
-        self.memo = True  # False: the cascade must not remember it (see eoc.stages.neural)
-        self.unkept = ""  # why a model's answer is not remembered, when it is broken
-        self.tokens: tuple[int, int] | None = None  # a model's (tokens in, tokens out)
-        # how a model generated it (eoc.entry): a fresh model answer's, or a remembered
-        # one's as kept (UNKNOWN when kept before eoc recorded it); None when no model made it
-        self.generation: Generation | None = None
-        self.meta: EntryMeta | None = None  # a remembered entry's record (age, expiry)
-        self.own_estimate: JouleCost | None = None  # a local backend's fallback (Reply.estimate)
-        self.memo_cost: JouleCost | None = None
-        # what the savings ledger last found for this answer (eoc.ledger): by query id, what
-        # making it cost (when recorded) and what the model would have spent on it
-        self.memo_avoided: tuple[str, JouleCost | None, JouleCost | None, str] | None = None
-        self.memo_qid: str | None = None
-        self.memo_response: Response | None = None
+    payload: str
+    cost: JouleCost | None = None
+    # what made a remembered answer: "" for one no model made (the pack, the graph, a
+    # computation), else the model and its answer-changing parameters (NeuralStage.origin)
+    origin: str = ""
+    memo: bool = True  # False: the cascade must not remember it (see eoc.stages.neural)
+    unkept: str = ""  # why a model's answer is not remembered, when it is broken
+    tokens: tuple[int, int] | None = None  # a model's (tokens in, tokens out)
+    # how a model generated it (eoc.entry): a fresh model answer's, or a remembered one's as
+    # kept (UNKNOWN when kept before eoc recorded it); None when no model made it
+    generation: Generation | None = None
+    meta: EntryMeta | None = None  # a remembered entry's record (age, expiry)
+    own_estimate: JouleCost | None = None  # a local backend's fallback (Reply.estimate)
+    built: Built = field(default_factory=Built, init=False, repr=False, compare=False)
 
     def __repr__(self) -> str:
         return f"Answer({self.payload!r:.40}, cost={self.cost!r})"
@@ -199,6 +194,7 @@ __all__ = [
     "DEFAULT_FIGURE_UJ",
     "WORK_RATES",
     "Answer",
+    "Built",
     "WorkRates",
     "approx_tokens",
     "stage_figure",

@@ -7,6 +7,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import replace
 
 from eoc.entry import UNKNOWN, EntryMeta, Generation, checked_generation, checked_ttl
 from eoc.errors import ConfigError, InvalidText
@@ -165,7 +166,8 @@ class CacheStage:
                 self._entries.move_to_end(qid)
                 if answer.cost is None and not self._flat:
                     # the same id means the same prompt, so the figure is computed once per entry
-                    answer.cost = work_estimate(Stage.CACHE, nbytes=query.size)
+                    answer = replace(answer, cost=work_estimate(Stage.CACHE, nbytes=query.size))
+                    self._entries[qid] = answer
         if answer is None:
             self._remove_expired()
         return answer
@@ -288,9 +290,7 @@ class CacheStage:
         if old is not None:
             self._bytes -= old
             del self._entries[qid]
-        answer = Answer(payload, None, origin)
-        answer.meta = meta
-        answer.generation = replayed(origin, meta)
+        answer = Answer(payload, None, origin, meta=meta, generation=replayed(origin, meta))
         if meta is not None and meta.expires_at is not None:
             self._aging = True
         self._entries[qid] = answer

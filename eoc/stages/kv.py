@@ -818,21 +818,18 @@ class KVStage:
     def _answer(
         self, entry: _Entry, query: Query, candidates: int, verdict: Verdict | None = None
     ) -> Answer:
+        generation = replayed(entry.origin, entry.meta)
         if self._flat and verdict is None:
-            answer = Answer(entry.payload, None, entry.origin)
-        else:
-            cost = (
-                self.figure
-                if self._flat
-                else work_estimate(Stage.KV, nbytes=query.size, candidates=candidates)
-            )
-            if verdict is not None:  # the basis says a judge decided, and its joules are in it
-                spent = 0 if verdict.cost is None else verdict.cost.uj
-                cost = JouleCost.estimated(cost.uj + spent, f"{cost.basis}; {verdict.note()}")
-            answer = Answer(entry.payload, cost, entry.origin)
-        answer.meta = entry.meta
-        answer.generation = replayed(entry.origin, entry.meta)
-        return answer
+            return Answer(entry.payload, None, entry.origin, meta=entry.meta, generation=generation)
+        cost = (
+            self.figure
+            if self._flat
+            else work_estimate(Stage.KV, nbytes=query.size, candidates=candidates)
+        )
+        if verdict is not None:  # the basis says a judge decided, and its joules are in it
+            spent = 0 if verdict.cost is None else verdict.cost.uj
+            cost = JouleCost.estimated(cost.uj + spent, f"{cost.basis}; {verdict.note()}")
+        return Answer(entry.payload, cost, entry.origin, meta=entry.meta, generation=generation)
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -268,19 +268,25 @@ class NeuralStage:
                 f"neural backend {self.backend.name!r} reported an estimate that is not an "
                 "ESTIMATED JouleCost"
             )
-        answer = Answer(reply.text, reply.cost)
-        answer.tokens = _token_counts(self.backend.name, reply)
-        answer.own_estimate = reply.estimate
-        if getattr(self.backend, "runs_model", True):  # no model: nothing was generated
-            answer.generation = self._generation(query, reply, answer.tokens, started)
+        tokens = _token_counts(self.backend.name, reply)
+        runs_model = bool(getattr(self.backend, "runs_model", True))  # no model: none generated
         # memo policy (docs/design.md §4): never remember what no model said, nor a sampled
         # answer, nor a broken one (a repetition loop: eoc.stages.degenerate), which says why
-        answer.memo = bool(getattr(self.backend, "runs_model", True)) and reply.memoize is not False
-        if answer.memo and not said_nothing:
+        memo = runs_model and reply.memoize is not False
+        unkept = ""
+        if memo and not said_nothing:
             wrote = reply.content if reply.content is not None else reply.text
-            answer.unkept = repetition_loop(wrote) or ""
-            answer.memo = not answer.unkept
-        return answer
+            unkept = repetition_loop(wrote) or ""
+            memo = not unkept
+        return Answer(
+            reply.text,
+            reply.cost,
+            memo=memo,
+            unkept=unkept,
+            tokens=tokens,
+            generation=self._generation(query, reply, tokens, started) if runs_model else None,
+            own_estimate=reply.estimate,
+        )
 
     def count_tokens(self, text: str) -> int | None:
         """How many tokens the model's own tokenizer makes of ``text``, where the backend has one

@@ -293,8 +293,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a memo stage that cannot record origins gets model answers",
         "eoc/cascade.py",
-        "        if origin and not memo.origins:\n            return \"\"",
-        "        if False:\n            return \"\"",
+        '        if origin and not memo.origins:\n            return ""',
+        '        if False:\n            return ""',
     ),
     (
         "a pending write is reported as stored",

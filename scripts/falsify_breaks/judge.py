@@ -84,7 +84,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "EOC_JUDGE=on without a judge model runs the student alone",
         "native/eoc_native/judge/__init__.py",
         '    if mode == "on" and not judge_installed():',
-        '    if False:',
+        "    if False:",
     ),
     (
         "EOC_JUDGE=on without a judge model falls back to the hashed embedder",

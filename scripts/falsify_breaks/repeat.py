@@ -10,7 +10,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "an exact repeat serves a response made for another id",
         "eoc/cascade.py",
-        "                    and answer.memo_qid == qid",
+        "                    and built.qid == qid",
         "                    and True",
     ),
     (

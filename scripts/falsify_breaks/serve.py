@@ -184,8 +184,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "the banner says 1 API keys",
         "native/eoc_native/serve/run.py",
-        '        f"{n_keys or \'no\'} API key{\'\' if n_keys == 1 else \'s\'}"',
-        '        f"{n_keys or \'no\'} API keys"',
+        "        f\"{n_keys or 'no'} API key{'' if n_keys == 1 else 's'}\"",
+        "        f\"{n_keys or 'no'} API keys\"",
     ),
     (
         "a client's request id is not echoed",

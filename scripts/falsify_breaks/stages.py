@@ -22,8 +22,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "cache estimate ignores bytes hashed",
         "eoc/stages/cache.py",
-        "answer.cost = work_estimate(Stage.CACHE, nbytes=query.size)",
-        "answer.cost = work_estimate(Stage.CACHE, nbytes=0)",
+        "answer = replace(answer, cost=work_estimate(Stage.CACHE, nbytes=query.size))",
+        "answer = replace(answer, cost=work_estimate(Stage.CACHE, nbytes=0))",
     ),
     (
         "neural estimate ignores tokens out",
@@ -203,8 +203,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "kv flat figure ignored",
         "eoc/stages/kv.py",
-        "        if self._flat and verdict is None:\n            answer = Answer(entry.payload, None, entry.origin)",
-        "        if False:\n            answer = Answer(entry.payload, None, entry.origin)",
+        "        if self._flat and verdict is None:\n            return Answer(entry.payload, None,",
+        "        if False:\n            return Answer(entry.payload, None,",
     ),
     (
         "kv explain hides the guard's reason",
@@ -522,8 +522,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a repetition loop is remembered",
         "eoc/stages/neural.py",
-        "            answer.memo = not answer.unkept",
-        "            answer.memo = True",
+        "            memo = not unkept",
+        "            memo = True",
     ),
     (
         "a broken answer's basis does not say why it is not remembered",

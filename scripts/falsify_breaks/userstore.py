@@ -16,8 +16,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "--no-store still opens the per-user store",
         "eoc/cli/userstore.py",
-        "    if no_store or store == \":memory:\":\n        return StoreChoice(None)",
-        "    if store == \":memory:\":\n        return StoreChoice(None)",
+        '    if no_store or store == ":memory:":\n        return StoreChoice(None)',
+        '    if store == ":memory:":\n        return StoreChoice(None)',
     ),
     (
         "a per-user store that cannot be opened is an error, not memory",
