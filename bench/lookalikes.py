@@ -38,7 +38,7 @@ from kvquality import GivenVectors, configurations, minilm_vectors
 from eoc import Query
 from eoc.knowledge import kv_pairs
 from eoc.stages import KVStage
-from eoc.stages.text import fold
+from eoc.text.forms import fold
 
 SUITES = Path(__file__).resolve().parent / "suites"
 SUITE = SUITES / "lookalikes.jsonl"

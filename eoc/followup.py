@@ -52,7 +52,7 @@ from collections.abc import Callable, Sequence
 from importlib import resources
 
 from eoc.stages.base import token_bound
-from eoc.stages.text import STOPWORDS, fold
+from eoc.text.forms import STOPWORDS, fold
 
 _WORD = re.compile(r"[a-z0-9']+")
 

@@ -32,7 +32,7 @@ from eoc.errors import ConfigError, InputError
 from eoc.partition import tag_of as tag_of_key
 from eoc.query import Query, check_prompt
 from eoc.stages.cache import asked_of
-from eoc.stages.text import fold
+from eoc.text.forms import fold
 
 STAGES = ("cache", "kv")
 MIN_ANSWER_DIGITS = 32

@@ -38,7 +38,7 @@ at any ``temperature`` or ``seed``, and only if it fits ``max_tokens``.
 
 A partition's entries are keyed in the kv (and in a store's ``key`` column) as
 ``"(p:NAME) folded question"`` or ``"(p:NAME max_tokens=N) ..."``. A plain question's key is its
-folded text (:func:`eoc.stages.text.fold`), which never opens with a space; one that opens with
+folded text (:func:`eoc.text.forms.fold`), which never opens with a space; one that opens with
 "(" ("(2+3)*4") is keyed after one space, so no plain key opens like a partition's, whatever a
 question says, and a store keeps the partition in the key it already has.
 

@@ -50,8 +50,8 @@ from eoc.stages.cache import (
 from eoc.stages.facts import read_fact_file, read_ntriples, read_tsv_triples
 from eoc.stages.graph import TripleStore
 from eoc.stages.kv import KVStage
-from eoc.stages.text import normalize
 from eoc.storeparts import StoreParts
+from eoc.text.forms import normalize
 
 MAX_VECTOR_BYTES = 8 << 20
 """Largest stored vector (JSON) decoded; a larger or malformed one is re-embedded."""
@@ -122,7 +122,7 @@ def put_pairs(kv: Any, pairs: Iterable[tuple[str, str]], write: Callable[[list[A
 
 
 def _rekey(db: StoreDb, groups: dict[str, list[tuple[int, str, tuple[Any, ...]]]]) -> None:
-    """Key each kv row as this eoc folds its question (:func:`eoc.stages.text.fold`), where an
+    """Key each kv row as this eoc folds its question (:func:`eoc.text.forms.fold`), where an
     older eoc folded more ("what is 7*8!" was keyed as "what is 7*8"), so that the file's keys
     are the ones memory serves and a forget deletes by.
 

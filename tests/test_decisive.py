@@ -25,8 +25,8 @@ from eoc.persist_db import store_key
 from eoc.persist_schema import row_sum, summed
 from eoc.stages import CacheStage, KVStage, NeuralStage
 from eoc.stages.guard import EntityGuard, decisive_difference, symbols
-from eoc.stages.text import fold
 from eoc.testing import ScriptedBackend
+from eoc.text.forms import fold
 from tests.helpers import IN_BROWSER
 
 _KEY = {"EOC_KEY_FILE": os.environ["EOC_KEY_FILE"]}  # the same user: the same key

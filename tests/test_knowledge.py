@@ -7,7 +7,7 @@ import pytest
 from eoc import Cascade, Stage
 from eoc.knowledge import kv_pairs, pack_counts, seeded_graph, seeded_kv, triples
 from eoc.query import Query
-from eoc.stages.text import normalize
+from eoc.text.forms import normalize
 
 
 def test_pack_holds_at_least_5000_triples() -> None:

@@ -19,7 +19,7 @@ from eoc.stages.base import work_estimate
 from eoc.stages.guard import _NOT_NAMES, EntityGuard, ExactWordsGuard, entities
 from eoc.stages.index import MAX_POSTING, MAX_SCORED
 from eoc.stages.kv import MAX_GUARD_CHECKS, _Entry
-from eoc.stages.text import STOPWORDS, fold, normalize, words
+from eoc.text.forms import STOPWORDS, fold, normalize, words
 from tests.helpers import IN_BROWSER
 
 TEMPLATE = "what is the price of item {} in the spring catalogue"

@@ -17,7 +17,7 @@ from eoc.stages import KVStage
 from eoc.stages.cache import CacheStage
 from eoc.stages.graph import GraphStage
 from eoc.stages.neural import NeuralStage, NoModelBackend
-from eoc.stages.text import fold
+from eoc.text.forms import fold
 
 SUITES = Path(__file__).resolve().parents[1] / "bench" / "suites"
 

@@ -13,8 +13,8 @@ from eoc.stages.guard import Analysis, EntityGuard, Frame, clock_times
 from eoc.stages.lexicon import is_name, is_word, variants
 from eoc.stages.spelling import clipping, inflected, misspelled, same_word
 from eoc.stages.swaps import traded_around, traded_blocks, traded_words
-from eoc.stages.text import fold, words
 from eoc.stages.vocabulary import Vocabulary
+from eoc.text.forms import fold, words
 
 GUARD = EntityGuard()
 

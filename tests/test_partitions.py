@@ -338,7 +338,7 @@ def test_the_kv_refuses_a_tag_it_does_not_make() -> None:
 
 
 def test_no_plain_key_opens_like_a_partitions_key() -> None:
-    from eoc.stages.text import normalize
+    from eoc.text.forms import normalize
 
     for text in ["(p:" + "a" * 24 + ") reset", " (p:x) hi", "（p:x) hi", "[(p:x) hi"]:
         assert tag_of(normalize(text)) == SHARED

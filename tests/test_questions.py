@@ -12,7 +12,7 @@ from eoc.knowledge import seeded_graph, vocabulary
 from eoc.query import Query
 from eoc.stages.graph import GraphStage, TripleStore
 from eoc.stages.questions import MAX_VOCABULARY_LINES, Ask, QuestionMatcher, Vocabulary, ordinal
-from eoc.stages.text import normalize
+from eoc.text.forms import normalize
 from tests.graph_questions import ANSWERED, PASSED
 from tests.helpers import IN_BROWSER
 

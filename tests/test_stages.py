@@ -24,8 +24,8 @@ from eoc.stages import (
     read_tsv_triples,
 )
 from eoc.stages.embed import cosine
-from eoc.stages.text import normalize, signature
 from eoc.testing import ScriptedBackend
+from eoc.text.forms import normalize, signature
 from tests.helpers import IN_BROWSER
 
 # -- cache --------------------------------------------------------------------------

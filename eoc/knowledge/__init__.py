@@ -11,7 +11,7 @@ from eoc.stages.facts import Triple, read_ntriples, read_pairs, read_tsv_triples
 from eoc.stages.graph import GraphStage, TripleStore
 from eoc.stages.kv import KVStage
 from eoc.stages.questions import Vocabulary
-from eoc.stages.text import normalize
+from eoc.text.forms import normalize
 
 KV_FILES = ("arithmetic.tsv", "constants.tsv")
 GRAPH_FILES = (

@@ -13,7 +13,7 @@ from eoc.entry import UNKNOWN, EntryMeta, Generation, checked_generation, checke
 from eoc.errors import ConfigError, InvalidText
 from eoc.query import Query, Stage, check_text
 from eoc.stages.base import Answer, stage_figure, work_estimate
-from eoc.stages.text import fold
+from eoc.text.forms import fold
 
 _ENTRY_OVERHEAD_BYTES = 160  # id string, dict slot and Answer object, roughly
 MAX_ANSWER_BYTES = 1 << 20

@@ -20,7 +20,7 @@ from eoc.stages.facts import (
     read_tsv_triples,
 )
 from eoc.stages.questions import Ask, QuestionMatcher, Relation, Vocabulary
-from eoc.stages.text import normalize
+from eoc.text.forms import normalize
 
 KIND_PREDICATE = "is a"
 """The predicate that says what kind of thing a subject is ("France is a country")."""

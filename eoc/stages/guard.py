@@ -68,8 +68,8 @@ from eoc.compute import is_computation
 from eoc.stages.lexicon import is_name, is_word
 from eoc.stages.spelling import acronym_of, clipped, same_word
 from eoc.stages.swaps import keys, traded_around, traded_blocks, traded_words
-from eoc.stages.text import STOPWORDS, fold, signature, words
 from eoc.stages.wrappers import unwrap
+from eoc.text.forms import STOPWORDS, fold, signature, words
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?")
 _TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)

@@ -31,7 +31,7 @@ the model, it tells the kv stage (:meth:`KVStage.will_remember`), so an embedder
 to be remembered.
 
 Entries are kept in *partitions* (:mod:`eoc.partition`): the shared one (key: the folded
-question, :func:`eoc.stages.text.fold`: case, spaces, quote and dash variants, nothing that can
+question, :func:`eoc.text.forms.fold`: case, spaces, quote and dash variants, nothing that can
 change what is asked) holds the pack and the model's answers to plain questions; a request with a system
 prompt or its own parameters has its model answers kept under its partition's tag (key:
 ``"(p:HEX) question"``). A lookup's candidates, exact and similar, are only those its query's
@@ -59,9 +59,9 @@ from eoc.stages.facts import read_fact_file, read_pairs
 from eoc.stages.guard import EntityGuard, HitGuard, decisive_difference, judgeable
 from eoc.stages.index import SparseIndex, VectorIndex
 from eoc.stages.judging import Judging, Verdict
-from eoc.stages.text import fold
 from eoc.stages.vocabulary import Vocabulary
 from eoc.stages.wrappers import unwrap
+from eoc.text.forms import fold
 
 DEFAULT_THRESHOLD = 0.6
 """The threshold for an embedder that suggests none (the core's suggests 0.4)."""
@@ -800,7 +800,7 @@ class KVStage:
     @staticmethod
     def _same_question(query: Query, entry: _Entry) -> bool:
         """Whether an entry found under the query's key asks what the query asks: the key folds
-        only what never changes a question (:func:`eoc.stages.text.fold`), and the numbers and
+        only what never changes a question (:func:`eoc.text.forms.fold`), and the numbers and
         symbols, which always decide, are compared as the guard compares them
         (:func:`eoc.stages.guard.decisive_difference`), so no key, however it was made, serves
         "7*8!" the answer to "7*8"."""

@@ -20,7 +20,7 @@ from eoc.stages.base import (
     work_estimate,
 )
 from eoc.stages.degenerate import repetition_loop
-from eoc.stages.text import fold
+from eoc.text.forms import fold
 
 DEFAULT_MAX_TOKENS = 256
 """The tokens a worst case counts out when neither the request nor the backend names a bound."""

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from eoc.errors import ConfigError, FactFileError
-from eoc.stages.text import normalize
+from eoc.text.forms import normalize
 
 MAX_VOCABULARY_LINES = 100_000
 """Longest relations or kinds file read, in lines."""

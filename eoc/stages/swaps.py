@@ -3,7 +3,7 @@ food" / "can dogs eat cat food", "is a square a rectangle" / "is a rectangle a s
 chocolate" / "chocolate milk", "exchange cash for a gift card" / "exchange a gift card for cash".
 Each asks something else, and the hit guard refuses such a pair (:mod:`eoc.stages.guard`).
 
-Two shapes, read on the folded words in order (:func:`eoc.stages.text.fold`; plurals and
+Two shapes, read on the folded words in order (:func:`eoc.text.forms.fold`; plurals and
 British spellings read as one word, "cats" as "cat", "kilometres" as "kilometers"):
 
 * :func:`traded_words`: every word the same but two, which trade places, neither a stopword,
@@ -22,7 +22,7 @@ import functools
 from collections.abc import Sequence
 
 from eoc.stages.lexicon import american
-from eoc.stages.text import STOPWORDS
+from eoc.text.forms import STOPWORDS
 
 LINKS = frozenset("for to into onto with than instead over against from as like per".split())
 """Words whose two sides are roles: what is given and what is got, the one and the other."""

@@ -25,7 +25,7 @@ from collections import Counter
 
 from eoc.stages.lexicon import is_name, is_word
 from eoc.stages.spelling import distance
-from eoc.stages.text import STOPWORDS
+from eoc.text.forms import STOPWORDS
 
 _WORD = re.compile(r"[a-z]+")
 _LETTERS = re.compile(r"[^\W\d_]+", re.UNICODE)

@@ -142,6 +142,16 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
     ("eoc/stages/page_model.py", ["tests/test_page_model.py"]),
     ("web/ggufmacs.py", ["tests/native/test_ggufmacs.py"]),
     (
+        "eoc/text/",
+        [
+            "tests/test_stages.py",
+            "tests/test_kv_bounds.py",
+            "tests/test_guard_rules.py",
+            "tests/test_followups.py",
+            "tests/test_nearmiss.py",
+        ],
+    ),
+    (
         "eoc/stages/",
         [
             "tests/test_stages.py",

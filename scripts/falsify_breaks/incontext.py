@@ -19,19 +19,19 @@ BREAKS: list[tuple[str, str, str, str]] = [
     # item 1: decisive characters
     (
         "the kv's fold folds every script's case (ß is ss)",
-        "eoc/stages/text.py",
+        "eoc/text/forms.py",
         '        t = unicodedata.normalize("NFC", text).translate(_FOLD).lower()',
         '        t = unicodedata.normalize("NFC", text).translate(_FOLD).casefold()',
     ),
     (
         "the kv's fold drops a trailing !",
-        "eoc/stages/text.py",
+        "eoc/text/forms.py",
         """_FOLD_EDGE = re.compile(r"^[\\s\\"'¿¡]+|[\\s?.,;:\\"']+$")""",
         """_FOLD_EDGE = re.compile(r"^[\\s\\"'¿¡]+|[\\s?!.,;:\\"']+$")""",
     ),
     (
         "the kv's fold reads compatibility forms (² is 2)",
-        "eoc/stages/text.py",
+        "eoc/text/forms.py",
         '        t = unicodedata.normalize("NFC", text).translate(_FOLD).lower()',
         '        t = unicodedata.normalize("NFKC", text).translate(_FOLD).lower()',
     ),

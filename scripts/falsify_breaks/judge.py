@@ -47,8 +47,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a judged answer is not charged the judge's joules",
         _KV,
-        "                spent = 0 if verdict.cost is None else verdict.cost.uj\n",
-        "                spent = 0\n",
+        "            spent = 0 if verdict.cost is None else verdict.cost.uj\n",
+        "            spent = 0\n",
     ),
     (
         "a judged pair is judged again",

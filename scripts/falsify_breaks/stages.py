@@ -197,8 +197,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "kv answers carry no work estimate",
         "eoc/stages/kv.py",
-        "                else work_estimate(Stage.KV, nbytes=query.size, candidates=candidates)\n",
-        "                else None  # type: ignore[assignment]\n",
+        "            else work_estimate(Stage.KV, nbytes=query.size, candidates=candidates)\n",
+        "            else None  # type: ignore[assignment]\n",
     ),
     (
         "kv flat figure ignored",

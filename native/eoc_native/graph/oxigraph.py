@@ -2,7 +2,7 @@
 
 It answers the graph stage as the core's :class:`~eoc.stages.graph.TripleStore` does, with
 SPARQL: things and relations are found by their label, matched as the core matches it
-(case, spacing and quotes folded by :func:`~eoc.stages.text.normalize`). The data stays RDF in
+(case, spacing and quotes folded by :func:`~eoc.text.forms.normalize`). The data stays RDF in
 the default graph, IRIs and all; beside it, the named graph ``urn:eoc:keys`` holds what a
 question is matched on:
 
@@ -30,7 +30,7 @@ import pyoxigraph as ox
 from eoc.errors import FactFileError, StoreUnusable
 from eoc.stages.facts import iri_label, read_fact_file, read_tsv_triples
 from eoc.stages.graph import MAX_TERM_BYTES, _checked
-from eoc.stages.text import normalize
+from eoc.text.forms import normalize
 
 KEYS = ox.NamedNode("urn:eoc:keys")
 KEY = ox.NamedNode("urn:eoc:key")

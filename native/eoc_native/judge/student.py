@@ -18,7 +18,7 @@ from importlib import resources
 from typing import Any
 
 from eoc.errors import ConfigError
-from eoc.stages.text import STOPWORDS, normalize, words
+from eoc.text.forms import STOPWORDS, normalize, words
 
 REASONS = ("", "lacks", "adds", "another wording", "too few")
 """The kinds of judgeable refusal, as the guard words them (:class:`eoc.stages.guard.Wording`);

@@ -51,8 +51,8 @@ from eoc.stages.cache import (
 from eoc.stages.contract import PENDING
 from eoc.stages.graph import TripleStore
 from eoc.stages.kv import KVStage
-from eoc.stages.text import normalize
 from eoc.storeparts import StoreParts
+from eoc.text.forms import normalize
 from eoc.userkey import key_id
 from eoc_native import require
 
