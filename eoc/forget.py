@@ -31,7 +31,7 @@ from eoc.entry import EntryMeta, checked_ttl
 from eoc.errors import ConfigError, InputError
 from eoc.partition import tag_of as tag_of_key
 from eoc.query import Query, check_prompt
-from eoc.stages.cache import asked_of
+from eoc.store.rules import asked_of
 from eoc.text.forms import fold
 
 STAGES = ("cache", "kv")

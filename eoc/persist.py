@@ -7,8 +7,9 @@ process killed the next instant loses nothing of it. ``synchronous=FULL`` makes 
 across power loss too. Memory changes only after the commit: a write that fails (disk full,
 file made read-only) raises a :class:`~eoc.errors.StoreError` and leaves the store as it was.
 
-* :class:`SqliteCache` — the cache stage; LRU order is the order of last write (a hit does not
-  write: a database write per hit would cost far more than the hit).
+* :class:`SqliteCacheStore` — the cache's store (:class:`eoc.store.CacheStore`), and
+  :func:`SqliteCache`, the cache stage over it; LRU order is the order of last write (a hit
+  does not write: a database write per hit would cost far more than the hit).
 * :class:`SqliteKV` — the kv stage; the vectors are stored too, so a restart embeds nothing.
 * :class:`SqliteTripleStore` — the graph stage's triple store.
 
@@ -28,7 +29,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,18 +39,12 @@ from eoc.partition import SHARED, checked_tag, keyed, tag_of
 from eoc.persist_db import Damage, StoreDb, opened
 from eoc.persist_schema import count_forget, forgets, row_sum, summed
 from eoc.query import Query
-from eoc.stages.cache import (
-    CacheStage,
-    asked_of,
-    checked_answer,
-    checked_origin,
-    new_meta,
-    qid_of,
-    stale,
-)
+from eoc.stages.cache import CacheStage
 from eoc.stages.facts import read_fact_file, read_ntriples, read_tsv_triples
 from eoc.stages.graph import TripleStore
 from eoc.stages.kv import KVStage
+from eoc.store.protocols import CacheListener, CacheRow, Match
+from eoc.store.rules import checked_origin, new_meta, stale
 from eoc.storeparts import StoreParts
 from eoc.text.forms import normalize
 
@@ -184,94 +179,55 @@ def heard_forgets(part: Any, db: StoreDb, drop: Callable[[], None]) -> None:
         return
 
 
-class SqliteCache(CacheStage):
-    """The cache stage, written through to SQLite.
+class SqliteCacheStore:
+    """A cache's answers in SQLite (:class:`eoc.store.CacheStore`): the table ``cache``, one row
+    per answer, ordered by write (LRU order is the order of last write: a hit does not write,
+    as a database write per hit would cost far more than the hit).
 
-    Raises (when opened): :class:`~eoc.errors.StoreUnusable`, :class:`~eoc.errors.StoreVersionError`
-    or :class:`~eoc.errors.StoreCorrupt`, before anything is loaded or written.
+    Raises (when opened): :class:`~eoc.errors.StoreUnusable`,
+    :class:`~eoc.errors.StoreVersionError` or :class:`~eoc.errors.StoreCorrupt`, before anything
+    is read or written.
     """
 
-    def __init__(
-        self,
-        path: str | Path,
-        max_entries: int = 100_000,
-        max_bytes: int = 64 << 20,
-        *,
-        key: bytes | None = None,
-        **kw: Any,
-    ) -> None:
-        super().__init__(max_entries, max_bytes, **kw)
+    polls = True  # another process sharing the file may forget: a lookup looks (heard_forgets)
+
+    def __init__(self, path: str | Path, *, key: bytes | None = None) -> None:
         self.damaged: list[Damage] = []
         self._seq = 0
         self._listen_at = 0.0
-        self.db = opened(path, self._load, key)
+        self._rows: list[CacheRow] = []
+        self._stage: CacheListener | None = None
+        self.db = opened(path, self._read, key)
 
-    def lookup(self, query: Query) -> Any:
-        self._hear_forgets()
-        return super().lookup(query)
-
-    def peek(self, qid: str) -> Any:
-        self._hear_forgets()
-        return super().peek(qid)
-
-    def _hear_forgets(self) -> None:
-        """Drop from memory what another process forgot in the file (:func:`heard_forgets`)."""
-        heard_forgets(self, self.db, self._drop_gone)
-
-    def _drop_gone(self) -> None:
-        """Drop every answer the file no longer holds (the caller holds the store's lock)."""
-        kept = {str(qid) for (qid,) in self.db.conn.execute("SELECT qid FROM cache").fetchall()}
-        with self._lock:
-            for qid in [q for q in self._entries if q not in kept]:
-                self._drop(qid)
-
-    def _load(self, db: StoreDb) -> None:
+    def _read(self, db: StoreDb) -> None:
         rows = list(db.rows("cache", self.damaged, order="seq, rowid"))  # oldest first
         with db.guard("reading cache"):
             # new rows must sort after every stored one, damaged ones included
             top = db.conn.execute("SELECT max(seq) FROM cache").fetchone()[0]
         self._seq = top if isinstance(top, int) else 0
-        now = self.now()
-        with self._lock:
-            for _, qid, payload, _, origin, meta_text in rows:
-                meta = meta_from_text(meta_text)  # checked by db.rows
-                if stale(origin, meta, now, self.ttl):
-                    continue  # expired: never served, and removed from the file below
-                plan = self._plan(qid, payload)
-                if plan is not None:
-                    self._apply(qid, payload, *plan, origin=origin, meta=meta)
-        # the bounds may be smaller than when the file was written; if trimming the file
-        # fails, the constructor raises and this memory is never used
-        evicted = [(qid,) for _, qid, *_ in rows if qid not in self._entries]
-        if evicted:
-            with db.transaction("trimming cache") as c:
-                c.executemany("DELETE FROM cache WHERE qid = ?", evicted)
+        self._rows = [
+            CacheRow(qid, payload, origin, meta_from_text(text))  # checked by db.rows
+            for _, qid, payload, _, origin, text in rows
+        ]
 
-    def remember(
-        self,
-        query: Query,
-        payload: str,
-        origin: str = "",
-        *,
-        generation: Generation | None = None,
-        ttl: float | str | None = None,
-    ) -> None:
-        """Cache an answer, what made it and how, written through before memory changes.
+    def rows(self, newest: int) -> list[CacheRow]:
+        return self._rows
 
-        Raises:
-            InvalidText: ``payload``, ``origin`` or ``generation`` is not valid (nothing is
-                written); ConfigError: a bad ``ttl``.
-            StoreError: the write failed; memory and file are as they were.
-        """
-        qid, payload, origin = qid_of(query), checked_answer(payload), checked_origin(origin)
-        meta = new_meta(self.now(), generation, ttl, asked=asked_of(query.prompt))
-        text = meta.to_text()
+    def kept_only(self, kept: set[str]) -> None:
+        """Delete the rows read that memory did not keep (expired, or past bounds smaller than
+        when the file was written); a damaged row stays for ``eoc store recover``."""
+        gone = [(row.qid,) for row in self._rows if row.qid not in kept]
+        self._rows = []
+        if gone:
+            with self.db.lock, self.db.transaction("trimming cache") as c:
+                c.executemany("DELETE FROM cache WHERE qid = ?", gone)
+
+    def put(self, row: CacheRow, evicted: Sequence[str]) -> None:
+        """Write ``row`` (replacing an answer under its id) and delete what memory evicts for it,
+        in one transaction."""
+        text = row.meta.to_text()
+        fields = (row.qid, row.payload, row.origin)
         with self.db.lock:
-            with self._lock:
-                plan = self._plan(qid, payload)
-            if plan is None:
-                return
-            size, evicted = plan
             seq = self._seq + 1
             with self.db.transaction("caching an answer") as c:
                 c.execute(
@@ -280,60 +236,67 @@ class SqliteCache(CacheStage):
                     "payload = excluded.payload, seq = excluded.seq, origin = excluded.origin, "
                     "meta = excluded.meta, checksum = excluded.checksum",
                     (
-                        qid,
-                        payload,
+                        *fields[:2],
                         seq,
-                        origin,
+                        row.origin,
                         text,
-                        row_sum("cache", summed((qid, payload, origin), text), self.db.key),
+                        row_sum("cache", summed(fields, text), self.db.key),
                     ),
                 )
                 c.executemany("DELETE FROM cache WHERE qid = ?", [(q,) for q in evicted])
             self._seq = seq
-            with self._lock:  # lookups may have reordered entries, never added or removed one
-                self._apply(qid, payload, size, evicted, origin=origin, meta=meta)
 
-    def forget(self, query: Query) -> bool:
-        qid = qid_of(query)
-        with self.db.lock:
-            with self.db.transaction("forgetting a cached answer") as c:
-                c.execute("DELETE FROM cache WHERE qid = ?", (qid,))
-                _count(self.db, c)
-            return super().forget(query)
+    def delete(self, qids: Sequence[str]) -> None:
+        with self.db.lock, self.db.transaction("removing expired cached answers") as c:
+            c.executemany("DELETE FROM cache WHERE qid = ?", [(q,) for q in qids])
+
+    def forget(self, qids: Sequence[str], match: Match | None = None) -> list[str]:
+        """Delete ``qids`` (memory holds every row of the file it could serve) and count the
+        forget, so other processes sharing the file drop them too."""
+        with self.db.lock, self.db.transaction("forgetting cached answers") as c:
+            c.executemany("DELETE FROM cache WHERE qid = ?", [(q,) for q in qids])
+            _count(self.db, c)
+        return list(qids)
 
     def clear(self) -> None:
-        with self.db.lock:
-            with self.db.transaction("clearing the cache") as c:
-                c.execute("DELETE FROM cache")
-                _count(self.db, c)
-            super().clear()
+        with self.db.lock, self.db.transaction("clearing the cache") as c:
+            c.execute("DELETE FROM cache")
+            _count(self.db, c)
 
-    def _delete_expired(self, qids: list[str]) -> None:
-        """Delete the rows of answers seen expired (unless put again meanwhile): expiry, once
-        seen, is final, whatever a later start's clock says."""
-        with self.db.lock:
-            with self._lock:
-                gone = [(q,) for q in qids if q not in self._entries]
-            if gone:
-                with self.db.transaction("removing expired cached answers") as c:
-                    c.executemany("DELETE FROM cache WHERE qid = ?", gone)
+    def poll(self) -> None:
+        """Where another process forgot something, drop from memory what the file no longer
+        holds (:func:`heard_forgets`)."""
+        if self._stage is not None:
+            heard_forgets(self, self.db, self._drop_gone)
 
-    def forget_where(self, match: Callable[..., bool]) -> int:
-        """Forget the entries ``match`` picks: deleted from the file, then from memory."""
-        with self.db.lock:
-            with self._lock:
-                gone = self._matching(match)
-            if gone:
-                with self.db.transaction("forgetting cached answers") as c:
-                    c.executemany("DELETE FROM cache WHERE qid = ?", [(q,) for q in gone])
-                    _count(self.db, c)
-            with self._lock:
-                for qid in gone:
-                    self._drop(qid)
-        return len(gone)
+    def _drop_gone(self) -> None:
+        kept = {str(qid) for (qid,) in self.db.conn.execute("SELECT qid FROM cache").fetchall()}
+        assert self._stage is not None
+        self._stage.keep_only(lambda qid, _origin: qid in kept)
+
+    def listen(self, stage: CacheListener) -> None:
+        self._stage = stage
 
     def close(self) -> None:
         self.db.close()
+
+    def __repr__(self) -> str:
+        return f"SqliteCacheStore({self.db.path!s})"
+
+
+def SqliteCache(
+    path: str | Path,
+    max_entries: int = 100_000,
+    max_bytes: int = 64 << 20,
+    *,
+    key: bytes | None = None,
+    **kw: Any,
+) -> CacheStage:
+    """The cache stage written through to SQLite: ``CacheStage(store=SqliteCacheStore(path))``.
+
+    Raises (when opened): as :class:`SqliteCacheStore`.
+    """
+    return CacheStage(max_entries, max_bytes, store=SqliteCacheStore(path, key=key), **kw)
 
 
 _KV_UPSERT = (
@@ -347,7 +310,7 @@ _KV_UPSERT = (
 class SqliteKV(KVStage):
     """The kv stage, written through to SQLite with each entry's vector.
 
-    Raises (when opened): as :class:`SqliteCache`.
+    Raises (when opened): as :class:`SqliteCacheStore`.
     """
 
     def __init__(self, path: str | Path, *, key: bytes | None = None, **kwargs: Any) -> None:
@@ -508,7 +471,7 @@ class SqliteKV(KVStage):
 class SqliteTripleStore(TripleStore):
     """The triple store, written through to SQLite.
 
-    Raises (when opened): as :class:`SqliteCache`.
+    Raises (when opened): as :class:`SqliteCacheStore`.
     """
 
     def __init__(self, path: str | Path, *, key: bytes | None = None) -> None:
@@ -594,6 +557,7 @@ def open_store(location: str, kv_options: dict[str, Any]) -> StoreParts:
 
 __all__ = [
     "SqliteCache",
+    "SqliteCacheStore",
     "SqliteKV",
     "SqliteTripleStore",
     "decode_vector",

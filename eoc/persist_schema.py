@@ -60,8 +60,7 @@ from eoc.errors import (
 )
 from eoc.partition import tag_of
 from eoc.query import check_text
-from eoc.stages.cache import MAX_ANSWER_BYTES, checked_origin
-from eoc.stages.kv import KVStage
+from eoc.store.rules import MAX_ANSWER_BYTES, checked_origin, kv_key
 from eoc.userkey import derive, key_id
 
 SCHEMA_VERSION = 5
@@ -331,7 +330,7 @@ def invalid(table: str, values: tuple[object, ...], version: int = SCHEMA_VERSIO
         if table == "cache":
             check_text(values[1], "the cached answer", max_bytes=MAX_ANSWER_BYTES)
         elif table == "kv":
-            KVStage.checked_key(values[1], values[2])  # type: ignore[arg-type]
+            kv_key(values[1], values[2])  # type: ignore[arg-type]
             if version >= 4:
                 tag_of(values[0])  # type: ignore[arg-type]
             check_text(values[3], "the embedder name", max_bytes=MAX_FIELD_BYTES)

@@ -1,101 +1,36 @@
-"""The cache stage: a content-addressed LRU keyed by query id, bounded by entries and bytes."""
+"""The cache stage: a content-addressed LRU keyed by query id, bounded by entries and bytes.
+
+Its answers live in a store (:mod:`eoc.store`): the memory store by default, SQLite's or
+PostgreSQL's where they must survive the process. The stage keeps the working set in memory and
+writes through the store before memory changes."""
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import replace
 
-from eoc.entry import UNKNOWN, EntryMeta, Generation, checked_generation, checked_ttl
-from eoc.errors import ConfigError, InvalidText
-from eoc.query import Query, Stage, check_text
+from eoc.entry import EntryMeta, Generation, checked_ttl
+from eoc.errors import ConfigError
+from eoc.query import Query, Stage
 from eoc.stages.base import Answer, stage_figure, work_estimate
-from eoc.text.forms import fold
+from eoc.store.memory import MemoryCacheStore
+from eoc.store.protocols import CacheRow, CacheStore, Damage, Match
+from eoc.store.rules import (
+    MAX_ANSWER_BYTES,
+    MAX_ORIGIN_BYTES,
+    asked_of,
+    checked_answer,
+    checked_origin,
+    new_meta,
+    qid_of,
+    replayed,
+    stale,
+)
 
 _ENTRY_OVERHEAD_BYTES = 160  # id string, dict slot and Answer object, roughly
-MAX_ANSWER_BYTES = 1 << 20
-"""Largest answer cached, in UTF-8 bytes: the largest reply the neural stage accepts."""
-
-
-def checked_answer(payload: object) -> str:
-    """Validate an answer about to be cached (see :func:`eoc.query.check_text`).
-
-    Raises:
-        InvalidText: not text, lone surrogates, control characters, empty, or too long.
-    """
-    return check_text(payload, "a cached answer", max_bytes=MAX_ANSWER_BYTES)
-
-
-MAX_ORIGIN_BYTES = 4096
-"""Largest record of what made an answer (a model's identity and parameters), in UTF-8 bytes."""
-
-
-def checked_origin(origin: object) -> str:
-    """Validate what made an answer: "" (no model) or valid text of at most
-    :data:`MAX_ORIGIN_BYTES` bytes.
-
-    Raises:
-        InvalidText: anything else.
-    """
-    if origin == "":
-        return ""
-    return check_text(origin, "an answer's origin", max_bytes=MAX_ORIGIN_BYTES)
-
-
-def asked_of(question: str) -> str:
-    """The digest a cache entry records of the question it answers (``EntryMeta.asked``): the
-    first 32 hex digits of the SHA-256 of the question as the kv folds it."""
-    return hashlib.sha256(fold(question).encode("utf-8")).hexdigest()[:32]
-
-
-def new_meta(
-    now: float,
-    generation: Generation | None,
-    ttl: object,
-    *,
-    what: str = "an entry's TTL",
-    asked: str | None = None,
-) -> EntryMeta:
-    """The record of an entry remembered at ``now``: made by a model (``generation``) or not
-    (``None``), expiring ``ttl`` seconds later (``None``: by the store's TTL only); ``asked``:
-    for a cache entry, the question it answers (:func:`asked_of`).
-
-    Raises:
-        ConfigError: a bad ``ttl`` (see :func:`eoc.entry.checked_ttl`).
-        InvalidText: a bad ``generation``.
-    """
-    seconds = checked_ttl(ttl, what)
-    gen = None if generation is None else checked_generation(generation)
-    expires = None if seconds is None else round(now + seconds, 3)
-    return EntryMeta(round(now, 3), expires, gen, asked)
-
-
-def replayed(origin: str, meta: EntryMeta | None) -> Generation | None:
-    """What a remembered answer replays of its generation: the one kept, :data:`UNKNOWN` for a
-    model's answer kept without one, ``None`` for an answer no model made."""
-    if meta is not None and meta.generation is not None:
-        return meta.generation
-    return UNKNOWN if origin else None
-
-
-def stale(answer_origin: str, meta: EntryMeta | None, now: float, ttl: float | None) -> bool:
-    """Whether an entry may no longer be served: past its own expiry, or, under a store-wide
-    ``ttl``, a model's answer older than it (or of unknown age). Answers no model made (the pack,
-    the graph, a computation) are aged by their own TTL only."""
-    if meta is None:
-        return ttl is not None and bool(answer_origin)
-    return meta.expired(now, ttl if answer_origin else None)
-
-
-def qid_of(query: object) -> str:
-    """The id of a :class:`Query`; anything else is :class:`InvalidText`, not AttributeError."""
-    try:
-        return query.id  # type: ignore[attr-defined,no-any-return]
-    except AttributeError:
-        raise InvalidText(f"a cache is asked with a Query, not {type(query).__name__}") from None
 
 
 class CacheStage:
@@ -110,6 +45,11 @@ class CacheStage:
         ttl: the store-wide TTL in seconds (or a duration text, "7d"): a model's answer older
             than it is never served (nor one of unknown age); ``None``: none. An entry's own
             TTL (``remember(..., ttl=)``) applies either way.
+        store: where the answers live beyond memory (:class:`eoc.store.CacheStore`); by default
+            :class:`~eoc.store.memory.MemoryCacheStore`, which keeps nothing beyond memory. The
+            answers it holds are read once, at construction, newest ``max_entries`` kept.
+
+    Raises (with a store): what the store raises opening or reading, before anything is served.
     """
 
     stage = Stage.CACHE
@@ -121,6 +61,7 @@ class CacheStage:
         *,
         figure_uj: int | None = None,
         ttl: float | str | None = None,
+        store: CacheStore | None = None,
     ) -> None:
         for name, value in (("max_entries", max_entries), ("max_bytes", max_bytes)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -138,6 +79,54 @@ class CacheStage:
         self._sizes: dict[str, int] = {}
         self._bytes = 0
         self._lock = threading.Lock()
+        self._write_lock = threading.Lock()  # one writer: memory changes in the store's order
+        self.store: CacheStore = MemoryCacheStore() if store is None else store
+        self._polls = bool(self.store.polls)
+        self._load()
+        self.store.listen(self)
+
+    @property
+    def damaged(self) -> list[Damage]:
+        """The rows the store did not serve: (table, rowid, why)."""
+        return self.store.damaged
+
+    def _load(self) -> None:
+        """Read the store's answers (oldest first), keeping what memory's bounds allow and no
+        expired one, and tell the store what was kept."""
+        rows = self.store.rows(self.max_entries)
+        if not rows:
+            return
+        now = self.now()
+        with self._lock:
+            for row in rows:
+                if not stale(row.origin, row.meta, now, self.ttl):
+                    self._place(row)
+            kept = set(self._entries)
+        self.store.kept_only(kept)
+
+    def _place(self, row: CacheRow) -> None:
+        """Put ``row`` in memory, evicting for it; the caller holds ``_lock``."""
+        plan = self._plan(row.qid, row.payload)
+        if plan is not None:
+            self._apply(row.qid, row.payload, *plan, origin=row.origin, meta=row.meta)
+
+    # -- what a store calls (eoc.store.CacheListener) ---------------------------------
+
+    def take(self, row: CacheRow) -> None:
+        """Another process wrote ``row`` to the store: serve it here too (not when expired)."""
+        if stale(row.origin, row.meta, self.now(), self.ttl):
+            return
+        with self._lock:
+            self._place(row)
+
+    def holds(self, qid: str) -> bool:
+        return qid in self._entries
+
+    def keep_only(self, kept: Callable[[str, str], bool]) -> None:
+        """Another process forgot something: drop every entry ``kept(qid, origin)`` refuses."""
+        with self._lock:
+            for qid in [q for q, a in self._entries.items() if not kept(q, a.origin)]:
+                self._drop(qid)
 
     def set_ttl(self, ttl: float | str | None) -> None:
         """Set the store-wide TTL (seconds, "7d", or ``None`` for none): from now on a model's
@@ -150,6 +139,8 @@ class CacheStage:
         self._aging = self._aging or self.ttl is not None
 
     def lookup(self, query: Query) -> Answer | None:
+        if self._polls:
+            self.store.poll()
         try:
             qid = query.id
         except AttributeError:  # the hot path: a try costs nothing when it does not raise
@@ -191,7 +182,13 @@ class CacheStage:
             self._delete_expired(qids)
 
     def _delete_expired(self, qids: list[str]) -> None:
-        """Delete from the store's file what lookups saw expired (memory has no file)."""
+        """Delete from the store what lookups saw expired, unless written again meanwhile:
+        expiry, once seen, is final, whatever a later start's clock says."""
+        with self._write_lock:
+            with self._lock:
+                gone = [q for q in qids if q not in self._entries]
+            if gone:
+                self.store.delete(gone)
 
     def peek(self, qid: str) -> Answer | None:
         """The entry for the query id ``qid`` when it may be served as it stands, without a
@@ -202,6 +199,8 @@ class CacheStage:
         It takes no lock: each of its two steps is one operation on the ``OrderedDict``, atomic
         under CPython's GIL (and Pyodide runs one thread), and an entry evicted between them is
         left to :meth:`lookup`."""
+        if self._polls:
+            self.store.poll()
         if self._aging:
             return None
         entries = self._entries
@@ -227,32 +226,34 @@ class CacheStage:
         made it) as ``generation`` says, evicting the least recently used. ``ttl``: seconds
         (or "12h") after which it is never served.
 
+        Returns ``None`` once written through the store, or :data:`~eoc.store.PENDING` when a
+        shared store is down and holds the write until it is back.
+
         Raises:
             InvalidText: ``payload``, ``origin`` or ``generation`` is not valid (nothing is
                 cached).
             ConfigError: a bad ``ttl``.
+            StoreError: the store's write failed; memory and store are as they were.
         """
+        qid, payload, origin = qid_of(query), checked_answer(payload), checked_origin(origin)
         meta = new_meta(self.now(), generation, ttl, asked=asked_of(query.prompt))
-        self._insert(qid_of(query), checked_answer(payload), checked_origin(origin), meta)
-        return None
-
-    def _insert(
-        self, qid: str, payload: str, origin: str = "", meta: EntryMeta | None = None
-    ) -> list[str] | None:
-        """Store an answer; returns the ids evicted for it, or ``None`` if it was not stored."""
-        with self._lock:
-            plan = self._plan(qid, payload)
+        row = CacheRow(qid, payload, origin, meta)
+        with self._write_lock:
+            with self._lock:
+                plan = self._plan(qid, payload)
             if plan is None:
-                return None
-            self._apply(qid, payload, *plan, origin=origin, meta=meta)
-            return plan[1]
+                return None  # larger than the whole cache: never cached
+            said = self.store.put(row, plan[1])
+            with self._lock:  # lookups may have reordered entries meanwhile: planned again
+                self._place(row)
+        return said
 
     def _plan(self, qid: str, payload: str) -> tuple[int, list[str]] | None:
         """What storing would do, without doing it: the entry's size and the ids it evicts.
 
         ``None`` if the answer is larger than the whole cache (never cached, nothing evicted).
-        The caller holds ``_lock``. Planning apart from applying lets a store that writes
-        through (:class:`eoc.persist.SqliteCache`) change memory only once the write committed.
+        The caller holds ``_lock``. Planning apart from applying lets the stage tell the store
+        what memory evicts, and change memory only once the store's write committed.
         """
         size = len(payload.encode("utf-8")) + _ENTRY_OVERHEAD_BYTES
         if size > self.max_bytes:
@@ -298,21 +299,27 @@ class CacheStage:
         self._bytes += size
 
     def forget(self, query: Query) -> bool:
-        """Drop one entry; True if it was there."""
+        """Forget one entry, in the store and then in memory; True if memory held it."""
         qid = qid_of(query)
-        with self._lock:
-            return self._drop(qid)
+        with self._write_lock:
+            self.store.forget([qid])
+            with self._lock:
+                return self._drop(qid)
 
-    def forget_where(self, match: Callable[..., bool]) -> int:
-        """Forget every entry ``match(qid, None, origin, meta)`` picks (:mod:`eoc.forget`);
-        how many."""
-        with self._lock:
-            gone = self._matching(match)
-            for qid in gone:
-                self._drop(qid)
+    def forget_where(self, match: Match) -> int:
+        """Forget every entry ``match(qid, None, origin, meta)`` picks (:mod:`eoc.forget`), in
+        the store (every row it picks, in a store that holds more than memory) and then in
+        memory; how many."""
+        with self._write_lock:
+            with self._lock:
+                held = self._matching(match)
+            gone = self.store.forget(held, match)
+            with self._lock:
+                for qid in gone:
+                    self._drop(qid)
         return len(gone)
 
-    def _matching(self, match: Callable[..., bool]) -> list[str]:
+    def _matching(self, match: Match) -> list[str]:
         """The ids of the entries ``match`` picks; the caller holds ``_lock``."""
         return [q for q, a in self._entries.items() if match(q, None, a.origin, a.meta)]
 
@@ -326,10 +333,17 @@ class CacheStage:
         return True
 
     def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-            self._sizes.clear()
-            self._bytes = 0
+        """Forget every answer, in the store and then in memory."""
+        with self._write_lock:
+            self.store.clear()
+            with self._lock:
+                self._entries.clear()
+                self._sizes.clear()
+                self._bytes = 0
+
+    def close(self) -> None:
+        """Close the store (a file, a pool); the memory store holds nothing open."""
+        self.store.close()
 
     @property
     def bytes_used(self) -> int:
@@ -342,14 +356,4 @@ class CacheStage:
         return isinstance(query, Query) and query.id in self._entries
 
 
-__all__ = [
-    "MAX_ANSWER_BYTES",
-    "MAX_ORIGIN_BYTES",
-    "CacheStage",
-    "checked_answer",
-    "checked_origin",
-    "new_meta",
-    "qid_of",
-    "replayed",
-    "stale",
-]
+__all__ = ["MAX_ANSWER_BYTES", "MAX_ORIGIN_BYTES", "CacheStage"]

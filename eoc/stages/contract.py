@@ -40,10 +40,7 @@ from eoc.errors import ConfigError
 from eoc.query import Query, Stage
 from eoc.stages.base import Answer, WorkRates
 from eoc.stages.judging import Judging
-
-PENDING = "pending"
-"""What a store's ``remember`` returns when it kept the answer in memory and will write it to a
-shared store that is down now, once it is back."""
+from eoc.store.protocols import PENDING
 
 
 @runtime_checkable

@@ -51,9 +51,8 @@ from eoc.cost import JouleCost
 from eoc.entry import EntryMeta, Generation, checked_ttl
 from eoc.errors import ConfigError, FactFileError, InputError
 from eoc.partition import SHARED, checked_tag, keyed
-from eoc.query import KvPartition, Query, Stage, check_prompt, check_text
+from eoc.query import KvPartition, Query, Stage, check_prompt
 from eoc.stages.base import Answer, stage_figure, work_estimate
-from eoc.stages.cache import checked_origin, new_meta, replayed, stale
 from eoc.stages.embed import Embedder, HashedNgramEmbedder, from_dense
 from eoc.stages.facts import read_fact_file, read_pairs
 from eoc.stages.guard import EntityGuard, HitGuard, decisive_difference, judgeable
@@ -61,13 +60,13 @@ from eoc.stages.index import SparseIndex, VectorIndex
 from eoc.stages.judging import Judging, Verdict
 from eoc.stages.vocabulary import Vocabulary
 from eoc.stages.wrappers import unwrap
+from eoc.store.rules import checked_origin, kv_key, new_meta, replayed, stale
 from eoc.text.forms import fold
 
 DEFAULT_THRESHOLD = 0.6
 """The threshold for an embedder that suggests none (the core's suggests 0.4)."""
 EXPLAIN_FLOOR = 0.3
 """The least cosine of a stored question :meth:`KVStage.explain` lists by default."""
-MAX_PAYLOAD_BYTES = 1 << 20
 MAX_TERM_CHECKS = 256
 """Stored prompts whose terms a lookup compares with the query's before embedding it, at most."""
 MAX_GUARD_CHECKS = 16
@@ -266,13 +265,9 @@ class KVStage:
 
     @staticmethod
     def checked_key(prompt: str, payload: str) -> str:
-        """Validate a prompt and its answer; returns the exact-match key."""
-        check_prompt(prompt)
-        check_text(payload, "a kv answer", max_bytes=MAX_PAYLOAD_BYTES)
-        key = fold(prompt)
-        if not key:
-            raise InputError(f"prompt {prompt!r} has no words to key on")
-        return key
+        """Validate a prompt and its answer; returns the exact-match key
+        (:func:`eoc.store.rules.kv_key`)."""
+        return kv_key(prompt, payload)
 
     def put(
         self,

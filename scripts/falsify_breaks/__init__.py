@@ -106,7 +106,25 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
         ],
     ),
     ("eoc/benchrun.py", ["tests/test_benchrun.py"]),
-    ("eoc/persist", ["tests/test_persist.py", "tests/test_persist_damage.py"]),
+    (
+        "eoc/persist",
+        [
+            "tests/test_persist.py",
+            "tests/test_persist_damage.py",
+            "tests/native/test_store_contract.py",
+        ],
+    ),
+    (
+        "eoc/store/",
+        [
+            "tests/native/test_store_contract.py",
+            "tests/test_persist.py",
+            "tests/test_replay.py",
+            "tests/test_ttl.py",
+            "tests/test_stages.py",
+            "tests/test_kv_bounds.py",
+        ],
+    ),
     ("eoc/stages/facts.py", ["tests/test_facts.py", "tests/test_stages.py"]),
     ("eoc/stages/browser_remote.py", ["tests/test_browser_remote.py"]),
     (
@@ -228,7 +246,10 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
     ("native/eoc_native/keepalive.py", ["tests/native/test_remote.py"]),
     ("eoc/chat.py", ["tests/test_chat.py"]),
     ("native/eoc_native/serve/", ["tests/native/test_serve.py"]),
-    ("native/eoc_native/store/", ["tests/native/test_store_postgres.py"]),
+    (
+        "native/eoc_native/store/",
+        ["tests/native/test_store_postgres.py", "tests/native/test_store_contract.py"],
+    ),
     ("eoc/stages/judging.py", ["tests/test_judging.py"]),
     ("native/eoc_native/judge/", ["tests/native/test_judge.py"]),
 ]
@@ -642,4 +663,5 @@ FOCUS: dict[str, list[str]] = {
         "tests/native/test_ioreport_nvml.py::test_a_live_gpu_counter_is_telemetry_only_and_never_the_cascade_meter"
     ],
     **memo.FOCUS,
+    **stores.FOCUS,
 }

@@ -33,9 +33,9 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "the SQLite cache keeps the row of an answer seen expired",
         "eoc/persist.py",
-        '                with self.db.transaction("removing expired cached answers") as c:\n'
-        '                    c.executemany("DELETE FROM cache WHERE qid = ?", gone)\n',
-        "                pass\n",
+        '        with self.db.lock, self.db.transaction("removing expired cached answers") as c:\n'
+        '            c.executemany("DELETE FROM cache WHERE qid = ?", [(q,) for q in qids])\n',
+        "        pass\n",
     ),
     (
         "the SQLite kv keeps the row of a pair seen expired",
@@ -91,7 +91,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     # item 7: forgetting everywhere
     (
         "a SQLite cache entry does not record the question it answers",
-        "eoc/persist.py",
+        "eoc/stages/cache.py",
         "        meta = new_meta(self.now(), generation, ttl, asked=asked_of(query.prompt))",
         "        meta = new_meta(self.now(), generation, ttl)",
     ),

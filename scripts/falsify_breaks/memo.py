@@ -3,13 +3,13 @@
 BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a replay forgets how the model generated it",
-        "eoc/stages/cache.py",
+        "eoc/store/rules.py",
         "        return meta.generation\n",
         "        return None\n",
     ),
     (
         "an unknown generation is replayed as stop",
-        "eoc/stages/cache.py",
+        "eoc/store/rules.py",
         "    return UNKNOWN if origin else None",
         '    return Generation("stop") if origin else None',
     ),
@@ -82,8 +82,10 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "forget leaves the cache rows in the file",
         "eoc/persist.py",
-        '                    c.executemany("DELETE FROM cache WHERE qid = ?", [(q,) for q in gone])',
-        "                    pass",
+        '            c.executemany("DELETE FROM cache WHERE qid = ?", [(q,) for q in qids])\n'
+        "            _count(self.db, c)\n"
+        "        return list(qids)",
+        "            pass\n            _count(self.db, c)\n        return list(qids)",
     ),
     (
         "a key not marked admin may forget",

@@ -34,8 +34,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "pg cache reads every row at start-up",
         "native/eoc_native/store/postgres.py",
-        '        for qid, payload, origin, meta in store.rows("cache", self.damaged, newest=max_entries):',
-        '        for qid, payload, origin, meta in store.rows("cache", self.damaged):',
+        '        found = (self._checked(*r) for r in self.store.rows("cache", self.damaged, newest=newest))',
+        '        found = (self._checked(*r) for r in self.store.rows("cache", self.damaged))',
     ),
     (
         "remote reply read without a bound",

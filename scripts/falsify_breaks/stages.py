@@ -184,9 +184,9 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "kv answers not validated",
-        "eoc/stages/kv.py",
-        '        check_text(payload, "a kv answer", max_bytes=MAX_PAYLOAD_BYTES)',
-        "        pass",
+        "eoc/store/rules.py",
+        '    check_text(payload, "a kv answer", max_bytes=MAX_PAYLOAD_BYTES)',
+        "    pass",
     ),
     (
         "kv similarity hit charged as no candidates",

@@ -98,4 +98,56 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "                f\"'{UNRECORDED}'\"  # a constant of eoc's own, without quotes",
         "                \"''\"  # a constant of eoc's own, without quotes",
     ),
+    (
+        "the memory store forgets nothing a forget picked",
+        "eoc/store/memory.py",
+        "    def forget(self, qids: Sequence[str], match: Match | None = None) -> list[str]:\n"
+        "        return list(qids)",
+        "    def forget(self, qids: Sequence[str], match: Match | None = None) -> list[str]:\n"
+        "        return []",
+    ),
+    (
+        "the cache changes memory before the store's write",
+        "eoc/stages/cache.py",
+        "            said = self.store.put(row, plan[1])\n"
+        "            with self._lock:  # lookups may have reordered entries meanwhile: planned again\n"
+        "                self._place(row)",
+        "            with self._lock:\n"
+        "                self._place(row)\n"
+        "            said = self.store.put(row, plan[1])",
+    ),
+    (
+        "the cache serves an expired row a store hands it at start",
+        "eoc/stages/cache.py",
+        "                if not stale(row.origin, row.meta, now, self.ttl):",
+        "                if True:",
+    ),
+    (
+        "a PostgreSQL forget leaves the rows this replica does not hold",
+        "native/eoc_native/store/postgres.py",
+        "                if qid not in gone and match(qid, None, origin, meta):",
+        "                if False:",
+    ),
+    (
+        "a PostgreSQL replica keeps what another forgot",
+        "native/eoc_native/store/postgres.py",
+        "            self._stage.keep_only(lambda qid, origin: not origin or qid in kept)",
+        "            self._stage.keep_only(lambda qid, origin: True)",
+    ),
+    (
+        "a SQLite process keeps what another forgot",
+        "eoc/persist.py",
+        "        self._stage.keep_only(lambda qid, _origin: qid in kept)",
+        "        self._stage.keep_only(lambda qid, _origin: True)",
+    ),
 ]
+
+_CONTRACT = "tests/native/test_store_contract.py"
+FOCUS: dict[str, list[str]] = {
+    "the cache changes memory before the store's write": [
+        f"{_CONTRACT}::test_a_write_the_store_refuses_leaves_memory_as_it_was"
+    ],
+    "the cache serves an expired row a store hands it at start": [
+        f"{_CONTRACT}::test_an_answer_expired_while_nothing_ran_is_not_served_at_start"
+    ],
+}

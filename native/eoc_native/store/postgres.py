@@ -28,7 +28,7 @@ import contextlib
 import os
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -38,19 +38,11 @@ from eoc.partition import SHARED, checked_tag, keyed, tag_of
 from eoc.persist import decode_vector, encode_vector, put_pairs
 from eoc.persist_db import store_key
 from eoc.persist_schema import UNRECORDED, row_sum, summed
-from eoc.query import Query
-from eoc.stages.cache import (
-    CacheStage,
-    asked_of,
-    checked_answer,
-    checked_origin,
-    new_meta,
-    qid_of,
-    stale,
-)
-from eoc.stages.contract import PENDING
+from eoc.stages.cache import CacheStage
 from eoc.stages.graph import TripleStore
 from eoc.stages.kv import KVStage
+from eoc.store.protocols import PENDING, CacheListener, CacheRow, Match
+from eoc.store.rules import checked_answer, checked_origin, new_meta, stale
 from eoc.storeparts import StoreParts
 from eoc.text.forms import normalize
 from eoc.userkey import key_id
@@ -506,116 +498,108 @@ TRIM_EVERY = 100
 """A replica trims the shared cache table after this many of its own writes."""
 
 
-class PgCache(CacheStage):
-    """The cache stage over a :class:`PgStore`: bounded in the table as in memory (the newest
-    ``max_entries`` answers are read at start-up and kept; older rows are trimmed)."""
+class PgCacheStore:
+    """A cache's answers in PostgreSQL (:class:`eoc.store.CacheStore`), shared by replicas: the
+    table ``eoc_cache``, bounded as memory is (the newest ``max_entries`` answers are read at
+    start-up; a replica trims older rows every :data:`TRIM_EVERY` writes of its own). A row
+    another replica writes is heard through LISTEN/NOTIFY and served here within milliseconds;
+    a forget on one replica reaches every one."""
 
-    def __init__(
-        self, store: PgStore, max_entries: int = 100_000, max_bytes: int = 64 << 20, **kw: Any
-    ) -> None:
-        super().__init__(max_entries, max_bytes, **kw)
+    polls = False  # the listener thread hears the other replicas
+
+    def __init__(self, store: PgStore) -> None:
         self.store = store
         self.damaged: list[Damage] = []
-        self._write_lock = threading.Lock()
         self._writes = 0
-        # the newest max_entries answers: what memory would hold (the table is trimmed to them)
-        for qid, payload, origin, meta in store.rows("cache", self.damaged, newest=max_entries):
-            self._take(qid, payload, origin, meta)
-        store.subscribe("cache", lambda row: self._take(*row), self._resync, self._prune)
+        self._newest = 100_000
+        self._stage: CacheListener | None = None
 
-    def _take(self, qid: str, payload: str, origin: str, meta_text: str) -> None:
+    def _checked(self, qid: str, payload: str, origin: str, meta_text: str) -> CacheRow | None:
         try:
-            payload, origin = checked_answer(payload), checked_origin(origin)
-            meta = meta_from_text(meta_text)
+            return CacheRow(
+                qid, checked_answer(payload), checked_origin(origin), meta_from_text(meta_text)
+            )
         except InputError as exc:
             self.damaged.append(("cache", 0, exc.reason))
-            return
-        if stale(origin, meta, self.now(), self.ttl):
-            return  # expired: never served
-        with self._lock:
-            plan = self._plan(qid, payload)
-            if plan is not None:
-                self._apply(qid, payload, *plan, origin=origin, meta=meta)
+            return None
 
-    def _resync(self) -> None:
-        for row in self.store.rows("cache", self.damaged, newest=self.max_entries):
-            if row[0] not in self._entries:
-                self._take(*row)
+    def rows(self, newest: int) -> list[CacheRow]:
+        self._newest = newest
+        found = (self._checked(*r) for r in self.store.rows("cache", self.damaged, newest=newest))
+        return [r for r in found if r is not None]
 
-    def remember(
-        self,
-        query: Query,
-        payload: str,
-        origin: str = "",
-        *,
-        generation: Generation | None = None,
-        ttl: float | str | None = None,
-    ) -> str | None:
-        """Cache an answer, what made it and how: committed to PostgreSQL (and announced) before
-        memory changes; while PostgreSQL is down, held and written once it is back (returns
-        :data:`~eoc.stages.base.PENDING`)."""
-        qid, payload, origin = qid_of(query), checked_answer(payload), checked_origin(origin)
-        meta = new_meta(self.now(), generation, ttl, asked=asked_of(query.prompt)).to_text()
-        with self._write_lock:  # memory changes in the order the database did
-            return self._remember(qid, payload, origin, meta)
+    def kept_only(self, kept: set[str]) -> None:
+        return None  # the rows are every replica's: another may still serve them
 
-    def _remember(self, qid: str, payload: str, origin: str, meta: str) -> str | None:
+    def put(self, row: CacheRow, evicted: Sequence[str]) -> str | None:
+        """Commit ``row`` and announce it (or hold it while PostgreSQL is down: :data:`PENDING`).
+        What this replica's memory evicts stays in the table for the others."""
+        meta = row.meta.to_text()
+        fields = (row.qid, row.payload, row.origin)
         held = self.store.write_or_hold(
             "cache",
             "INSERT INTO eoc_cache (qid, payload, origin, meta, checksum) "
             "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (qid) DO UPDATE SET "
             "payload = excluded.payload, origin = excluded.origin, meta = excluded.meta, "
             "checksum = excluded.checksum, seq = nextval('eoc_seq') RETURNING seq",
-            [
-                (
-                    qid,
-                    payload,
-                    origin,
-                    meta,
-                    row_sum("cache", summed((qid, payload, origin), meta), self.store.key),
-                )
-            ],
+            [(*fields, meta, row_sum("cache", summed(fields, meta), self.store.key))],
             "caching an answer",
         )
-        self._take(qid, payload, origin, meta)
         self._writes += 1
         if held is None and self._writes % TRIM_EVERY == 0:
             with contextlib.suppress(StoreError):  # the answer is stored; a later trim catches up
                 self.trim()
         return held
 
-    def forget_where(self, match: Callable[..., bool]) -> int:
-        """Forget the cached answers ``match`` picks, in the table (all of them, not only those
-        this replica holds) and then in memory; the other replicas are told, and drop theirs
-        (:meth:`_prune`)."""
-        rows = self.store.rows("cache", [])
-        gone = []
-        for qid, _, origin, text in rows:
-            try:
-                meta = meta_from_text(text)
-            except InputError:
-                continue  # a damaged row is never served; eoc store check lists it
-            if match(qid, None, origin, meta):
-                gone.append(qid)
+    def delete(self, qids: Sequence[str]) -> None:
+        """Delete the rows of answers seen expired, so no replica whose clock is behind serves
+        them (where PostgreSQL is down, the row stays until a replica reads it expired again)."""
+        with contextlib.suppress(StoreError):
+            with self.store.connection("removing expired cached answers") as conn:
+                conn.execute("DELETE FROM eoc_cache WHERE qid = ANY(%s)", (list(qids),))
+
+    def forget(self, qids: Sequence[str], match: Match | None = None) -> list[str]:
+        """Delete ``qids`` and every row of the table ``match`` picks (not only those this
+        replica holds); the other replicas are told, and drop theirs."""
+        gone = list(dict.fromkeys(qids))
+        if match is not None:
+            for qid, _, origin, text in self.store.rows("cache", []):
+                try:
+                    meta = meta_from_text(text)
+                except InputError:
+                    continue  # a damaged row is never served; eoc store check lists it
+                if qid not in gone and match(qid, None, origin, meta):
+                    gone.append(qid)
         if gone:
             with self.store.connection("forgetting cached answers") as conn:
                 conn.execute("DELETE FROM eoc_cache WHERE qid = ANY(%s)", (gone,))
             self.store.announce_forget("cache")
-        with self._lock:
-            for qid in gone:
-                self._drop(qid)
-        return len(gone)
+        return gone
 
-    def _delete_expired(self, qids: list[str]) -> None:
-        """Delete the rows of answers seen expired (unless put again meanwhile), so no replica
-        whose clock is behind serves them (where PostgreSQL is down, the row stays until a replica
-        reads it expired again)."""
-        with self._lock:
-            gone = [q for q in qids if q not in self._entries]
-        if gone:
-            with contextlib.suppress(StoreError):
-                with self.store.connection("removing expired cached answers") as conn:
-                    conn.execute("DELETE FROM eoc_cache WHERE qid = ANY(%s)", (gone,))
+    def clear(self) -> None:
+        with self.store.connection("clearing the cache") as conn:
+            conn.execute("DELETE FROM eoc_cache")
+        self.store.announce_forget("cache")
+
+    def poll(self) -> None:
+        return None
+
+    def listen(self, stage: CacheListener) -> None:
+        self._stage = stage
+        self.store.subscribe("cache", self._heard, self._resync, self._prune)
+
+    def _heard(self, values: tuple[Any, ...]) -> None:
+        row = self._checked(*values)
+        if row is not None and self._stage is not None:
+            self._stage.take(row)
+
+    def _resync(self) -> None:
+        stage = self._stage
+        if stage is None:
+            return
+        for row in self.rows(self._newest):
+            if not stage.holds(row.qid):
+                stage.take(row)
 
     def _prune(self) -> None:
         """Another replica forgot cached answers: drop from memory every model's answer the table
@@ -624,9 +608,8 @@ class PgCache(CacheStage):
         with self.store.connection("reading the cache's keys") as conn:
             kept = {str(qid) for (qid,) in conn.execute("SELECT qid FROM eoc_cache")}
         kept |= self.store.held_keys("cache")
-        with self._lock:
-            for qid in [q for q, a in self._entries.items() if a.origin and q not in kept]:
-                self._drop(qid)
+        if self._stage is not None:
+            self._stage.keep_only(lambda qid, origin: not origin or qid in kept)
 
     def trim(self) -> None:
         """Delete the rows older than the newest ``max_entries`` (every replica trims to the
@@ -635,11 +618,18 @@ class PgCache(CacheStage):
             conn.execute(
                 "DELETE FROM eoc_cache WHERE seq < "
                 "(SELECT seq FROM eoc_cache ORDER BY seq DESC OFFSET %s LIMIT 1)",
-                (self.max_entries - 1,),
+                (self._newest - 1,),
             )
 
     def close(self) -> None:
         self.store.close()
+
+
+def PgCache(
+    store: PgStore, max_entries: int = 100_000, max_bytes: int = 64 << 20, **kw: Any
+) -> CacheStage:
+    """The cache stage over a :class:`PgStore`: ``CacheStage(store=PgCacheStore(store))``."""
+    return CacheStage(max_entries, max_bytes, store=PgCacheStore(store), **kw)
 
 
 _KV_UPSERT = (

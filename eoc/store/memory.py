@@ -1,0 +1,53 @@
+"""The store that keeps nothing beyond memory: a cache stage's default (and the browser's).
+
+Every answer lives in the stage's own working set and ends with the process. It fails no write,
+holds no row another process could change, and forgets exactly what memory held.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from eoc.store.protocols import CacheListener, CacheRow, Damage, Match
+
+
+class MemoryCacheStore:
+    """A :class:`~eoc.store.protocols.CacheStore` that keeps nothing beyond memory."""
+
+    polls = False
+
+    def __init__(self) -> None:
+        self.damaged: list[Damage] = []
+
+    def rows(self, newest: int) -> Sequence[CacheRow]:
+        return ()
+
+    def kept_only(self, kept: set[str]) -> None:
+        return None
+
+    def put(self, row: CacheRow, evicted: Sequence[str]) -> str | None:
+        return None
+
+    def delete(self, qids: Sequence[str]) -> None:
+        return None
+
+    def forget(self, qids: Sequence[str], match: Match | None = None) -> list[str]:
+        return list(qids)
+
+    def clear(self) -> None:
+        return None
+
+    def poll(self) -> None:
+        return None
+
+    def listen(self, stage: CacheListener) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+    def __repr__(self) -> str:
+        return "MemoryCacheStore()"
+
+
+__all__ = ["MemoryCacheStore"]

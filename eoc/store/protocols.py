@@ -1,0 +1,111 @@
+"""What a store must provide: the Protocols a cache stage reads and writes its answers through.
+
+A stage keeps its working set in memory (the cache's LRU order and bounds); a store is where the
+answers live beyond it. The stage calls the store at fixed points, and the store may call the
+stage back when another process changed what it holds:
+
+==================  ===================================================================
+the stage calls     when
+==================  ===================================================================
+``rows(newest)``    once, at start: the answers kept, oldest first
+``kept_only(ids)``  once, after loading: what memory kept (the rest expired or is past
+                    its bounds; a store whose rows are its own deletes them)
+``put(row, gone)``  before memory changes: the answer written (and ``gone``, the ids
+                    memory evicts for it); returns ``None`` once written, or
+                    :data:`PENDING` when a shared store is down and holds the write
+``delete(ids)``     entries seen expired, once no later write replaced them
+``forget(ids, m)``  a forget: the ids memory holds that ``m`` picks, and, in a store
+                    that holds more than this process's memory, every row ``m`` picks;
+                    returns every id forgotten
+``clear()``         everything is forgotten
+``poll()``          at each lookup, where ``polls`` is true: a cheap look for changes
+``listen(stage)``   once: the store calls the stage's :class:`CacheListener` methods
+                    when another process wrote or forgot something
+``close()``         with the stage
+==================  ===================================================================
+
+Every write is committed before ``put`` returns (or held, for :data:`PENDING`); a write that
+fails raises :class:`~eoc.errors.StoreError` and leaves the store as it was, and memory is then
+left as it was too. A row that fails its checks when read is never handed to the stage; it is
+listed in ``damaged`` as ``(table, rowid, reason)``.
+
+Implementations: :class:`eoc.store.memory.MemoryCacheStore` (nothing beyond memory, the
+default), :class:`eoc.persist.SqliteCacheStore` and
+:class:`eoc_native.store.postgres.PgCacheStore`. ``tests/test_store_contract.py`` runs one
+suite against each; a new store is one module that passes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from eoc.entry import EntryMeta
+
+PENDING = "pending"
+"""What a store's write returns when it kept the answer in memory and will write it to a
+shared store that is down now, once it is back."""
+
+Damage = tuple[str, int, str]
+"""A row a store did not serve: (table, rowid or 0, why)."""
+
+Match = Callable[[str, "str | None", str, "EntryMeta | None"], bool]
+"""A forget's choice (:mod:`eoc.forget`): ``match(key, prompt or None, origin, meta)``."""
+
+
+@dataclass(frozen=True, slots=True)
+class CacheRow:
+    """One cached answer as a store keeps it: its query id, the answer, what made it ("" when
+    no model did) and its record (:class:`eoc.entry.EntryMeta`)."""
+
+    qid: str
+    payload: str
+    origin: str
+    meta: EntryMeta
+
+
+class CacheListener(Protocol):
+    """What a cache store may call on its stage when another process changed the store."""
+
+    def take(self, row: CacheRow) -> None:
+        """Another process wrote ``row``: serve it here too."""
+        ...
+
+    def holds(self, qid: str) -> bool:
+        """Whether memory holds ``qid`` (a store catching up reads only what it lacks)."""
+        ...
+
+    def keep_only(self, kept: Callable[[str, str], bool]) -> None:
+        """Another process forgot something: drop every entry ``kept(qid, origin)`` refuses."""
+        ...
+
+
+@runtime_checkable
+class CacheStore(Protocol):
+    """Where a cache stage's answers live beyond its memory (the table in the module
+    docstring says when the stage calls each method)."""
+
+    damaged: list[Damage]
+    polls: bool
+
+    def rows(self, newest: int) -> Sequence[CacheRow]: ...
+
+    def kept_only(self, kept: set[str]) -> None: ...
+
+    def put(self, row: CacheRow, evicted: Sequence[str]) -> str | None: ...
+
+    def delete(self, qids: Sequence[str]) -> None: ...
+
+    def forget(self, qids: Sequence[str], match: Match | None = None) -> list[str]: ...
+
+    def clear(self) -> None: ...
+
+    def poll(self) -> None: ...
+
+    def listen(self, stage: CacheListener) -> None: ...
+
+    def close(self) -> None: ...
+
+
+__all__ = ["PENDING", "CacheListener", "CacheRow", "CacheStore", "Damage", "Match"]
