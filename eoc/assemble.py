@@ -310,7 +310,7 @@ def assemble(
         if pack_in_store:
             parts.kv.defer_pairs(kv_pairs())  # a store writes them at once, the missing ones only
         else:  # in memory only, embedded when first needed, as without a store
-            KVStage.defer_pairs(parts.kv, kv_pairs())
+            parts.kv.defer_pairs(kv_pairs(), memory_only=True)
         if pack_in_store and len(parts.triples) == 0:
             parts.triples.add_all(triples())
         if parts.start is not None:

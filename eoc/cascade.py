@@ -53,7 +53,7 @@ from eoc.errors import (
     StoreError,
 )
 from eoc.followup import earlier_turns_change, fits
-from eoc.forget import checked_answer_name, forget_in, forget_of
+from eoc.forget import Forget, checked_answer_name, forget_in, forget_of
 from eoc.ledger import Avoided, MadeLedger, avoided, made_ceiling, recorded_cost, this_host
 from eoc.meter.counter import Counter, CounterStatus, StubCounter, checked_meter, max_power_uw
 from eoc.meter.detection import detect_all
@@ -595,7 +595,11 @@ class Cascade:
         Raises:
             InputError: as :meth:`made_receipt`.
         """
-        what = forget_of(answer=self.made_receipt(answer))
+        return self.forget(forget_of(answer=self.made_receipt(answer)))
+
+    def forget(self, what: Forget) -> dict[str, int]:
+        """Forget what ``what`` says (:func:`eoc.forget.forget_of`) from this cascade's cache
+        and kv, in memory and in their stores; how many entries each stage forgot."""
         return forget_in(
             None if self._cache is None else self._cache.stage,
             None if self._kv is None else self._kv.stage,

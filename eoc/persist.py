@@ -10,7 +10,8 @@ file made read-only) raises a :class:`~eoc.errors.StoreError` and leaves the sto
 * :class:`SqliteCacheStore` — the cache's store (:class:`eoc.store.CacheStore`), and
   :func:`SqliteCache`, the cache stage over it; LRU order is the order of last write (a hit
   does not write: a database write per hit would cost far more than the hit).
-* :class:`SqliteKV` — the kv stage; the vectors are stored too, so a restart embeds nothing.
+* :class:`SqliteKVStore` — the kv's store, and :func:`SqliteKV`, the kv stage over it; the vectors are
+  stored too, so a restart embeds nothing.
 * :class:`SqliteTripleStore` — the graph stage's triple store.
 
 They can share one database file. Opening checks the file before anything else happens: a
@@ -33,18 +34,17 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from eoc.entry import EntryMeta, Generation, meta_from_text
+from eoc.entry import meta_from_text
 from eoc.errors import EocError, InputError, StoreError
-from eoc.partition import SHARED, checked_tag, keyed, tag_of
+from eoc.partition import keyed, tag_of
 from eoc.persist_db import Damage, StoreDb, opened
 from eoc.persist_schema import count_forget, forgets, row_sum, summed
-from eoc.query import Query
 from eoc.stages.cache import CacheStage
 from eoc.stages.facts import read_fact_file, read_ntriples, read_tsv_triples
 from eoc.stages.graph import TripleStore
 from eoc.stages.kv import KVStage
-from eoc.store.protocols import CacheListener, CacheRow, Match
-from eoc.store.rules import checked_origin, new_meta, stale
+from eoc.store.protocols import CacheListener, CacheRow, Embedding, KVListener, KVRow, Match
+from eoc.store.rules import kv_key
 from eoc.storeparts import StoreParts
 from eoc.text.forms import normalize
 
@@ -80,40 +80,6 @@ def decode_vector(text: str, embedder: Any, dense: bool) -> Any:
     except (ValueError, TypeError, RecursionError):
         pass  # json.JSONDecodeError is a ValueError; int("x"), float([]) and deep nesting
     return None
-
-
-def put_pairs(kv: Any, pairs: Iterable[tuple[str, str]], write: Callable[[list[Any]], None]) -> int:
-    """Store many (prompt, answer) pairs that no model made (the pack's, a fact file's) in a
-    write-through kv (SQLite's or PostgreSQL's).
-
-    Every pair is checked, the fresh ones (not stored with the same answer) embedded in a batch,
-    their rows (``kv._row``) handed to ``write`` in one go, and memory changed only after it
-    returned. Returns how many pairs were given.
-    """
-    try:
-        items = [(p, a) for p, a in pairs]
-    except (TypeError, ValueError):
-        raise InputError("load_pairs takes an iterable of (prompt, answer) pairs") from None
-    keys = [kv.checked_key(p, a) for p, a in items]
-    # a pair is stored again unless the same answer is there, made by no model (a migrated row
-    # that does not say what made it is rewritten as the pack's)
-    fresh = [
-        (k, p, a) for k, (p, a) in zip(keys, items, strict=True) if kv._stored.get(k) != (a, "")
-    ]
-    if not fresh:
-        return len(items)
-    batch = getattr(kv.embedder, "embed_batch", None)
-    prompts = [p for _, p, _ in fresh]
-    vecs = list(batch(prompts)) if batch else [kv.embedder.embed(p) for p in prompts]
-    meta = new_meta(kv.now(), None, None)
-    write([kv._row(k, p, a, v, "", meta) for (k, p, a), v in zip(fresh, vecs, strict=True)])
-    for (k, p, a), v in zip(fresh, vecs, strict=True):
-        KVStage.put(kv, p, a, embedding=v, meta=meta)
-        kv._stored[k] = (a, "")
-    flush = getattr(kv.embedder, "flush", None)
-    if callable(flush):
-        flush()
-    return len(items)
 
 
 def _rekey(db: StoreDb, groups: dict[str, list[tuple[int, str, tuple[Any, ...]]]]) -> None:
@@ -307,165 +273,131 @@ _KV_UPSERT = (
 )
 
 
-class SqliteKV(KVStage):
-    """The kv stage, written through to SQLite with each entry's vector.
+class SqliteKVStore:
+    """A kv's pairs in SQLite with each pair's vector (:class:`eoc.store.KVStore`), so a restart
+    embeds nothing: the table ``kv``, one row per pair, keyed by its folded question (opened by
+    its partition's tag). Rows an older eoc keyed as it folded questions then are keyed again as
+    this one folds them, once, when read.
 
     Raises (when opened): as :class:`SqliteCacheStore`.
     """
 
-    def __init__(self, path: str | Path, *, key: bytes | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    polls = True  # another process sharing the file may forget: a lookup looks (heard_forgets)
+    defers = False  # a bulk load is written, with its vectors, at once
+
+    def __init__(self, path: str | Path, *, key: bytes | None = None) -> None:
         self.damaged: list[Damage] = []
-        # key -> (answer, origin) in the file (skips rewriting a pair)
+        # key -> (answer, origin) in the file (a bulk load skips a pair stored with its answer)
         self._stored: dict[str, tuple[str, str]] = {}
         self._listen_at = 0.0
-        self.db = opened(path, self._load, key)
+        self._stage: KVListener | None = None
+        self._embedder = ""
+        self._raw: list[tuple[Any, ...]] = []
+        self.db = opened(path, self._read, key)
 
-    def lookup(self, query: Query) -> Any:
-        self._hear_forgets()
-        return super().lookup(query)
+    def _read(self, db: StoreDb) -> None:
+        self._raw = list(db.rows("kv", self.damaged))
 
-    def _hear_forgets(self) -> None:
-        """Drop from memory what another process forgot in the file (:func:`heard_forgets`)."""
-        heard_forgets(self, self.db, self._drop_gone)
-
-    def _drop_gone(self) -> None:
-        """Drop every pair read from the file, or model's answer, that the file no longer holds
-        (the caller holds the store's lock)."""
-        kept = {str(k) for (k,) in self.db.conn.execute("SELECT key FROM kv").fetchall()}
-        with self._lock:
-            gone = [
-                k
-                for k, e in self._entries.items()
-                if k not in kept and (e.origin or k in self._stored)
-            ]
-        for key in gone:
-            self._drop(key)
-            self._stored.pop(key, None)
-
-    def _load(self, db: StoreDb) -> None:
-        now, expired = self.now(), []
+    def rows(self, embedder: Embedding, dense: bool) -> list[KVRow]:
+        """The pairs read at opening, each with its vector where it was stored for
+        ``embedder`` (which this store then writes beside each vector)."""
+        self._embedder = embedder.name
+        out: list[KVRow] = []
         # the rows served under each key as this eoc folds questions, in the order read
         groups: dict[str, list[tuple[int, str, tuple[Any, ...]]]] = {}
-        for rowid, key, prompt, payload, embedder, vector, origin, text in db.rows(
-            "kv", self.damaged
-        ):
-            meta = meta_from_text(text)  # checked by db.rows
-            if stale(origin, meta, now, self.ttl):
-                expired.append((key,))  # never served: removed from the file below
-                continue
-            vec = None
-            if embedder == self.embedder.name and vector is not None:
-                vec = self._decode(vector)
-            if vec is None:
-                vec = self.embedder.embed(prompt)
+        for rowid, key, prompt, payload, made_by, vector, origin, text in self._raw:
             try:
-                tag = tag_of(key)  # the partition it is kept in (checked by db.rows)
-                KVStage.put(
-                    self, prompt, payload, embedding=vec, origin=origin, meta=meta, partition=tag
-                )
-            except EocError as exc:  # e.g. a vector the index refuses: the row is not served
+                now_key = keyed(tag_of(key), kv_key(prompt, payload))  # checked by db.rows
+            except EocError as exc:
                 self.damaged.append(("kv", rowid, exc.reason))
                 continue
-            now_key = keyed(tag, self.checked_key(prompt, payload))
+            vec = None
+            if made_by == embedder.name and vector is not None:
+                vec = decode_vector(vector, embedder, dense)
+            out.append(KVRow(now_key, prompt, payload, origin, meta_from_text(text), vec, rowid))
             self._stored[now_key] = (payload, origin)
-            fields = (prompt, payload, embedder, vector, origin, text)
+            fields = (prompt, payload, made_by, vector, origin, text)
             groups.setdefault(now_key, []).append((rowid, key, fields))
-        if expired:
-            with db.transaction("removing expired kv pairs") as c:
-                c.executemany("DELETE FROM kv WHERE key = ?", expired)
-        _rekey(db, groups)
+        self._raw = []
+        _rekey(self.db, groups)
+        return out
 
-    def _encode(self, vec: Any) -> str:
-        return encode_vector(vec)
+    def holds(self, key: str, payload: str, origin: str) -> bool:
+        return self._stored.get(key) == (payload, origin)
 
-    def _decode(self, text: str) -> Any:
-        return decode_vector(text, self.embedder, self.dense)
-
-    def put(
-        self,
-        prompt: str,
-        payload: str,
-        *,
-        embedding: object | None = None,
-        origin: str = "",
-        generation: Generation | None = None,
-        ttl: float | str | None = None,
-        meta: EntryMeta | None = None,
-        partition: str = SHARED,
-    ) -> None:
-        """Store a pair, what made it and how, in ``partition`` (:mod:`eoc.partition`; its tag
-        opens the row's key), written through before memory changes.
-
-        Raises:
-            InputError: the prompt, answer, origin, generation, partition or ttl is not valid
-                (nothing is written).
-            StoreError: the write failed; memory and file are as they were.
-        """
-        # nothing reaches the file unless it is valid
-        key = keyed(checked_tag(partition), self.checked_key(prompt, payload))
-        origin = checked_origin(origin)
-        if meta is None:
-            meta = new_meta(self.now(), generation, ttl)
-        with self.db.lock:  # one writer at a time, so memory changes in the order the file does
-            vec = embedding if embedding is not None else self.embedder.embed(prompt)
-            row = self._row(key, prompt, payload, vec, origin, meta)
-            self.db.write(_KV_UPSERT, row, "storing a kv pair")
-            KVStage.put(
-                self, prompt, payload, embedding=vec, origin=origin, meta=meta, partition=partition
-            )
-            self._stored[key] = (payload, origin)
-
-    def _row(
-        self, key: str, prompt: str, payload: str, vec: Any, origin: str, meta: EntryMeta
-    ) -> tuple[str, ...]:
-        text = meta.to_text()
-        fields = (key, prompt, payload, self.embedder.name, self._encode(vec), origin)
+    def _row(self, row: KVRow) -> tuple[str, ...]:
+        text = row.meta.to_text()
+        fields = (
+            row.key,
+            row.prompt,
+            row.payload,
+            self._embedder,
+            encode_vector(row.vector),
+            row.origin,
+        )
         return (*fields, text, row_sum("kv", summed(fields, text), self.db.key))
 
-    def _delete_expired(self, keys: list[str]) -> None:
-        """Delete the rows of pairs seen expired (unless put again meanwhile): expiry, once
-        seen, is final, whatever a later start's clock says."""
+    def put(self, rows: Sequence[KVRow]) -> None:
+        """Write ``rows`` (replacing pairs under their keys) in one transaction."""
         with self.db.lock:
-            gone = [(k,) for k in keys if k not in self._entries]
-            if gone:
-                with self.db.transaction("removing expired kv pairs") as c:
-                    c.executemany("DELETE FROM kv WHERE key = ?", gone)
-            for (key,) in gone:
+            encoded = [self._row(r) for r in rows]
+            if len(encoded) == 1:
+                self.db.write(_KV_UPSERT, encoded[0], "storing a kv pair")
+            else:
+                with self.db.transaction("storing kv pairs") as c:
+                    c.executemany(_KV_UPSERT, encoded)
+            for r in rows:
+                self._stored[r.key] = (r.payload, r.origin)
+
+    def delete(self, keys: Sequence[str]) -> None:
+        with self.db.lock:
+            with self.db.transaction("removing expired kv pairs") as c:
+                c.executemany("DELETE FROM kv WHERE key = ?", [(k,) for k in keys])
+            for key in keys:
                 self._stored.pop(key, None)
 
-    def forget_where(self, match: Callable[..., bool]) -> int:
-        """Forget the entries ``match`` picks: deleted from the file, then from memory."""
+    def forget(self, keys: Sequence[str], match: Match | None = None) -> list[str]:
+        """Delete ``keys`` (memory holds every pair of the file it could serve) and count the
+        forget, so other processes sharing the file drop them too."""
         with self.db.lock:
-            gone = self._matching(match)
-            if gone:
+            if keys:
                 with self.db.transaction("forgetting kv pairs") as c:
-                    c.executemany("DELETE FROM kv WHERE key = ?", [(k,) for k in gone])
+                    c.executemany("DELETE FROM kv WHERE key = ?", [(k,) for k in keys])
                     _count(self.db, c)
-            for key in gone:
-                self._drop(key)
+            for key in keys:
                 self._stored.pop(key, None)
-        return len(gone)
+        return list(keys)
 
-    def defer_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
-        """As :meth:`load_pairs`: a persistent store writes its rows, with their vectors, at once."""
-        return self.load_pairs(pairs)
+    def poll(self) -> None:
+        """Where another process forgot something, drop from memory every pair read from the
+        file, or model's answer, that the file no longer holds (:func:`heard_forgets`)."""
+        if self._stage is not None:
+            heard_forgets(self, self.db, self._drop_gone)
 
-    def load_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
-        """Store many pairs in one transaction; pairs already stored with the same answer are skipped.
+    def _drop_gone(self) -> None:
+        kept = {str(k) for (k,) in self.db.conn.execute("SELECT key FROM kv").fetchall()}
+        stored = dict(self._stored)
+        assert self._stage is not None
+        self._stage.keep_only(lambda key, origin: key in kept or not (origin or key in stored))
+        for key in [k for k in self._stored if k not in kept]:
+            del self._stored[key]
 
-        Every pair is checked before anything is written; a failed write changes nothing.
-        """
-
-        def write(rows: list[tuple[str, ...]]) -> None:
-            with self.db.transaction("storing kv pairs") as c:
-                c.executemany(_KV_UPSERT, rows)
-
-        with self.db.lock:
-            return put_pairs(self, pairs, write)
+    def listen(self, stage: KVListener) -> None:
+        self._stage = stage
 
     def close(self) -> None:
         self.db.close()
+
+    def __repr__(self) -> str:
+        return f"SqliteKVStore({self.db.path!s})"
+
+
+def SqliteKV(path: str | Path, *, key: bytes | None = None, **kwargs: Any) -> KVStage:
+    """The kv stage written through to SQLite: ``KVStage(store=SqliteKVStore(path), ...)``.
+
+    Raises (when opened): as :class:`SqliteCacheStore`.
+    """
+    return KVStage(store=SqliteKVStore(path, key=key), **kwargs)
 
 
 class SqliteTripleStore(TripleStore):
@@ -559,9 +491,9 @@ __all__ = [
     "SqliteCache",
     "SqliteCacheStore",
     "SqliteKV",
+    "SqliteKVStore",
     "SqliteTripleStore",
     "decode_vector",
     "encode_vector",
     "open_store",
-    "put_pairs",
 ]

@@ -43,15 +43,15 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from eoc.cost import JouleCost
 from eoc.entry import EntryMeta, Generation, checked_ttl
-from eoc.errors import ConfigError, FactFileError, InputError
-from eoc.partition import SHARED, checked_tag, keyed
-from eoc.query import KvPartition, Query, Stage, check_prompt
+from eoc.errors import ConfigError, EocError, FactFileError, InputError
+from eoc.partition import SHARED, checked_tag, keyed, tag_of
+from eoc.query import KvPartition, Query, Stage
 from eoc.stages.base import Answer, stage_figure, work_estimate
 from eoc.stages.embed import Embedder, HashedNgramEmbedder, from_dense
 from eoc.stages.facts import read_fact_file, read_pairs
@@ -60,6 +60,8 @@ from eoc.stages.index import SparseIndex, VectorIndex
 from eoc.stages.judging import Judging, Verdict
 from eoc.stages.vocabulary import Vocabulary
 from eoc.stages.wrappers import unwrap
+from eoc.store.memory import MemoryKVStore
+from eoc.store.protocols import Damage, KVRow, KVStore, Match
 from eoc.store.rules import checked_origin, kv_key, new_meta, replayed, stale
 from eoc.text.forms import fold
 
@@ -178,6 +180,12 @@ class KVStage:
         ttl: the store-wide TTL (seconds, or "7d"): a model's answer older than it, or of
             unknown age, is never served. An entry's own TTL (``put(..., ttl=)``) applies either
             way; the pack's answers are aged by their own TTL only.
+        judging: a judge of meaning for rewordings (:mod:`eoc.stages.judging`); none by default.
+        store: where the pairs and their vectors live beyond memory (:class:`eoc.store.KVStore`);
+            by default :class:`~eoc.store.memory.MemoryKVStore`, which keeps nothing beyond
+            memory. The pairs it holds are read once, at construction.
+
+    Raises (with a store): what the store raises opening or reading, before anything is served.
     """
 
     stage = Stage.KV
@@ -194,6 +202,7 @@ class KVStage:
         figure_uj: int | None = None,
         ttl: float | str | None = None,
         judging: Judging | None = None,
+        store: KVStore | None = None,
     ) -> None:
         self.ttl = checked_ttl(ttl, "the store's TTL")
         self.now: Callable[[], float] = time.time  # Unix seconds (tests set a fake clock)
@@ -252,6 +261,58 @@ class KVStage:
         # what the answering model would spend on a question with this stored answer (the
         # cascade sets it from the neural stage): the energy rule's saving
         self.saving: Callable[[Query, Answer], JouleCost | None] | None = None
+        self._write_lock = threading.RLock()  # one writer: memory changes in the store's order
+        self.store: KVStore = MemoryKVStore() if store is None else store
+        self._polls = bool(self.store.polls)
+        self._load()
+        self.store.listen(self)
+
+    @property
+    def damaged(self) -> list[Damage]:
+        """The rows the store did not serve: (table, rowid, why)."""
+        return self.store.damaged
+
+    def _load(self) -> None:
+        """Read the store's pairs, embedding those whose vector it does not hold for this
+        embedder; an expired one is not kept, and is deleted from the store."""
+        rows = self.store.rows(self.embedder, self.dense)
+        if not rows:
+            return
+        now, expired = self.now(), []
+        for row in rows:
+            if stale(row.origin, row.meta, now, self.ttl):
+                expired.append(row.key)  # never served: removed from the store below
+            else:
+                self._take_row(row)
+        if expired:
+            self.store.delete(expired)
+
+    def _take_row(self, row: KVRow) -> None:
+        """Serve ``row`` from memory; a row memory cannot hold (a vector the index refuses) is
+        reported damaged, never served."""
+        try:
+            kv_key(row.prompt, row.payload)
+            checked_origin(row.origin)
+            vec = row.vector if row.vector is not None else self.embedder.embed(row.prompt)
+            self._keep(row.prompt, row.payload, vec, row.origin, row.meta, tag_of(row.key))
+        except EocError as exc:
+            self.store.damaged.append(("kv", row.rowid, exc.reason))
+
+    # -- what a store calls (eoc.store.KVListener) ----------------------------------
+
+    def take(self, rows: Sequence[KVRow]) -> None:
+        """Another process wrote ``rows`` to the store: serve them here too (not when expired)."""
+        now = self.now()
+        for row in rows:
+            if not stale(row.origin, row.meta, now, self.ttl):
+                self._take_row(row)
+
+    def keep_only(self, kept: Callable[[str, str], bool]) -> None:
+        """Another process forgot something: drop every entry ``kept(key, origin)`` refuses."""
+        with self._lock:
+            gone = [k for k, e in self._entries.items() if not kept(k, e.origin)]
+        for key in gone:
+            self._drop(key)
 
     def set_ttl(self, ttl: float | str | None) -> None:
         """Set the store-wide TTL (as :meth:`eoc.stages.cache.CacheStage.set_ttl`)."""
@@ -296,12 +357,29 @@ class KVStage:
         if meta is None:
             meta = new_meta(self.now(), generation, ttl)
         vec = embedding if embedding is not None else self.embedder.embed(prompt)
+        with self._write_lock:  # memory changes in the order the store did
+            said = self.store.put([KVRow(key, prompt, payload, origin, meta, vec)])
+            self._keep(prompt, payload, vec, origin, meta, partition)
+        return said
+
+    def _keep(
+        self,
+        prompt: str,
+        payload: str,
+        vec: object,
+        origin: str,
+        meta: EntryMeta | None,
+        partition: str,
+    ) -> None:
+        """Put a checked pair and its vector in memory: its entry, vector, fingerprint and
+        terms."""
+        key = keyed(partition, fold(prompt))
         fingerprint = self._fingerprint
         fp = None if fingerprint is None else fingerprint(prompt)
         needs = None if self._terms is None else self._terms(prompt)
         entry = _Entry(key, prompt, payload, origin, meta, partition)
         with self._lock:
-            if meta.expires_at is not None:
+            if meta is not None and meta.expires_at is not None:
                 self._aging = True
             if partition:
                 self._parted.setdefault(partition, set()).add(key)
@@ -314,7 +392,6 @@ class KVStage:
             self._entries[key] = entry
             if fingerprint is not None:
                 self._fps.add(key, fp)
-        return None
 
     def _index_terms(self, key: str, needs: frozenset[Hashable]) -> None:
         """Index ``key`` under its rarest term so far (any one of them finds it; the rarest
@@ -449,17 +526,24 @@ class KVStage:
             self._delete_expired(gone)
 
     def _delete_expired(self, keys: list[str]) -> None:
-        """Delete from the store's file what lookups saw expired (memory has no file)."""
+        """Delete from the store what lookups saw expired, unless put again meanwhile: expiry,
+        once seen, is final, whatever a later start's clock says."""
+        with self._write_lock:
+            gone = [k for k in keys if k not in self._entries]
+            if gone:
+                self.store.delete(gone)
 
-    def forget_where(self, match: Callable[..., bool]) -> int:
-        """Forget every entry ``match(key, prompt, origin, meta)`` picks (:mod:`eoc.forget`);
-        how many."""
-        gone = self._matching(match)
-        for key in gone:
-            self._drop(key)
+    def forget_where(self, match: Match) -> int:
+        """Forget every entry ``match(key, prompt, origin, meta)`` picks (:mod:`eoc.forget`),
+        in the store (every row it picks, in a store that holds more than memory) and then in
+        memory; how many."""
+        with self._write_lock:
+            gone = self.store.forget(self._matching(match), match)
+            for key in gone:
+                self._drop(key)
         return len(gone)
 
-    def _matching(self, match: Callable[..., bool]) -> list[str]:
+    def _matching(self, match: Match) -> list[str]:
         with self._lock:
             entries = list(self._entries.values())
         return [e.key for e in entries if match(e.key, e.prompt, e.origin, e.meta)]
@@ -488,32 +572,56 @@ class KVStage:
             return True
 
     def load_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
-        """Store many ``(prompt, answer)`` pairs (embedded in batches when the embedder can)."""
-        items = list(pairs)
-        batch = getattr(self.embedder, "embed_batch", None)
-        if batch is None:
-            for prompt, payload in items:
-                self.put(prompt, payload)
-            return len(items)
-        for start in range(0, len(items), 64):
-            chunk = items[start : start + 64]
-            for prompt, _ in chunk:
-                check_prompt(prompt)
-            vecs = batch([p for p, _ in chunk])
-            for (prompt, payload), vec in zip(chunk, vecs, strict=True):
-                self.put(prompt, payload, embedding=vec)
+        """Store many ``(prompt, answer)`` pairs no model made (the pack's, a fact file's): each
+        checked before any is stored, those the store already holds with the same answer
+        skipped, the rest embedded in a batch (where the embedder can) and written in one go
+        before memory changes. Returns how many pairs were given.
+
+        Raises:
+            InputError: a bad pair (nothing is stored); StoreError: the write failed (memory
+                and store are as they were).
+        """
+        try:
+            items = [(p, a) for p, a in pairs]
+        except (TypeError, ValueError):
+            raise InputError("load_pairs takes an iterable of (prompt, answer) pairs") from None
+        keys = [self.checked_key(p, a) for p, a in items]
+        with self._write_lock:
+            fresh = [
+                (k, p, a)
+                for k, (p, a) in zip(keys, items, strict=True)
+                if not self.store.holds(k, a, "")
+            ]
+            if not fresh:
+                return len(items)
+            prompts = [p for _, p, _ in fresh]
+            batch = getattr(self.embedder, "embed_batch", None)
+            vecs = (
+                list(batch(prompts))
+                if batch is not None
+                else [self.embedder.embed(p) for p in prompts]
+            )
+            meta = new_meta(self.now(), None, None)
+            rows = [KVRow(k, p, a, "", meta, v) for (k, p, a), v in zip(fresh, vecs, strict=True)]
+            self.store.put(rows)
+            for row in rows:
+                self._keep(row.prompt, row.payload, row.vector, "", meta, SHARED)
         flush = getattr(self.embedder, "flush", None)  # an embedding cache writes once, here
         if callable(flush):
             flush()
         return len(items)
 
-    def defer_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
+    def defer_pairs(self, pairs: Iterable[tuple[str, str]], *, memory_only: bool = False) -> int:
         """Store many ``(prompt, answer)`` pairs now and embed them on the first lookup that
         needs a vector: an exact hit, or a question no stored one could match, never does. The
         knowledge pack is loaded this way, so a process whose first question is an exact hit
         does not load the embedding model. Each pair is checked as :meth:`put` checks it, all
-        before the first is stored.
+        before the first is stored. A store that keeps pairs beyond memory writes them, with their
+        vectors, at once (:meth:`load_pairs`), unless ``memory_only``: then they are kept in
+        memory only, as with no store (a per-user store keeps answers, not the pack).
         """
+        if not (memory_only or self.store.defers):
+            return self.load_pairs(pairs)
         items = list(pairs)
         fingerprint, terms = self._fingerprint, self._terms
         staged = []
@@ -572,6 +680,10 @@ class KVStage:
                 raise FactFileError(exc.reason, source=str(p), line=lineno) from None
         return self.load_pairs(pair for _, pair in pairs)
 
+    def close(self) -> None:
+        """Close the store (a file, a pool); the memory store holds nothing open."""
+        self.store.close()
+
     def lookup(self, query: Query) -> Answer | None:
         """The stored answer to ``query``'s prompt or to a similar one the guard allows.
 
@@ -583,6 +695,8 @@ class KVStage:
         question reads the shared partition; a query in a partition reads its own entries that
         fit its ``max_tokens``, and the shared partition's facts where it allows them.
         """
+        if self._polls:
+            self.store.poll()
         try:
             return self._search(query)
         finally:

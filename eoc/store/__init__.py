@@ -3,8 +3,18 @@ the rules every store keeps for an entry (:mod:`eoc.store.rules`) and the store 
 nothing beyond memory (:mod:`eoc.store.memory`). SQLite's store is :mod:`eoc.persist`;
 PostgreSQL's is ``eoc_native.store.postgres``."""
 
-from eoc.store.memory import MemoryCacheStore
-from eoc.store.protocols import PENDING, CacheListener, CacheRow, CacheStore, Damage, Match
+from eoc.store.memory import MemoryCacheStore, MemoryKVStore
+from eoc.store.protocols import (
+    PENDING,
+    CacheListener,
+    CacheRow,
+    CacheStore,
+    Damage,
+    KVListener,
+    KVRow,
+    KVStore,
+    Match,
+)
 
 __all__ = [
     "PENDING",
@@ -12,6 +22,10 @@ __all__ = [
     "CacheRow",
     "CacheStore",
     "Damage",
+    "KVListener",
+    "KVRow",
+    "KVStore",
     "Match",
     "MemoryCacheStore",
+    "MemoryKVStore",
 ]

@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from eoc.store.protocols import CacheListener, CacheRow, Damage, Match
+from eoc.store.protocols import (
+    CacheListener,
+    CacheRow,
+    Damage,
+    Embedding,
+    KVListener,
+    KVRow,
+    Match,
+)
 
 
 class MemoryCacheStore:
@@ -50,4 +58,42 @@ class MemoryCacheStore:
         return "MemoryCacheStore()"
 
 
-__all__ = ["MemoryCacheStore"]
+class MemoryKVStore:
+    """A :class:`~eoc.store.protocols.KVStore` that keeps nothing beyond memory (so a bulk
+    load, the knowledge pack, may be embedded at its first use: ``defers``)."""
+
+    polls = False
+    defers = True
+
+    def __init__(self) -> None:
+        self.damaged: list[Damage] = []
+
+    def rows(self, embedder: Embedding, dense: bool) -> Sequence[KVRow]:
+        return ()
+
+    def holds(self, key: str, payload: str, origin: str) -> bool:
+        return False
+
+    def put(self, rows: Sequence[KVRow]) -> str | None:
+        return None
+
+    def delete(self, keys: Sequence[str]) -> None:
+        return None
+
+    def forget(self, keys: Sequence[str], match: Match | None = None) -> list[str]:
+        return list(keys)
+
+    def poll(self) -> None:
+        return None
+
+    def listen(self, stage: KVListener) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+    def __repr__(self) -> str:
+        return "MemoryKVStore()"
+
+
+__all__ = ["MemoryCacheStore", "MemoryKVStore"]

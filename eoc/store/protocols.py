@@ -1,4 +1,4 @@
-"""What a store must provide: the Protocols a cache stage reads and writes its answers through.
+"""What a store must provide: the Protocols a cache and a kv stage read and write through.
 
 A stage keeps its working set in memory (the cache's LRU order and bounds); a store is where the
 answers live beyond it. The stage calls the store at fixed points, and the store may call the
@@ -108,4 +108,87 @@ class CacheStore(Protocol):
     def close(self) -> None: ...
 
 
-__all__ = ["PENDING", "CacheListener", "CacheRow", "CacheStore", "Damage", "Match"]
+@dataclass(frozen=True, slots=True)
+class KVRow:
+    """One kv pair as a store keeps it: its key (the folded question, opened by its partition's
+    tag: :func:`eoc.partition.keyed`), the question as asked, the answer, what made it, its
+    record, and its vector for the kv's embedder (``None``: not stored for it; the stage embeds
+    the question again). ``rowid`` names the row in a damage report (0 where the store has no
+    such number)."""
+
+    key: str
+    prompt: str
+    payload: str
+    origin: str
+    meta: EntryMeta
+    vector: object | None = None
+    rowid: int = 0
+
+
+class KVListener(Protocol):
+    """What a kv store may call on its stage when another process changed the store."""
+
+    def take(self, rows: Sequence[KVRow]) -> None:
+        """Another process wrote ``rows``: serve them here too."""
+        ...
+
+    def keep_only(self, kept: Callable[[str, str], bool]) -> None:
+        """Another process forgot something: drop every entry ``kept(key, origin)`` refuses."""
+        ...
+
+
+class Embedding(Protocol):
+    """What a kv store reads of the kv's embedder: its name (a stored vector is reused only for
+    the embedder that made it), its dimensions and whether its vectors are dense."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+
+@runtime_checkable
+class KVStore(Protocol):
+    """Where a kv stage's pairs live beyond its memory, with their vectors.
+
+    As a :class:`CacheStore`, with these differences: ``rows(embedder, dense)`` reads the pairs
+    and their vectors for ``embedder`` (which the store then writes beside each vector it is
+    given); ``holds(key, payload, origin)`` says whether the store already holds that very pair
+    (a bulk load skips it); ``put(rows)`` writes rows, vectors given, in one transaction; a
+    ``forget`` returns the key memory serves each forgotten pair under; ``defers`` is true for
+    a store that keeps nothing beyond memory, so the stage may embed a bulk load lazily."""
+
+    damaged: list[Damage]
+    polls: bool
+    defers: bool
+
+    def rows(self, embedder: Embedding, dense: bool) -> Sequence[KVRow]: ...
+
+    def holds(self, key: str, payload: str, origin: str) -> bool: ...
+
+    def put(self, rows: Sequence[KVRow]) -> str | None: ...
+
+    def delete(self, keys: Sequence[str]) -> None: ...
+
+    def forget(self, keys: Sequence[str], match: Match | None = None) -> list[str]: ...
+
+    def poll(self) -> None: ...
+
+    def listen(self, stage: KVListener) -> None: ...
+
+    def close(self) -> None: ...
+
+
+__all__ = [
+    "PENDING",
+    "CacheListener",
+    "CacheRow",
+    "CacheStore",
+    "Damage",
+    "Embedding",
+    "KVListener",
+    "KVRow",
+    "KVStore",
+    "Match",
+]

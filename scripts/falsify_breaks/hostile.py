@@ -40,9 +40,9 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "the SQLite kv keeps the row of a pair seen expired",
         "eoc/persist.py",
-        '                with self.db.transaction("removing expired kv pairs") as c:\n'
-        '                    c.executemany("DELETE FROM kv WHERE key = ?", gone)\n',
-        "                pass\n",
+        '            with self.db.transaction("removing expired kv pairs") as c:\n'
+        '                c.executemany("DELETE FROM kv WHERE key = ?", [(k,) for k in keys])\n',
+        "            pass\n",
     ),
     # item 6: what an answer avoided
     (

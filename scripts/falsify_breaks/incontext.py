@@ -56,7 +56,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a store keyed by an older fold keeps its keys",
         "eoc/persist.py",
-        "        _rekey(db, groups)\n",
+        "        _rekey(self.db, groups)\n",
         "",
     ),
     # items 2 and 5: finish reasons and token counts
@@ -288,7 +288,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a replica's forget of kv pairs is not announced",
         "native/eoc_native/store/postgres.py",
-        '                self.store.announce_forget("kv")\n',
+        '            self.store.announce_forget("kv")\n',
         "",
     ),
     (

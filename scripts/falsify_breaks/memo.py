@@ -57,8 +57,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "expired kv rows stay in the file",
-        "eoc/persist.py",
-        "                expired.append((key,))  # never served: removed from the file below",
+        "eoc/stages/kv.py",
+        "                expired.append(row.key)  # never served: removed from the store below",
         "                pass",
     ),
     (

@@ -77,9 +77,9 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "a SQLite store forgets the partition on restart",
-        "eoc/persist.py",
-        "                tag = tag_of(key)  # the partition it is kept in (checked by db.rows)",
-        '                tag = ""',
+        "eoc/stages/kv.py",
+        "            self._keep(row.prompt, row.payload, vec, row.origin, row.meta, tag_of(row.key))",
+        '            self._keep(row.prompt, row.payload, vec, row.origin, row.meta, "")',
     ),
     (
         "a SQLite store of schema 4 says 3",
@@ -89,9 +89,9 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "a PostgreSQL replica forgets the partition",
-        "native/eoc_native/store/postgres.py",
-        "                tag = tag_of(key)  # the partition it is kept in (eoc.partition)",
-        '                tag = ""',
+        "eoc/stages/kv.py",
+        "            self._keep(row.prompt, row.payload, vec, row.origin, row.meta, tag_of(row.key))",
+        '            self._keep(row.prompt, row.payload, vec, row.origin, row.meta, "")',
     ),
     (
         "a PostgreSQL store of schema 3 stays 3",

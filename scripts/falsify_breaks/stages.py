@@ -480,8 +480,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "the pack's kv pairs are embedded at start beside the per-user store",
         "eoc/assemble.py",
-        "            KVStage.defer_pairs(parts.kv, kv_pairs())",
-        "            KVStage.load_pairs(parts.kv, kv_pairs())",
+        "            parts.kv.defer_pairs(kv_pairs(), memory_only=True)",
+        "            parts.kv.load_pairs(kv_pairs())",
     ),
     (
         "a lookup never indexes deferred pairs",

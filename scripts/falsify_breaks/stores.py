@@ -4,8 +4,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "kv write not persisted",
         "eoc/persist.py",
-        '        self.db.write(_KV_UPSERT, row, "storing a kv pair")',
-        '        (lambda *a: None)(_KV_UPSERT, row, "storing a kv pair")',
+        '                self.db.write(_KV_UPSERT, encoded[0], "storing a kv pair")',
+        '                (lambda *a: None)(_KV_UPSERT, encoded[0], "storing a kv pair")',
     ),
     (
         "cache evictions not persisted",

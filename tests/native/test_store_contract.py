@@ -1,6 +1,6 @@
-"""The cache store contract (eoc.store.CacheStore), run against every store eoc has: memory,
-SQLite and PostgreSQL (a throwaway server the tests start). A new store is one module that
-passes this suite: add a backend below.
+"""The store contracts (eoc.store.CacheStore and KVStore), run against every store eoc has:
+memory, SQLite and PostgreSQL (a throwaway server the tests start). A new store is one module
+that passes this suite: add a backend below.
 
 What each store must do, seen through the cache stage that uses it: keep what it was given
 with its record, serve the newest answers within the stage's bounds after a restart, forget
@@ -25,7 +25,9 @@ from eoc.entry import Generation
 from eoc.errors import StoreError
 from eoc.query import Query
 from eoc.stages.cache import CacheStage
-from eoc.store import CacheRow, CacheStore, MemoryCacheStore
+from eoc.stages.embed import HashedNgramEmbedder
+from eoc.stages.kv import KVStage
+from eoc.store import CacheRow, CacheStore, KVStore, MemoryCacheStore, MemoryKVStore
 
 ORIGIN = '{"model":"contract"}'
 _names = itertools.count()
@@ -40,13 +42,18 @@ class Backend:
     open: Callable[[], CacheStore]
     persistent: bool
     tamper: Callable[[str], None] | None = None
+    open_kv: Callable[[], KVStore] = MemoryKVStore
+    tamper_kv: Callable[[str], None] | None = None
 
     def stage(self, max_entries: int = 100, **kw: Any) -> CacheStage:
         return CacheStage(max_entries, store=self.open(), **kw)
 
+    def kv(self, embedder: Any = None, **kw: Any) -> KVStage:
+        return KVStage(store=self.open_kv(), embedder=embedder, **kw)
+
 
 def _sqlite(tmp_path: Path) -> Backend:
-    from eoc.persist import SqliteCacheStore
+    from eoc.persist import SqliteCacheStore, SqliteKVStore
 
     db = tmp_path / "contract.db"
 
@@ -54,7 +61,13 @@ def _sqlite(tmp_path: Path) -> Backend:
         with closing(sqlite3.connect(db, isolation_level=None)) as c:
             c.execute("UPDATE cache SET payload = 'changed outside eoc' WHERE qid = ?", (qid,))
 
-    return Backend("sqlite", lambda: SqliteCacheStore(db), True, tamper)
+    def tamper_kv(key: str) -> None:
+        with closing(sqlite3.connect(db, isolation_level=None)) as c:
+            c.execute("UPDATE kv SET payload = 'changed outside eoc' WHERE key = ?", (key,))
+
+    return Backend(
+        "sqlite", lambda: SqliteCacheStore(db), True, tamper, lambda: SqliteKVStore(db), tamper_kv
+    )
 
 
 def _postgres(request: pytest.FixtureRequest) -> Backend:
@@ -62,7 +75,7 @@ def _postgres(request: pytest.FixtureRequest) -> Backend:
     pytest.importorskip("psycopg_pool")
     import psycopg
 
-    from eoc_native.store.postgres import PgCacheStore, PgStore
+    from eoc_native.store.postgres import PgCacheStore, PgKVStore, PgStore
 
     server = request.getfixturevalue("postgres")
     url = str(server.new_database(f"eoc_contract_{next(_names)}"))
@@ -71,12 +84,23 @@ def _postgres(request: pytest.FixtureRequest) -> Backend:
         with psycopg.connect(url, autocommit=True) as c:
             c.execute("UPDATE eoc_cache SET payload = 'changed outside eoc' WHERE qid = %s", (qid,))
 
-    def opened() -> PgCacheStore:
-        shared = PgStore(url)
-        shared.start()  # listening: another replica's writes and forgets reach this one
-        return PgCacheStore(shared)
+    def tamper_kv(key: str) -> None:
+        with psycopg.connect(url, autocommit=True) as c:
+            c.execute("UPDATE eoc_kv SET payload = 'changed outside eoc' WHERE key = %s", (key,))
 
-    return Backend("postgresql", opened, True, tamper)
+    def shared() -> PgStore:
+        store = PgStore(url)
+        store.start()  # listening: another replica's writes and forgets reach this one
+        return store
+
+    return Backend(
+        "postgresql",
+        lambda: PgCacheStore(shared()),
+        True,
+        tamper,
+        lambda: PgKVStore(shared()),
+        tamper_kv,
+    )
 
 
 @pytest.fixture(params=["memory", "sqlite", "postgresql"])
@@ -298,6 +322,172 @@ def test_another_process_sharing_the_store_drops_what_one_forgot(backend: Backen
         one.forget(Query("a shared answer"))
         deadline = time.monotonic() + 3
         while _answer(two, "a shared answer") is not None:
+            assert time.monotonic() < deadline, "the other process still serves it"
+            time.sleep(0.05)
+    finally:
+        one.close()
+        two.close()
+
+
+# -- the kv store -------------------------------------------------------------------------
+
+
+class _Counting(HashedNgramEmbedder):
+    """The core's embedder, counting what it embeds (a restart must embed nothing stored)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embedded: list[str] = []
+
+    def embed(self, text: str) -> Any:
+        self.embedded.append(text)
+        return super().embed(text)
+
+
+def _kv_answer(kv: KVStage, question: str, **kw: Any) -> str | None:
+    found = kv.lookup(Query(question, **kw))
+    return None if found is None else found.payload
+
+
+def test_it_is_a_kv_store(backend: Backend) -> None:
+    store = backend.open_kv()
+    try:
+        assert isinstance(store, KVStore)
+        assert store.damaged == []
+    finally:
+        store.close()
+
+
+def test_a_pair_and_its_vector_survive_a_restart(backend: Backend) -> None:
+    made = Generation("stop", (9, 2), 0.5)
+    first = backend.kv()
+    assert first.put("what is the boiling point of water", "100 °C") is None
+    first.put("tell me a joke about cats", "a cat walks in", origin=ORIGIN, generation=made)
+    first.close()
+    if not backend.persistent:
+        return
+    counting = _Counting()
+    again = backend.kv(counting)
+    try:
+        assert counting.embedded == []  # the vectors were stored: nothing embedded again
+        assert _kv_answer(again, "what is the boiling point of water") == "100 °C"
+        assert _kv_answer(again, "What is the boiling point of water?") == "100 °C"
+        hit = again.lookup(Query("tell me a joke about cats"))
+        assert hit is not None and hit.origin == ORIGIN and hit.generation == made
+    finally:
+        again.close()
+
+
+def test_a_bulk_load_skips_what_the_store_holds(backend: Backend) -> None:
+    pairs = [("what is the capital of peru", "Lima"), ("what is the capital of chile", "Santiago")]
+    first = backend.kv()
+    assert first.load_pairs(pairs) == 2
+    first.close()
+    if not backend.persistent:
+        return
+    counting = _Counting()
+    again = backend.kv(counting)
+    try:
+        assert again.load_pairs([*pairs, ("what is the capital of bolivia", "Sucre")]) == 3
+        assert counting.embedded == ["what is the capital of bolivia"]  # only the new pair
+        assert _kv_answer(again, "what is the capital of chile") == "Santiago"
+    finally:
+        again.close()
+
+
+def test_a_kv_forget_is_kept_through_a_restart(backend: Backend) -> None:
+    first = backend.kv()
+    first.put("how do I reset my router", "hold the button for ten seconds", origin=ORIGIN)
+    first.put("what port does ssh use", "22")
+
+    def match(_key: str, _prompt: str | None, origin: str, _meta: Any) -> bool:
+        return origin == ORIGIN
+
+    assert first.forget_where(match) == 1
+    assert _kv_answer(first, "how do I reset my router") is None
+    first.close()
+    if not backend.persistent:
+        return
+    again = backend.kv()
+    try:
+        assert _kv_answer(again, "how do I reset my router") is None
+        assert _kv_answer(again, "what port does ssh use") == "22"
+    finally:
+        again.close()
+
+
+def test_a_kv_pair_expired_is_never_served_again(backend: Backend) -> None:
+    first = backend.kv()
+    first.now = lambda: time.time() - 3600  # written an hour ago, to live a minute
+    first.put("what is the weather today", "sunny", ttl=60)
+    first.put("what is the speed of light", "299,792,458 m/s")
+    first.close()
+    if not backend.persistent:
+        return
+    again = backend.kv()
+    try:
+        assert len(again) == 1  # not even loaded
+        assert _kv_answer(again, "what is the weather today") is None
+        assert _kv_answer(again, "what is the speed of light") == "299,792,458 m/s"
+    finally:
+        again.close()
+
+
+class _RefusingKV:
+    def __init__(self, inner: KVStore) -> None:
+        self.inner = inner
+        self.damaged = inner.damaged
+        self.polls = inner.polls
+        self.defers = inner.defers
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def put(self, rows: Any) -> str | None:
+        raise StoreError("the store refused the write (as a full disk would)")
+
+
+def test_a_kv_write_the_store_refuses_leaves_memory_as_it_was(backend: Backend) -> None:
+    store = backend.open_kv()
+    kv = KVStage(store=_RefusingKV(store))  # type: ignore[arg-type]
+    try:
+        with pytest.raises(StoreError):
+            kv.put("a question never kept", "refused")
+        with pytest.raises(StoreError):
+            kv.load_pairs([("another question never kept", "refused too")])
+        assert len(kv) == 0 and _kv_answer(kv, "a question never kept") is None
+    finally:
+        store.close()
+
+
+def test_a_kv_row_changed_outside_eoc_is_never_served(backend: Backend) -> None:
+    if backend.tamper_kv is None:
+        pytest.skip("memory holds no row another program could change")
+    first = backend.kv()
+    first.put("what is the true answer", "true")
+    first.put("what is the untouched answer", "untouched")
+    first.close()
+    backend.tamper_kv("what is the true answer")
+    again = backend.kv()
+    try:
+        assert _kv_answer(again, "what is the true answer") is None
+        assert _kv_answer(again, "what is the untouched answer") == "untouched"
+        assert len(again.damaged) == 1
+    finally:
+        again.close()
+
+
+def test_another_process_sharing_the_kv_drops_what_one_forgot(backend: Backend) -> None:
+    if not backend.persistent:
+        pytest.skip("memory is one process's")
+    one = backend.kv()
+    one.put("what is our refund policy", "thirty days", origin=ORIGIN)
+    two = backend.kv()
+    try:
+        assert _kv_answer(two, "what is our refund policy") == "thirty days"
+        one.forget_where(lambda _k, _p, origin, _m: origin == ORIGIN)
+        deadline = time.monotonic() + 3
+        while _kv_answer(two, "what is our refund policy") is not None:
             assert time.monotonic() < deadline, "the other process still serves it"
             time.sleep(0.05)
     finally:

@@ -16,7 +16,7 @@ from typing import Any
 
 from eoc.boundedio import loads_strict
 from eoc.errors import EocError, InputError
-from eoc.forget import Forget, forget_from_json, forget_in
+from eoc.forget import Forget, forget_from_json
 
 MAX_BODY_BYTES = 16 << 10
 """The largest body read: a question and two short fields."""
@@ -40,7 +40,7 @@ def parse(body: bytes, made_receipt: Callable[[str], str] | None = None) -> Forg
 
 def forget(cascade: Any, what: Forget) -> dict[str, int]:
     """Forget from the cascade's cache and kv (memory and store); counts per stage."""
-    return forget_in(getattr(cascade, "_cache", None), getattr(cascade, "_kv", None), what)
+    return dict(cascade.forget(what))
 
 
 __all__ = ["MAX_BODY_BYTES", "forget", "parse"]

@@ -32,17 +32,25 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from eoc.entry import EntryMeta, Generation, meta_from_text
+from eoc.entry import meta_from_text
 from eoc.errors import EocError, InputError, StoreError, StoreUnusable, StoreVersionError
-from eoc.partition import SHARED, checked_tag, keyed, tag_of
-from eoc.persist import decode_vector, encode_vector, put_pairs
+from eoc.partition import keyed, tag_of
+from eoc.persist import decode_vector, encode_vector
 from eoc.persist_db import store_key
 from eoc.persist_schema import UNRECORDED, row_sum, summed
 from eoc.stages.cache import CacheStage
 from eoc.stages.graph import TripleStore
 from eoc.stages.kv import KVStage
-from eoc.store.protocols import PENDING, CacheListener, CacheRow, Match
-from eoc.store.rules import checked_answer, checked_origin, new_meta, stale
+from eoc.store.protocols import (
+    PENDING,
+    CacheListener,
+    CacheRow,
+    Embedding,
+    KVListener,
+    KVRow,
+    Match,
+)
+from eoc.store.rules import checked_answer, checked_origin, kv_key
 from eoc.storeparts import StoreParts
 from eoc.text.forms import normalize
 from eoc.userkey import key_id
@@ -641,21 +649,26 @@ _KV_UPSERT = (
 )
 
 
-class PgKV(KVStage):
-    """The kv stage over a :class:`PgStore`, vectors stored with their rows."""
+class PgKVStore:
+    """A kv's pairs in PostgreSQL with their vectors (:class:`eoc.store.KVStore`), shared by
+    replicas: the table ``eoc_kv``. A pair another replica writes is heard through
+    LISTEN/NOTIFY; a forget on one replica reaches every one."""
 
-    def __init__(self, store: PgStore, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    polls = False  # the listener thread hears the other replicas
+    defers = False  # a bulk load is written, with its vectors, at once
+
+    def __init__(self, store: PgStore) -> None:
         self.store = store
         self.damaged: list[Damage] = []
         self._stored: dict[str, tuple[str, str]] = {}  # key -> (answer, origin) stored
-        self._write_lock = threading.Lock()
-        self._take_rows(store.rows("kv", self.damaged))
-        store.subscribe("kv", lambda row: self._take_rows([row]), self._resync, self._prune)
+        self._stage: KVListener | None = None
+        self._embedder: Embedding | None = None
+        self._dense = False
 
-    def _take_rows(self, rows: Iterable[tuple[Any, ...]]) -> None:
-        now = self.now()
-        for key, prompt, payload, origin, text, embedder, vector in rows:
+    def _fresh(self, raw: Iterable[tuple[Any, ...]]) -> list[KVRow]:
+        """The rows not already held with the same answer, checked and decoded."""
+        out = []
+        for key, prompt, payload, origin, text, made_by, vector in raw:
             if self._stored.get(key) == (payload, origin):
                 continue
             try:
@@ -663,102 +676,90 @@ class PgKV(KVStage):
             except InputError as exc:
                 self.damaged.append(("kv", 0, exc.reason))
                 continue
-            if stale(origin, meta, now, self.ttl):
-                continue  # expired: never served
             vec = None
-            if embedder == self.embedder.name and isinstance(vector, str):
-                vec = decode_vector(vector, self.embedder, self.dense)
-            try:
-                tag = tag_of(key)  # the partition it is kept in (eoc.partition)
-                if vec is None:
-                    vec = self.embedder.embed(prompt)
-                KVStage.put(
-                    self, prompt, payload, embedding=vec, origin=origin, meta=meta, partition=tag
-                )
-            except EocError as exc:
-                self.damaged.append(("kv", 0, exc.reason))
-                continue
+            embedder = self._embedder
+            if embedder is not None and made_by == embedder.name and isinstance(vector, str):
+                vec = decode_vector(vector, embedder, self._dense)
             self._stored[key] = (payload, origin)
+            out.append(KVRow(key, prompt, payload, origin, meta, vec))
+        return out
+
+    def rows(self, embedder: Embedding, dense: bool) -> list[KVRow]:
+        self._embedder, self._dense = embedder, dense
+        return self._fresh(self.store.rows("kv", self.damaged))
+
+    def holds(self, key: str, payload: str, origin: str) -> bool:
+        return self._stored.get(key) == (payload, origin)
+
+    def _row(self, row: KVRow) -> tuple[str, ...]:
+        text = row.meta.to_text()
+        fields = (row.key, row.prompt, row.payload, row.origin)
+        summed_ = row_sum("kv", summed(fields, text), self.store.key)
+        name = "" if self._embedder is None else self._embedder.name
+        return (*fields, text, name, encode_vector(row.vector), summed_)
+
+    def put(self, rows: Sequence[KVRow]) -> str | None:
+        """Commit ``rows`` and announce them; while PostgreSQL is down, hold a single pair and
+        write it once it is back (:data:`PENDING`). A bulk load is written at once or fails."""
+        encoded = [self._row(r) for r in rows]
+        if len(encoded) == 1:
+            held = self.store.write_or_hold("kv", _KV_UPSERT, encoded, "storing a kv pair")
+        else:
+            self.store.write("kv", _KV_UPSERT, encoded, "storing kv pairs")
+            held = None
+        for r in rows:
+            self._stored[r.key] = (r.payload, r.origin)
+        return held
+
+    def delete(self, keys: Sequence[str]) -> None:
+        """Delete the rows of pairs seen expired, so no replica whose clock is behind serves
+        them (where PostgreSQL is down, the row stays until a replica reads it expired again)."""
+        for key in keys:
+            self._stored.pop(key, None)
+        with contextlib.suppress(StoreError):
+            with self.store.connection("removing expired kv pairs") as conn:
+                conn.execute("DELETE FROM eoc_kv WHERE key = ANY(%s)", (list(keys),))
+
+    def forget(self, keys: Sequence[str], match: Match | None = None) -> list[str]:
+        """Delete ``keys`` and every row of the table ``match`` picks (not only those this
+        replica holds); the other replicas are told, and drop theirs. Returns the keys memory
+        serves them under (an older eoc's keys differ)."""
+        gone: list[str] = list(keys)
+        served: list[str] = list(keys)
+        if match is not None:
+            for key, prompt, payload, origin, text, _, _ in self.store.rows("kv", []):
+                try:
+                    meta = meta_from_text(text)
+                except InputError:
+                    continue
+                if key not in gone and match(key, prompt, origin, meta):
+                    gone.append(key)
+                    try:
+                        served.append(keyed(tag_of(key), kv_key(prompt, payload)))
+                    except EocError:
+                        served.append(key)  # a row memory could not serve
+        if gone:
+            with self.store.connection("forgetting kv pairs") as conn:
+                conn.execute("DELETE FROM eoc_kv WHERE key = ANY(%s)", (gone,))
+            self.store.announce_forget("kv")
+        for key in [*gone, *served]:
+            self._stored.pop(key, None)
+        return list(dict.fromkeys(served))
+
+    def poll(self) -> None:
+        return None
+
+    def listen(self, stage: KVListener) -> None:
+        self._stage = stage
+        self.store.subscribe("kv", lambda row: self._heard([row]), self._resync, self._prune)
+
+    def _heard(self, raw: list[tuple[Any, ...]]) -> None:
+        rows = self._fresh(raw)
+        if rows and self._stage is not None:
+            self._stage.take(rows)
 
     def _resync(self) -> None:
-        self._take_rows(self.store.rows("kv", self.damaged))
-
-    def _row(
-        self, key: str, prompt: str, payload: str, vec: Any, origin: str, meta: EntryMeta
-    ) -> tuple[str, ...]:
-        text = meta.to_text()
-        fields = (key, prompt, payload, origin)
-        summed_ = row_sum("kv", summed(fields, text), self.store.key)
-        return (*fields, text, self.embedder.name, encode_vector(vec), summed_)
-
-    def put(
-        self,
-        prompt: str,
-        payload: str,
-        *,
-        embedding: object | None = None,
-        origin: str = "",
-        generation: Generation | None = None,
-        ttl: float | str | None = None,
-        meta: EntryMeta | None = None,
-        partition: str = SHARED,
-    ) -> str | None:
-        """Store a pair, what made it and how, in ``partition`` (:mod:`eoc.partition`; its tag
-        opens the row's key): committed to PostgreSQL (and announced) before memory changes;
-        while PostgreSQL is down, held and written once it is back (returns
-        :data:`~eoc.stages.base.PENDING`)."""
-        key = keyed(checked_tag(partition), self.checked_key(prompt, payload))
-        origin = checked_origin(origin)
-        if meta is None:
-            meta = new_meta(self.now(), generation, ttl)
-        vec = embedding if embedding is not None else self.embedder.embed(prompt)
-        with self._write_lock:  # memory changes in the order the database did
-            row = self._row(key, prompt, payload, vec, origin, meta)
-            held = self.store.write_or_hold("kv", _KV_UPSERT, [row], "storing a kv pair")
-            KVStage.put(
-                self, prompt, payload, embedding=vec, origin=origin, meta=meta, partition=partition
-            )
-            self._stored[key] = (payload, origin)
-            return held
-
-    def forget_where(self, match: Callable[..., bool]) -> int:
-        """Forget the kv pairs ``match`` picks, in the table and then in memory; the other
-        replicas are told, and drop theirs (:meth:`_prune`)."""
-        gone: list[str] = []
-        served: list[str] = []  # the keys memory serves them under (an older eoc's keys differ)
-        for key, prompt, payload, origin, text, _, _ in self.store.rows("kv", []):
-            try:
-                meta = meta_from_text(text)
-            except InputError:
-                continue
-            if match(key, prompt, origin, meta):
-                gone.append(key)
-                try:
-                    served.append(keyed(tag_of(key), self.checked_key(prompt, payload)))
-                except EocError:
-                    pass  # a row memory could not serve
-        with self._write_lock:
-            if gone:
-                with self.store.connection("forgetting kv pairs") as conn:
-                    conn.execute("DELETE FROM eoc_kv WHERE key = ANY(%s)", (gone,))
-                self.store.announce_forget("kv")
-            for key in dict.fromkeys([*gone, *served]):
-                self._drop(key)
-                self._stored.pop(key, None)
-        return len(gone)
-
-    def _delete_expired(self, keys: list[str]) -> None:
-        """Delete the rows of pairs seen expired (unless put again meanwhile), so no replica
-        whose clock is behind serves them (where PostgreSQL is down, the row stays until a replica
-        reads it expired again)."""
-        with self._write_lock:
-            gone = [k for k in keys if k not in self._entries]
-            for key in gone:
-                self._stored.pop(key, None)
-        if gone:
-            with contextlib.suppress(StoreError):
-                with self.store.connection("removing expired kv pairs") as conn:
-                    conn.execute("DELETE FROM eoc_kv WHERE key = ANY(%s)", (gone,))
+        self._heard(self.store.rows("kv", self.damaged))
 
     def _prune(self) -> None:
         """Another replica forgot kv pairs: drop from memory every model's answer the table no
@@ -770,33 +771,22 @@ class PgKV(KVStage):
         for key, prompt, payload in rows:
             kept.add(str(key))
             try:
-                kept.add(keyed(tag_of(key), self.checked_key(prompt, payload)))
+                kept.add(keyed(tag_of(key), kv_key(prompt, payload)))
             except EocError:
                 pass  # a row memory cannot serve
         kept |= self.store.held_keys("kv")
-        with self._write_lock:
-            with self._lock:
-                gone = [k for k, e in self._entries.items() if e.origin and k not in kept]
-            for key in gone:
-                self._drop(key)
-            for key in [k for k in self._stored if k not in kept]:
-                del self._stored[key]
-
-    def defer_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
-        """As :meth:`load_pairs`: a persistent store writes its rows, with their vectors, at once."""
-        return self.load_pairs(pairs)
-
-    def load_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
-        """Store many pairs in one transaction; pairs already stored with the same answer are skipped."""
-        with self._write_lock:
-            return put_pairs(
-                self,
-                pairs,
-                lambda rows: self.store.write("kv", _KV_UPSERT, rows, "storing kv pairs"),
-            )
+        if self._stage is not None:
+            self._stage.keep_only(lambda key, origin: not origin or key in kept)
+        for key in [k for k in self._stored if k not in kept]:
+            del self._stored[key]
 
     def close(self) -> None:
         self.store.close()
+
+
+def PgKV(store: PgStore, **kwargs: Any) -> KVStage:
+    """The kv stage over a :class:`PgStore`: ``KVStage(store=PgKVStore(store), ...)``."""
+    return KVStage(store=PgKVStore(store), **kwargs)
 
 
 class PgTripleStore(TripleStore):
