@@ -12,7 +12,8 @@ file made read-only) raises a :class:`~eoc.errors.StoreError` and leaves the sto
   does not write: a database write per hit would cost far more than the hit).
 * :class:`SqliteKVStore` — the kv's store, and :func:`SqliteKV`, the kv stage over it; the vectors are
   stored too, so a restart embeds nothing.
-* :class:`SqliteTripleStore` — the graph stage's triple store.
+* :class:`SqliteTripleRows` — the graph's triples, and :func:`SqliteTripleStore`, the triple
+  store over them.
 
 They can share one database file. Opening checks the file before anything else happens: a
 regular, writable file (or a new one in an existing, writable folder), an SQLite database of
@@ -30,23 +31,21 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from eoc.entry import meta_from_text
-from eoc.errors import EocError, InputError, StoreError
+from eoc.errors import EocError, StoreError
 from eoc.partition import keyed, tag_of
 from eoc.persist_db import Damage, StoreDb, opened
 from eoc.persist_schema import count_forget, forgets, row_sum, summed
 from eoc.stages.cache import CacheStage
-from eoc.stages.facts import read_fact_file, read_ntriples, read_tsv_triples
-from eoc.stages.graph import TripleStore
 from eoc.stages.kv import KVStage
 from eoc.store.protocols import CacheListener, CacheRow, Embedding, KVListener, KVRow, Match
 from eoc.store.rules import kv_key
+from eoc.store.triples import TripleStore
 from eoc.storeparts import StoreParts
-from eoc.text.forms import normalize
 
 MAX_VECTOR_BYTES = 8 << 20
 """Largest stored vector (JSON) decoded; a larger or malformed one is re-embedded."""
@@ -400,71 +399,50 @@ def SqliteKV(path: str | Path, *, key: bytes | None = None, **kwargs: Any) -> KV
     return KVStage(store=SqliteKVStore(path, key=key), **kwargs)
 
 
-class SqliteTripleStore(TripleStore):
-    """The triple store, written through to SQLite.
+class SqliteTripleRows:
+    """A triple store's triples in SQLite (:class:`eoc.store.TripleRows`): the table
+    ``triples``.
 
     Raises (when opened): as :class:`SqliteCacheStore`.
     """
 
     def __init__(self, path: str | Path, *, key: bytes | None = None) -> None:
         self.damaged: list[Damage] = []
-        good: list[tuple[Any, ...]] = []  # (rowid, s, p, o), read before memory is set up
-        self.db = opened(path, lambda db: good.extend(db.rows("triples", self.damaged)), key)
-        super().__init__()
-        for rowid, s, p, o in good:
-            try:
-                TripleStore.add(self, s, p, o)
-            except EocError as exc:  # a term the graph refuses (e.g. longer than it takes)
-                self.damaged.append(("triples", rowid, exc.reason))
+        self._read: list[tuple[str, str, str, int]] = []
 
-    def _fresh(self, items: list[Any]) -> list[tuple[str, str, str]]:
-        """The triples not yet stored, stripped; every one is checked before any is kept."""
-        scratch = TripleStore()  # checks each triple exactly as the graph does
-        fresh = []
-        for t in items:
-            if not isinstance(t, (tuple, list)) or len(t) != 3:
-                raise InputError(f"a triple is (subject, predicate, object), not {t!r:.80}")
-            if scratch.add(*t):  # False for a repeat within the batch
-                s, p, o = (x.strip() for x in t)
-                if normalize(o) not in {normalize(x) for x in self.objects(s, p)}:
-                    fresh.append((s, p, o))
-        return fresh
+        def read(db: StoreDb) -> None:
+            self._read = [(s, p, o, rowid) for rowid, s, p, o in db.rows("triples", self.damaged)]
 
-    def add_all(self, triples: Iterable[Any]) -> int:
-        """Add many triples in one transaction; the number that were new.
+        self.db = opened(path, read, key)
 
-        Every triple is checked before anything is written; a failed write changes nothing.
-        """
-        try:
-            items = list(triples)
-        except TypeError:
-            raise InputError("add_all takes an iterable of (subject, predicate, object)") from None
-        with self.db.lock:
-            fresh = self._fresh(items)
-            if fresh:
-                with self.db.transaction("storing triples") as c:
-                    c.executemany(
-                        "INSERT OR IGNORE INTO triples (s, p, o, checksum) VALUES (?, ?, ?, ?)",
-                        [(*t, row_sum("triples", t, self.db.key)) for t in fresh],
-                    )
-                for t in fresh:
-                    TripleStore.add(self, *t)
-        return len(fresh)
+    def rows(self) -> list[tuple[str, str, str, int]]:
+        found, self._read = self._read, []
+        return found
 
-    def add(self, subject: str, predicate: str, obj: str) -> bool:
-        """Add one triple, written through before memory changes; False if it was there."""
-        return self.add_all([(subject, predicate, obj)]) == 1
+    def put(self, triples: Sequence[tuple[str, str, str]]) -> None:
+        with self.db.lock, self.db.transaction("storing triples") as c:
+            c.executemany(
+                "INSERT OR IGNORE INTO triples (s, p, o, checksum) VALUES (?, ?, ?, ?)",
+                [(*t, row_sum("triples", t, self.db.key)) for t in triples],
+            )
 
-    def load(self, path: str | Path) -> int:
-        """Load a ``.nt`` or ``.tsv`` file in one transaction; a bad file is rejected whole."""
-        p = Path(path)
-        if p.suffix not in (".nt", ".tsv", ".txt"):
-            return TripleStore.load(self, p)  # refuses the file type before reading it
-        reader = read_ntriples if p.suffix == ".nt" else read_tsv_triples
-        return self.add_all(reader(read_fact_file(p), str(p)))
+    def listen(self, take: Callable[[Sequence[tuple[str, str, str, int]]], None]) -> None:
+        return None  # triples are only added: another process's appear at this one's next start
 
     def close(self) -> None:
         self.db.close()
+
+    def __repr__(self) -> str:
+        return f"SqliteTripleRows({self.db.path!s})"
+
+
+def SqliteTripleStore(path: str | Path, *, key: bytes | None = None) -> TripleStore:
+    """The graph's triples written through to SQLite:
+    ``TripleStore(rows=SqliteTripleRows(path))``.
+
+    Raises (when opened): as :class:`SqliteCacheStore`.
+    """
+    return TripleStore(rows=SqliteTripleRows(path, key=key))
 
 
 def open_store(location: str, kv_options: dict[str, Any]) -> StoreParts:
@@ -492,6 +470,7 @@ __all__ = [
     "SqliteCacheStore",
     "SqliteKV",
     "SqliteKVStore",
+    "SqliteTripleRows",
     "SqliteTripleStore",
     "decode_vector",
     "encode_vector",

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from eoc.stages.cache import CacheStage
-from eoc.stages.graph import TripleStore
 from eoc.stages.kv import KVStage
+from eoc.store.triples import TripleStore
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,10 +7,10 @@ import threading
 from importlib import resources
 from pathlib import Path
 
-from eoc.stages.facts import Triple, read_ntriples, read_pairs, read_tsv_triples
 from eoc.stages.graph import GraphStage, TripleStore
 from eoc.stages.kv import KVStage
 from eoc.stages.questions import Vocabulary
+from eoc.text.facts import Triple, read_ntriples, read_pairs, read_tsv_triples
 from eoc.text.forms import normalize
 
 KV_FILES = ("arithmetic.tsv", "constants.tsv")

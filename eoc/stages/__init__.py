@@ -4,11 +4,11 @@ from eoc.stages.base import DEFAULT_FIGURE_UJ, Answer, stage_figure
 from eoc.stages.cache import CacheStage
 from eoc.stages.contract import Memo, StageLike
 from eoc.stages.embed import Embedder, HashedNgramEmbedder
-from eoc.stages.facts import Triple, read_ntriples, read_pairs, read_tsv_triples
 from eoc.stages.graph import GraphStage, QuestionMatcher, TripleSource, TripleStore
 from eoc.stages.index import SparseIndex, VectorIndex
 from eoc.stages.kv import DEFAULT_THRESHOLD, KVStage
 from eoc.stages.neural import Backend, EchoBackend, NeuralStage, Reply
+from eoc.text.facts import Triple, read_ntriples, read_pairs, read_tsv_triples
 
 __all__ = [
     "DEFAULT_FIGURE_UJ",

@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 import re
-import threading
-from collections.abc import Iterable
-from pathlib import Path
-from typing import Protocol, runtime_checkable
 
 from eoc.compute import compute
-from eoc.errors import FactFileError
-from eoc.query import Query, Stage, check_text
+from eoc.query import Query, Stage
 from eoc.stages.base import Answer, stage_figure, work_estimate
-from eoc.stages.facts import (
-    MAX_FIELD_CHARS,
-    Triple,
-    read_fact_file,
-    read_ntriples,
-    read_tsv_triples,
-)
 from eoc.stages.questions import Ask, QuestionMatcher, Relation, Vocabulary
+from eoc.store.triples import MAX_TERM_BYTES, TripleSource, TripleStore
 from eoc.text.forms import normalize
 
 KIND_PREDICATE = "is a"
@@ -30,96 +19,6 @@ ALIAS_PREDICATE = "also called"
 
 _STRUCTURE = frozenset({KIND_PREDICATE, ALIAS_PREDICATE})
 _LEADING_NUMBER = re.compile(r"^[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
-
-
-@runtime_checkable
-class TripleSource(Protocol):
-    """What the graph stage asks of a store (a SPARQL store can stand in)."""
-
-    def objects(self, subject: str, predicate: str) -> list[str]: ...
-
-    def subjects(self, predicate: str, obj: str) -> list[str]: ...
-
-    def predicates(self) -> list[str]: ...
-
-
-MAX_TERM_BYTES = 4 * MAX_FIELD_CHARS
-"""Largest subject, predicate or object accepted, in UTF-8 bytes: any term a fact file holds."""
-
-
-def _key(label: str) -> str:
-    return normalize(label)
-
-
-def _checked(subject: str, predicate: str, obj: str) -> tuple[str, str, str]:
-    """The three terms stripped, each valid text (so it can be encoded, hashed and printed)."""
-    for name, value in (("subject", subject), ("predicate", predicate), ("object", obj)):
-        check_text(value, f"a triple's {name}", max_bytes=MAX_TERM_BYTES)
-    return subject.strip(), predicate.strip(), obj.strip()
-
-
-class TripleStore:
-    """Triples indexed both ways, matched case-insensitively on normalized labels."""
-
-    def __init__(self, triples: Iterable[Triple] = ()) -> None:
-        self._by_sp: dict[tuple[str, str], list[str]] = {}
-        self._by_po: dict[tuple[str, str], list[str]] = {}
-        self._preds: dict[str, int] = {}
-        self._triples: set[tuple[str, str, str]] = set()
-        self._lock = threading.Lock()
-        self.add_all(triples)
-
-    def add(self, subject: str, predicate: str, obj: str) -> bool:
-        """Add one triple; False if it was already there.
-
-        Raises:
-            InvalidText: a term is not text, is empty, holds lone surrogates or control
-                characters, or is longer than :data:`MAX_TERM_BYTES`; nothing is added.
-        """
-        return self._insert(*_checked(subject, predicate, obj))
-
-    def _insert(self, s: str, p: str, o: str) -> bool:
-        sk, pk, ok = _key(s), _key(p), _key(o)
-        with self._lock:
-            if (sk, pk, ok) in self._triples:
-                return False
-            self._triples.add((sk, pk, ok))
-            self._by_sp.setdefault((sk, pk), []).append(o)
-            self._by_po.setdefault((pk, ok), []).append(s)
-            self._preds[pk] = self._preds.get(pk, 0) + 1
-        return True
-
-    def add_all(self, triples: Iterable[Triple | tuple[str, str, str]]) -> int:
-        """Add each triple in turn (see :meth:`add`); the number that were new."""
-        return sum(self.add(*t) for t in triples)
-
-    def load(self, path: str | Path) -> int:
-        """Load a ``.nt`` (N-Triples) or ``.tsv`` file; a bad file is rejected whole."""
-        p = Path(path)
-        if p.suffix == ".nt":
-            reader = read_ntriples
-        elif p.suffix in (".tsv", ".txt"):
-            reader = read_tsv_triples
-        else:  # refused before reading: a wrong file is not read at all
-            raise FactFileError(
-                "unknown fact file type: use .nt (N-Triples) or .tsv", source=str(p)
-            )
-        triples = reader(read_fact_file(p), str(p))
-        # Every triple is checked before the first is stored, so a bad file changes nothing.
-        checked = [_checked(*t) for t in triples]
-        return sum(self._insert(*t) for t in checked)
-
-    def objects(self, subject: str, predicate: str) -> list[str]:
-        return list(self._by_sp.get((_key(subject), _key(predicate)), ()))
-
-    def subjects(self, predicate: str, obj: str) -> list[str]:
-        return list(self._by_po.get((_key(predicate), _key(obj)), ()))
-
-    def predicates(self) -> list[str]:
-        return list(self._preds)
-
-    def __len__(self) -> int:
-        return len(self._triples)
 
 
 class GraphStage:

@@ -54,7 +54,6 @@ from eoc.partition import SHARED, checked_tag, keyed, tag_of
 from eoc.query import KvPartition, Query, Stage
 from eoc.stages.base import Answer, stage_figure, work_estimate
 from eoc.stages.embed import Embedder, HashedNgramEmbedder, from_dense
-from eoc.stages.facts import read_fact_file, read_pairs
 from eoc.stages.guard import EntityGuard, HitGuard, decisive_difference, judgeable
 from eoc.stages.index import SparseIndex, VectorIndex
 from eoc.stages.judging import Judging, Verdict
@@ -63,6 +62,7 @@ from eoc.stages.wrappers import unwrap
 from eoc.store.memory import MemoryKVStore
 from eoc.store.protocols import Damage, KVRow, KVStore, Match
 from eoc.store.rules import checked_origin, kv_key, new_meta, replayed, stale
+from eoc.text.facts import read_fact_file, read_pairs
 from eoc.text.forms import fold
 
 DEFAULT_THRESHOLD = 0.6

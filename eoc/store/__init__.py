@@ -3,7 +3,7 @@ the rules every store keeps for an entry (:mod:`eoc.store.rules`) and the store 
 nothing beyond memory (:mod:`eoc.store.memory`). SQLite's store is :mod:`eoc.persist`;
 PostgreSQL's is ``eoc_native.store.postgres``."""
 
-from eoc.store.memory import MemoryCacheStore, MemoryKVStore
+from eoc.store.memory import MemoryCacheStore, MemoryKVStore, MemoryTripleRows
 from eoc.store.protocols import (
     PENDING,
     CacheListener,
@@ -14,6 +14,7 @@ from eoc.store.protocols import (
     KVRow,
     KVStore,
     Match,
+    TripleRows,
 )
 
 __all__ = [
@@ -28,4 +29,6 @@ __all__ = [
     "Match",
     "MemoryCacheStore",
     "MemoryKVStore",
+    "MemoryTripleRows",
+    "TripleRows",
 ]

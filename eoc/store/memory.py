@@ -6,7 +6,7 @@ holds no row another process could change, and forgets exactly what memory held.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from eoc.store.protocols import (
     CacheListener,
@@ -96,4 +96,23 @@ class MemoryKVStore:
         return "MemoryKVStore()"
 
 
-__all__ = ["MemoryCacheStore", "MemoryKVStore"]
+class MemoryTripleRows:
+    """A :class:`~eoc.store.protocols.TripleRows` that keeps nothing beyond memory."""
+
+    def __init__(self) -> None:
+        self.damaged: list[Damage] = []
+
+    def rows(self) -> Sequence[tuple[str, str, str, int]]:
+        return ()
+
+    def put(self, triples: Sequence[tuple[str, str, str]]) -> None:
+        return None
+
+    def listen(self, take: Callable[[Sequence[tuple[str, str, str, int]]], None]) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+__all__ = ["MemoryCacheStore", "MemoryKVStore", "MemoryTripleRows"]

@@ -1,4 +1,5 @@
-"""What a store must provide: the Protocols a cache and a kv stage read and write through.
+"""What a store must provide: the Protocols a cache and a kv stage, and the graph's triple store,
+read and write through.
 
 A stage keeps its working set in memory (the cache's LRU order and bounds); a store is where the
 answers live beyond it. The stage calls the store at fixed points, and the store may call the
@@ -180,6 +181,23 @@ class KVStore(Protocol):
     def close(self) -> None: ...
 
 
+class TripleRows(Protocol):
+    """Where a triple store's triples live beyond memory (:class:`eoc.store.triples.TripleStore`
+    indexes them in memory): ``rows()`` once, at start, as (subject, predicate, object, rowid);
+    ``put(triples)`` the new ones, checked, in one transaction, before memory changes;
+    ``listen(take)`` once: the store calls ``take(rows)`` with what another process wrote."""
+
+    damaged: list[Damage]
+
+    def rows(self) -> Sequence[tuple[str, str, str, int]]: ...
+
+    def put(self, triples: Sequence[tuple[str, str, str]]) -> None: ...
+
+    def listen(self, take: Callable[[Sequence[tuple[str, str, str, int]]], None]) -> None: ...
+
+    def close(self) -> None: ...
+
+
 __all__ = [
     "PENDING",
     "CacheListener",
@@ -191,4 +209,5 @@ __all__ = [
     "KVRow",
     "KVStore",
     "Match",
+    "TripleRows",
 ]

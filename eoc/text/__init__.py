@@ -1,2 +1,3 @@
 """Text helpers every floor above reads: the folded and normalised forms of a question
-(:mod:`eoc.text.forms`). Standard library only; nothing here imports the stages or the stores."""
+(:mod:`eoc.text.forms`) and the fact file readers (:mod:`eoc.text.facts`). Nothing here imports
+the stages or the stores."""

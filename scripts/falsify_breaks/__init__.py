@@ -125,7 +125,7 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
             "tests/test_kv_bounds.py",
         ],
     ),
-    ("eoc/stages/facts.py", ["tests/test_facts.py", "tests/test_stages.py"]),
+    ("eoc/text/facts.py", ["tests/test_facts.py", "tests/test_stages.py"]),
     ("eoc/stages/browser_remote.py", ["tests/test_browser_remote.py"]),
     (
         "eoc/stages/graph.py",

@@ -140,10 +140,30 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "        self._stage.keep_only(lambda qid, _origin: qid in kept)",
         "        self._stage.keep_only(lambda qid, _origin: True)",
     ),
+    (
+        "triples are added to memory before the store's write",
+        "eoc/store/triples.py",
+        "            if fresh:\n                self.rows.put(fresh)\n            return sum(self._insert(*t) for t in fresh)",
+        "            added = sum(self._insert(*t) for t in fresh)\n            if fresh:\n                self.rows.put(fresh)\n            return added",
+    ),
+    (
+        "a triple a rows store hands over is not checked",
+        "eoc/store/triples.py",
+        "                self._insert(*checked_triple(s, p, o))",
+        "                self._insert(s, p, o)",
+    ),
 ]
 
 _CONTRACT = "tests/native/test_store_contract.py"
 FOCUS: dict[str, list[str]] = {
+    "store.load reads unchecked": ["tests/test_facts.py"],
+    "store.add unchecked": ["tests/test_facts.py"],
+    "a triple a rows store hands over is not checked": [
+        f"{_CONTRACT}::test_a_triple_a_rows_store_hands_over_is_checked_as_any_other"
+    ],
+    "triples are added to memory before the store's write": [
+        f"{_CONTRACT}::test_triples_the_store_refuses_are_not_added"
+    ],
     "the cache changes memory before the store's write": [
         f"{_CONTRACT}::test_a_write_the_store_refuses_leaves_memory_as_it_was"
     ],

@@ -27,7 +27,16 @@ from eoc.query import Query
 from eoc.stages.cache import CacheStage
 from eoc.stages.embed import HashedNgramEmbedder
 from eoc.stages.kv import KVStage
-from eoc.store import CacheRow, CacheStore, KVStore, MemoryCacheStore, MemoryKVStore
+from eoc.store import (
+    CacheRow,
+    CacheStore,
+    KVStore,
+    MemoryCacheStore,
+    MemoryKVStore,
+    MemoryTripleRows,
+    TripleRows,
+)
+from eoc.store.triples import TripleStore
 
 ORIGIN = '{"model":"contract"}'
 _names = itertools.count()
@@ -44,6 +53,8 @@ class Backend:
     tamper: Callable[[str], None] | None = None
     open_kv: Callable[[], KVStore] = MemoryKVStore
     tamper_kv: Callable[[str], None] | None = None
+    open_triples: Callable[[], TripleRows] = MemoryTripleRows
+    tamper_triple: Callable[[str], None] | None = None
 
     def stage(self, max_entries: int = 100, **kw: Any) -> CacheStage:
         return CacheStage(max_entries, store=self.open(), **kw)
@@ -53,7 +64,7 @@ class Backend:
 
 
 def _sqlite(tmp_path: Path) -> Backend:
-    from eoc.persist import SqliteCacheStore, SqliteKVStore
+    from eoc.persist import SqliteCacheStore, SqliteKVStore, SqliteTripleRows
 
     db = tmp_path / "contract.db"
 
@@ -65,8 +76,19 @@ def _sqlite(tmp_path: Path) -> Backend:
         with closing(sqlite3.connect(db, isolation_level=None)) as c:
             c.execute("UPDATE kv SET payload = 'changed outside eoc' WHERE key = ?", (key,))
 
+    def tamper_triple(subject: str) -> None:
+        with closing(sqlite3.connect(db, isolation_level=None)) as c:
+            c.execute("UPDATE triples SET o = 'changed outside eoc' WHERE s = ?", (subject,))
+
     return Backend(
-        "sqlite", lambda: SqliteCacheStore(db), True, tamper, lambda: SqliteKVStore(db), tamper_kv
+        "sqlite",
+        lambda: SqliteCacheStore(db),
+        True,
+        tamper,
+        lambda: SqliteKVStore(db),
+        tamper_kv,
+        lambda: SqliteTripleRows(db),
+        tamper_triple,
     )
 
 
@@ -75,7 +97,7 @@ def _postgres(request: pytest.FixtureRequest) -> Backend:
     pytest.importorskip("psycopg_pool")
     import psycopg
 
-    from eoc_native.store.postgres import PgCacheStore, PgKVStore, PgStore
+    from eoc_native.store.postgres import PgCacheStore, PgKVStore, PgStore, PgTripleRows
 
     server = request.getfixturevalue("postgres")
     url = str(server.new_database(f"eoc_contract_{next(_names)}"))
@@ -93,6 +115,10 @@ def _postgres(request: pytest.FixtureRequest) -> Backend:
         store.start()  # listening: another replica's writes and forgets reach this one
         return store
 
+    def tamper_triple(subject: str) -> None:
+        with psycopg.connect(url, autocommit=True) as c:
+            c.execute("UPDATE eoc_triples SET o = 'changed outside eoc' WHERE s = %s", (subject,))
+
     return Backend(
         "postgresql",
         lambda: PgCacheStore(shared()),
@@ -100,6 +126,8 @@ def _postgres(request: pytest.FixtureRequest) -> Backend:
         tamper,
         lambda: PgKVStore(shared()),
         tamper_kv,
+        lambda: PgTripleRows(shared()),
+        tamper_triple,
     )
 
 
@@ -493,3 +521,74 @@ def test_another_process_sharing_the_kv_drops_what_one_forgot(backend: Backend) 
     finally:
         one.close()
         two.close()
+
+
+# -- the graph's triples -------------------------------------------------------------------
+
+
+def test_triples_survive_a_restart_and_a_repeat_is_not_new(backend: Backend) -> None:
+    first = TripleStore(rows=backend.open_triples())
+    assert first.add_all([("Peru", "capital", "Lima"), ("Chile", "capital", "Santiago")]) == 2
+    assert first.add("peru", "Capital", "lima") is False  # matched on normalized labels
+    first.close()
+    if not backend.persistent:
+        return
+    again = TripleStore(rows=backend.open_triples())
+    try:
+        assert again.objects("Peru", "capital") == ["Lima"] and len(again) == 2
+        assert (
+            again.add_all([("Chile", "capital", "Santiago"), ("Bolivia", "capital", "Sucre")]) == 1
+        )
+    finally:
+        again.close()
+
+
+class _RefusingRows:
+    def __init__(self, inner: TripleRows) -> None:
+        self.inner = inner
+        self.damaged = inner.damaged
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def put(self, triples: Any) -> None:
+        raise StoreError("the store refused the write (as a full disk would)")
+
+
+def test_triples_the_store_refuses_are_not_added(backend: Backend) -> None:
+    rows = backend.open_triples()
+    store = TripleStore(rows=_RefusingRows(rows))  # type: ignore[arg-type]
+    try:
+        with pytest.raises(StoreError):
+            store.add("Peru", "capital", "Lima")
+        assert len(store) == 0 and store.objects("Peru", "capital") == []
+    finally:
+        rows.close()
+
+
+def test_a_triple_changed_outside_eoc_is_never_served(backend: Backend) -> None:
+    if backend.tamper_triple is None:
+        pytest.skip("memory holds no row another program could change")
+    first = TripleStore(
+        [("Peru", "capital", "Lima"), ("Chile", "capital", "Santiago")], rows=backend.open_triples()
+    )
+    first.close()
+    backend.tamper_triple("Peru")
+    again = TripleStore(rows=backend.open_triples())
+    try:
+        assert again.objects("Peru", "capital") == []
+        assert again.objects("Chile", "capital") == ["Santiago"]
+        assert len(again.damaged) == 1
+    finally:
+        again.close()
+
+
+def test_a_triple_a_rows_store_hands_over_is_checked_as_any_other() -> None:
+    """Whatever a rows store reads (a store of another program's making), the graph checks each
+    triple as it checks one added: a bad term is listed damaged, never served."""
+    rows = MemoryTripleRows()
+    rows.rows = lambda: [("Pe\x00ru", "capital", "Lima", 7), ("Chile", "capital", "Santiago", 8)]  # type: ignore[method-assign]
+    store = TripleStore(rows=rows)
+    assert len(store) == 1 and store.objects("Chile", "capital") == ["Santiago"]
+    [(table, rowid, reason)] = store.damaged
+    assert (table, rowid) == ("triples", 7) and "subject" in reason

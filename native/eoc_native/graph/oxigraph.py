@@ -28,8 +28,8 @@ from urllib.parse import quote, unquote
 import pyoxigraph as ox
 
 from eoc.errors import FactFileError, StoreUnusable
-from eoc.stages.facts import iri_label, read_fact_file, read_tsv_triples
-from eoc.stages.graph import MAX_TERM_BYTES, _checked
+from eoc.store.triples import MAX_TERM_BYTES, checked_triple
+from eoc.text.facts import iri_label, read_fact_file, read_tsv_triples
 from eoc.text.forms import normalize
 
 KEYS = ox.NamedNode("urn:eoc:keys")
@@ -122,7 +122,7 @@ class OxigraphStore:
 
     def add(self, subject: str, predicate: str, obj: str) -> bool:
         """Add one triple given as labels; False if it was already there."""
-        s, p, o = _checked(subject, predicate, obj)
+        s, p, o = checked_triple(subject, predicate, obj)
         quad = ox.Quad(_term(s), _term(p), ox.Literal(o))
         if quad in self._store:
             return False
@@ -132,7 +132,7 @@ class OxigraphStore:
 
     def add_all(self, triples: Iterable[Any]) -> int:
         """Add triples given as labels, in one transaction; the number that were new."""
-        checked = [_checked(*t) for t in triples]
+        checked = [checked_triple(*t) for t in triples]
         before = len(self)
         quads: list[ox.Quad] = []
         seen: set[Any] = set()

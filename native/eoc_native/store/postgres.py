@@ -39,7 +39,6 @@ from eoc.persist import decode_vector, encode_vector
 from eoc.persist_db import store_key
 from eoc.persist_schema import UNRECORDED, row_sum, summed
 from eoc.stages.cache import CacheStage
-from eoc.stages.graph import TripleStore
 from eoc.stages.kv import KVStage
 from eoc.store.protocols import (
     PENDING,
@@ -51,8 +50,8 @@ from eoc.store.protocols import (
     Match,
 )
 from eoc.store.rules import checked_answer, checked_origin, kv_key
+from eoc.store.triples import TripleStore
 from eoc.storeparts import StoreParts
-from eoc.text.forms import normalize
 from eoc.userkey import key_id
 from eoc_native import require
 
@@ -789,61 +788,37 @@ def PgKV(store: PgStore, **kwargs: Any) -> KVStage:
     return KVStage(store=PgKVStore(store), **kwargs)
 
 
-class PgTripleStore(TripleStore):
-    """The graph stage's triples over a :class:`PgStore`."""
+class PgTripleRows:
+    """A triple store's triples in PostgreSQL (:class:`eoc.store.TripleRows`), shared by
+    replicas: the table ``eoc_triples``; triples another replica adds are heard through
+    LISTEN/NOTIFY."""
 
     def __init__(self, store: PgStore) -> None:
-        super().__init__()
         self.store = store
         self.damaged: list[Damage] = []
-        self._take_rows(store.rows("triples", self.damaged))
-        store.subscribe("triples", lambda row: self._take_rows([row]), self._resync)
 
-    def _take_rows(self, rows: Iterable[tuple[Any, ...]]) -> None:
-        for s, p, o in rows:
-            try:
-                TripleStore.add(self, s, p, o)
-            except EocError as exc:
-                self.damaged.append(("triples", 0, exc.reason))
+    def rows(self) -> list[tuple[str, str, str, int]]:
+        return [(s, p, o, 0) for s, p, o in self.store.rows("triples", self.damaged)]
 
-    def _resync(self) -> None:
-        self._take_rows(self.store.rows("triples", self.damaged))
+    def put(self, triples: Sequence[tuple[str, str, str]]) -> None:
+        self.store.write(
+            "triples",
+            "INSERT INTO eoc_triples (s, p, o, checksum) VALUES (%s, %s, %s, %s) "
+            "ON CONFLICT (s, p, o) DO UPDATE SET seq = nextval('eoc_seq') RETURNING seq",
+            [(*t, row_sum("triples", t, self.store.key)) for t in triples],
+            "storing triples",
+        )
 
-    def add_all(self, triples: Iterable[Any]) -> int:
-        """Add many triples in one transaction; the number that were new."""
-        items = list(triples)
-        scratch = TripleStore()
-        fresh = []
-        for t in items:
-            if not isinstance(t, (tuple, list)) or len(t) != 3:
-                raise InputError(f"a triple is (subject, predicate, object), not {t!r:.80}")
-            if scratch.add(*t):
-                s, p, o = (x.strip() for x in t)
-                if (s, p, o) not in self:
-                    fresh.append((s, p, o))
-        if fresh:
-            self.store.write(
-                "triples",
-                "INSERT INTO eoc_triples (s, p, o, checksum) VALUES (%s, %s, %s, %s) "
-                "ON CONFLICT (s, p, o) DO UPDATE SET seq = nextval('eoc_seq') RETURNING seq",
-                [(*t, row_sum("triples", t, self.store.key)) for t in fresh],
-                "storing triples",
-            )
-            for t in fresh:
-                TripleStore.add(self, *t)
-        return len(fresh)
-
-    def add(self, subject: str, predicate: str, obj: str) -> bool:
-        return self.add_all([(subject, predicate, obj)]) == 1
-
-    def __contains__(self, triple: object) -> bool:
-        if not isinstance(triple, tuple) or len(triple) != 3:
-            return False
-        s, p, o = triple
-        return normalize(o) in {normalize(x) for x in self.objects(s, p)}
+    def listen(self, take: Callable[[Sequence[tuple[str, str, str, int]]], None]) -> None:
+        self.store.subscribe("triples", lambda row: take([(*row, 0)]), lambda: take(self.rows()))
 
     def close(self) -> None:
         self.store.close()
+
+
+def PgTripleStore(store: PgStore) -> TripleStore:
+    """The graph's triples over a :class:`PgStore`: ``TripleStore(rows=PgTripleRows(store))``."""
+    return TripleStore(rows=PgTripleRows(store))
 
 
 def open_store(url: str, kv_options: dict[str, Any]) -> StoreParts:
