@@ -5,7 +5,7 @@ Options decide four things, the same way everywhere:
 
 * the **store**: ``None`` (memory), a file path (SQLite) or ``SCHEME://...`` (the
   ``eoc.stores`` entry point named ``SCHEME``: the native extra's ``postgresql``), see
-  :mod:`eoc.storeparts`;
+  :mod:`eoc.store.parts`;
 * the **embedder** of the kv stage (:func:`kv_options`: MiniLM when installed, else hashed);
 * the **model** of the neural stage (:func:`model_backend`);
 * the **signer** of receipts (:func:`signer`).
@@ -22,15 +22,15 @@ from typing import Any
 
 from eoc import plugins
 from eoc._compat import IN_PYODIDE
-from eoc.entry import checked_ttl
 from eoc.errors import ConfigError, EocError, MissingExtra, StoreUnusable
 from eoc.knowledge import PackStore, kv_pairs, triples, vocabulary
 from eoc.stages.cache import CacheStage
 from eoc.stages.contract import StageLike
-from eoc.stages.graph import GraphStage, TripleSource
+from eoc.stages.graph import GraphStage, TripleSource, TripleStore
 from eoc.stages.kv import KVStage
 from eoc.stages.neural import Backend, NeuralStage, NoModelBackend, TakesMaxTokens
-from eoc.storeparts import StoreParts
+from eoc.store.entry import checked_ttl
+from eoc.store.parts import StoreParts
 
 EMBEDDER_ENV = "EOC_EMBEDDER"
 
@@ -209,9 +209,9 @@ def _scheme(location: str) -> str:
     return head.lower() if sep and head.replace("+", "").isalnum() else ""
 
 
-def open_store(location: str, options: dict[str, Any]) -> StoreParts:
+def open_store(location: str) -> StoreParts:
     """Open the store ``location`` names (a file path: SQLite; ``SCHEME://...``: the
-    ``eoc.stores`` entry point ``SCHEME``).
+    ``eoc.stores`` entry point ``SCHEME``): its cache's, kv's and graph's stores.
 
     Raises:
         StoreUnusable: no installed store takes that scheme, or the store cannot be opened.
@@ -221,9 +221,9 @@ def open_store(location: str, options: dict[str, Any]) -> StoreParts:
         raise StoreUnusable("the store is named by a file path or a URL; it is empty")
     scheme = _scheme(location)
     if scheme in ("", "sqlite"):
-        from eoc.persist import open_store as open_sqlite
+        from eoc.store.sqlite import open_store as open_sqlite
 
-        return open_sqlite(location, options)
+        return open_sqlite(location)
     installed = () if IN_PYODIDE else plugins.names(plugins.STORES)
     if scheme not in installed:
         known = ", ".join(f"{n}://" for n in installed) or f"none installed ({plugins.NATIVE_HINT})"
@@ -236,12 +236,46 @@ def open_store(location: str, options: dict[str, Any]) -> StoreParts:
         raise MissingExtra(
             f"the {scheme} store needs packages not installed ({exc}): {plugins.NATIVE_HINT}"
         ) from None
-    parts = opener(location, options)
+    parts = opener(location)
     if not isinstance(parts, StoreParts):
         raise StoreUnusable(
             f"the {scheme} store's opener returned {type(parts).__name__}, not StoreParts"
         )
     return parts
+
+
+@dataclass(frozen=True)
+class Stored:
+    """The cache, kv and triple store built over an opened store's parts."""
+
+    cache: CacheStage
+    kv: KVStage
+    triples: TripleStore
+    parts: StoreParts
+
+    def close(self) -> None:
+        self.parts.close()
+
+
+def open_stages(location: str, options: dict[str, Any], ttl: float | None = None) -> Stored:
+    """The cache and kv stages and the triple store over the store ``location`` names
+    (:func:`open_store`), the kv built with ``options`` (:func:`kv_options`), both stages with
+    the store-wide ``ttl``. A part that cannot be built closes the store.
+
+    Raises:
+        as :func:`open_store`, and what a stage raises reading its store.
+    """
+    parts = open_store(location)
+    try:
+        return Stored(
+            CacheStage(ttl=ttl, store=parts.cache),
+            KVStage(ttl=ttl, store=parts.kv, **options),
+            TripleStore(rows=parts.triples),
+            parts,
+        )
+    except BaseException:
+        parts.close()
+        raise
 
 
 @dataclass(frozen=True)
@@ -303,24 +337,22 @@ def assemble(
         kv.defer_pairs(kv_pairs())  # embedded on the first lookup that needs a vector
         graph = GraphStage(graph_source(), vocabulary=vocabulary())
         return Assembly([CacheStage(ttl=seconds), kv, graph, NeuralStage(backend)])
-    parts = open_store(store, options)
+    built = open_stages(store, options, seconds)
     try:
-        for part in (parts.cache, parts.kv):
-            part.set_ttl(seconds)
         if pack_in_store:
-            parts.kv.defer_pairs(kv_pairs())  # a store writes them at once, the missing ones only
+            built.kv.defer_pairs(kv_pairs())  # a store writes them at once, the missing ones only
         else:  # in memory only, embedded when first needed, as without a store
-            parts.kv.defer_pairs(kv_pairs(), memory_only=True)
-        if pack_in_store and len(parts.triples) == 0:
-            parts.triples.add_all(triples())
-        if parts.start is not None:
-            parts.start()
+            built.kv.defer_pairs(kv_pairs(), memory_only=True)
+        if pack_in_store and len(built.triples) == 0:
+            built.triples.add_all(triples())
+        if built.parts.start is not None:
+            built.parts.start()
     except BaseException:
-        parts.close()
+        built.close()
         raise
-    source = parts.triples if pack_in_store else graph_source()
+    source = built.triples if pack_in_store else graph_source()
     graph = GraphStage(source, vocabulary=vocabulary())
-    return Assembly([parts.cache, parts.kv, graph, NeuralStage(backend)], parts, store)
+    return Assembly([built.cache, built.kv, graph, NeuralStage(backend)], built.parts, store)
 
 
 def default_stages(
@@ -334,6 +366,7 @@ __all__ = [
     "EMBEDDER_ENV",
     "MODEL_ENV",
     "Assembly",
+    "Stored",
     "assemble",
     "default_backend",
     "default_kv",
@@ -342,6 +375,7 @@ __all__ = [
     "graph_source",
     "kv_options",
     "model_backend",
+    "open_stages",
     "open_store",
     "signer",
 ]

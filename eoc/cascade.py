@@ -43,7 +43,6 @@ from eoc.calibration import (
     calibrate_hits,
 )
 from eoc.cost import JouleCost, Provenance
-from eoc.entry import Generation, MadeCost, checked_made
 from eoc.errors import (
     BackendError,
     ConfigError,
@@ -53,7 +52,6 @@ from eoc.errors import (
     StoreError,
 )
 from eoc.followup import earlier_turns_change, fits
-from eoc.forget import Forget, checked_answer_name, forget_in, forget_of
 from eoc.ledger import Avoided, MadeLedger, avoided, made_ceiling, recorded_cost, this_host
 from eoc.meter.counter import Counter, CounterStatus, StubCounter, checked_meter, max_power_uw
 from eoc.meter.detection import detect_all
@@ -68,6 +66,8 @@ from eoc.stages.cache import CacheStage
 from eoc.stages.contract import PENDING, Remembering, StageLike, wire
 from eoc.stages.judging import Judging
 from eoc.stages.neural import origin_of
+from eoc.store.entry import Generation, MadeCost, checked_made
+from eoc.store.forget import Forget, checked_answer_name, forget_in, forget_of
 
 _MEASURED = Provenance.MEASURED
 _ESTIMATED = Provenance.ESTIMATED
@@ -569,7 +569,7 @@ class Cascade:
         ``answer`` is a :class:`Response` (a fresh model answer's, or a replay's), the digest of
         any receipt this cascade gave with it (a replay's receipts are looked up among the
         newest :data:`_REPLAYS_KEPT`), or a response id of ``eoc serve``, which carries the
-        made receipt's first 32 hex digits (:func:`eoc.forget.answer_in_id`).
+        made receipt's first 32 hex digits (:func:`eoc.store.forget.answer_in_id`).
 
         Raises:
             InputError: an answer no model made or no store kept, or text that is neither a
@@ -598,7 +598,7 @@ class Cascade:
         return self.forget(forget_of(answer=self.made_receipt(answer)))
 
     def forget(self, what: Forget) -> dict[str, int]:
-        """Forget what ``what`` says (:func:`eoc.forget.forget_of`) from this cascade's cache
+        """Forget what ``what`` says (:func:`eoc.store.forget.forget_of`) from this cascade's cache
         and kv, in memory and in their stores; how many entries each stage forgot."""
         return forget_in(
             None if self._cache is None else self._cache.stage,

@@ -7,7 +7,7 @@ agree everywhere.
 
 * A **replayed model answer** (a cache or kv hit on an answer the model made) avoided what
   making it cost, as recorded when it was made: stored with the entry
-  (:class:`eoc.entry.MadeCost`, so another process or a restarted server reports the same), or
+  (:class:`eoc.store.entry.MadeCost`, so another process or a restarted server reports the same), or
   in this process's :class:`MadeLedger` for a memo stage that keeps no record. The figure keeps
   the provenance it had then, as ``measured-when-made`` or ``estimated``: the work it stands for
   did not run now, so no counter read it and it is never ``measured``. A record of a measurement
@@ -38,9 +38,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from eoc.cost import CounterKind, JouleCost, Provenance
-from eoc.entry import MadeCost
 from eoc.errors import ConfigError
 from eoc.query import Stage
+from eoc.store.entry import MadeCost
 
 
 class AvoidedProvenance(enum.StrEnum):
@@ -214,7 +214,7 @@ def recorded_cost(
 class MadeLedger:
     """What the model's remembered answers cost when they were made, in this process.
 
-    The figure a replay reports is the one stored with the entry (:class:`eoc.entry.MadeCost`,
+    The figure a replay reports is the one stored with the entry (:class:`eoc.store.entry.MadeCost`,
     so it holds across processes and restarts); this ledger is for memo stages that keep no
     generation record (a third party's). Keyed by what made an answer and its text (a SHA-256
     of both), so a cache hit and a kv hit on the same remembered answer find the same figure;

@@ -51,8 +51,8 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from eoc.entry import EntryMeta
 from eoc.errors import InvalidText
+from eoc.store.entry import EntryMeta
 
 SHARED = ""
 """The shared partition's tag: plain questions and facts."""

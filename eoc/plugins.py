@@ -19,8 +19,9 @@ The groups, and what each entry point names:
 ``eoc.graph_stores``   ``open_for_answers()`` returning a triple source, or ``None`` if none exists
 ``eoc.signers``        a receipt signer class with ``from_file(path)``
 ``eoc.verifiers``      a module that checks signed receipts (``receipts``) or profiles (``profile``)
-``eoc.stores``         ``open_store(location, kv_options)`` returning :class:`~eoc.storeparts.StoreParts`
-                       for ``--store NAME://...`` (:mod:`eoc.assemble`)
+``eoc.stores``         ``open_store(location)`` returning :class:`~eoc.store.parts.StoreParts` (a
+                       cache's, a kv's and a graph's store: :mod:`eoc.store`) for
+                       ``--store NAME://...`` (:mod:`eoc.assemble`)
 ``eoc.commands``       ``register(sub, add)`` adding a CLI command (``eoc serve``, ``eoc graph``,
                        ``eoc autotune``)
 =====================  ===========================================================================

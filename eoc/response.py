@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from eoc.cost import JouleCost
-from eoc.entry import Generation
 from eoc.ledger import Avoided
 from eoc.query import Stage
 from eoc.receipt import Receipt
+from eoc.store.entry import Generation
 
 
 @dataclass(frozen=True, slots=True, init=False, eq=False, repr=False)
@@ -22,9 +22,9 @@ class Response:
     ``tokens`` is (tokens in, tokens out) when a model produced this answer and counted them;
     :attr:`uj_per_token` is then the figure per generated token, of the cost's provenance.
 
-    ``generation`` is how a model generated the answer (:class:`eoc.entry.Generation`: finish
+    ``generation`` is how a model generated the answer (:class:`eoc.store.entry.Generation`: finish
     reason, token counts, seconds): a fresh model answer's, or, for a remembered one served again
-    (``replayed``), the one kept with it, :data:`eoc.entry.UNKNOWN` when it was kept before eoc
+    (``replayed``), the one kept with it, :data:`eoc.store.entry.UNKNOWN` when it was kept before eoc
     recorded it; ``None`` when no model made the answer.
 
     ``stored`` says whether the answer was remembered for next time (not part of the receipt):

@@ -15,6 +15,7 @@ from eoc.assemble import assemble, open_store
 from eoc.cli.main import main
 from eoc.errors import StoreUnusable
 from eoc.stages.neural import NoModelBackend
+from eoc.store import CacheStore, KVStore
 from tests.assembly_questions import CLI_SAMPLE, QUESTIONS
 from tests.graph_questions import ANSWERED
 
@@ -61,11 +62,12 @@ def test_eoc_query_answers_as_the_api_does(
 
 def test_a_store_is_chosen_by_its_scheme_and_an_unknown_one_is_refused(tmp_path: Path) -> None:
     with pytest.raises(StoreUnusable, match="no store takes nosuch://"):
-        open_store("nosuch://host/db", {})
+        open_store("nosuch://host/db")
     with pytest.raises(StoreUnusable, match="empty"):
-        open_store("  ", {})
-    parts = open_store(f"sqlite://{tmp_path / 'x.db'}", {})
+        open_store("  ")
+    parts = open_store(f"sqlite://{tmp_path / 'x.db'}")
     try:
-        assert len(parts.triples) == 0 and (tmp_path / "x.db").exists()
+        assert isinstance(parts.cache, CacheStore) and isinstance(parts.kv, KVStore)
+        assert parts.triples.rows() == [] and (tmp_path / "x.db").exists()
     finally:
         parts.close()

@@ -17,14 +17,14 @@ from pathlib import Path
 import pytest
 
 from eoc import Cascade, Query, Stage
-from eoc.forget import forget_in, forget_of
 from eoc.knowledge import kv_pairs, seeded_graph, seeded_kv
 from eoc.partition import SHARED, Partition, keyed, tag_of, unkeyed
 from eoc.persist import SqliteKV
-from eoc.persist_db import store_key
-from eoc.persist_schema import row_sum, summed
 from eoc.stages import CacheStage, KVStage, NeuralStage
 from eoc.stages.guard import EntityGuard, decisive_difference, symbols
+from eoc.store.forget import forget_in, forget_of
+from eoc.store.sqlite_db import store_key
+from eoc.store.sqlite_schema import row_sum, summed
 from eoc.testing import ScriptedBackend
 from eoc.text.forms import fold
 from tests.helpers import IN_BROWSER

@@ -13,10 +13,10 @@ import pytest
 
 from eoc import Cascade
 from eoc.errors import ConfigError, InputError
-from eoc.forget import forget_from_json, forget_in, forget_of
 from eoc.persist import SqliteCache, SqliteKV
 from eoc.query import Query
 from eoc.stages import CacheStage, KVStage, NeuralStage
+from eoc.store.forget import forget_from_json, forget_in, forget_of
 from tests.helpers import ModelStandIn
 
 
@@ -190,7 +190,7 @@ def test_a_forget_in_one_process_reaches_another_serving_from_the_same_file(
     processes have) stops serving what the other forgot, within LISTEN_EVERY_S."""
     import time
 
-    from eoc.persist import LISTEN_EVERY_S
+    from eoc.store.sqlite import LISTEN_EVERY_S
 
     db = tmp_path / "s.db"
     server_cache, server_kv = SqliteCache(db), SqliteKV(db)

@@ -23,6 +23,12 @@ import pytest
 CORE = "eoc"
 NATIVE = "eoc_native"
 
+CORE_LAYERS = ("eoc.text", "eoc.store", "eoc.stages")
+"""The core's floors, lowest first: text helpers, then the stores (where answers live), then the
+stages that read and write through them. A store never imports a stage, nor text a store. The
+root modules (the public face: query, cost, errors, partition, ...) and the cascade, assembly and
+commands above are not ranked."""
+
 NATIVE_LAYERS = ("eoc_native.quant", "eoc_native.backends", "eoc_native.autotune", "eoc_native.llm")
 """Lowest first: a module of one may import its own layer's and lower layers' modules, never a
 higher one's. The block formats and kernels (quant) sit below the matmul backends, which never
@@ -224,3 +230,10 @@ def test_no_native_module_imports_a_higher_layer(graph: dict[str, set[str]]) -> 
     for prefix in NATIVE_LAYERS:
         assert prefix in graph, f"{prefix} is gone: update NATIVE_LAYERS"
     assert upward(graph, NATIVE_LAYERS) == []
+
+
+def test_no_core_module_imports_a_higher_floor(graph: dict[str, set[str]]) -> None:
+    """The stores are below the stages: a new store is one module that needs no stage."""
+    for prefix in CORE_LAYERS:
+        assert prefix in graph, f"{prefix} is gone: update CORE_LAYERS"
+    assert upward(graph, CORE_LAYERS) == []

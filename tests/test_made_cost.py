@@ -19,7 +19,13 @@ import pytest
 from eoc import Cascade, JouleCost, Stage
 from eoc import cascade as cascade_module
 from eoc.cost import CounterKind, Provenance
-from eoc.entry import (
+from eoc.errors import InvalidText
+from eoc.ledger import AvoidedProvenance, recorded_cost, this_host
+from eoc.persist import SqliteCache, SqliteKV
+from eoc.query import Query
+from eoc.stages import CacheStage, KVStage, NeuralStage
+from eoc.stages.base import approx_tokens, work_estimate
+from eoc.store.entry import (
     MAX_MADE_UJ,
     EntryMeta,
     Generation,
@@ -27,14 +33,8 @@ from eoc.entry import (
     checked_made,
     meta_from_text,
 )
-from eoc.errors import InvalidText
-from eoc.ledger import AvoidedProvenance, recorded_cost, this_host
-from eoc.persist import SqliteCache, SqliteKV
-from eoc.persist_db import store_key
-from eoc.persist_schema import row_sum, summed
-from eoc.query import Query
-from eoc.stages import CacheStage, KVStage, NeuralStage
-from eoc.stages.base import approx_tokens, work_estimate
+from eoc.store.sqlite_db import store_key
+from eoc.store.sqlite_schema import row_sum, summed
 from eoc.testing import FakeClock, FakeCounter, ScriptedBackend
 from tests.helpers import IN_BROWSER, native_only, small_stages
 

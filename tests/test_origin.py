@@ -13,10 +13,10 @@ import pytest
 from eoc import Cascade, Query
 from eoc.cli.main import main
 from eoc.persist import SqliteCache, SqliteKV, SqliteTripleStore
-from eoc.persist_schema import SCHEMA_VERSION, UNRECORDED
 from eoc.stages import CacheStage, KVStage
 from eoc.stages.graph import GraphStage, TripleStore
 from eoc.stages.neural import NO_MODEL_NOTICE, NeuralStage, NoModelBackend, Reply, origin_of
+from eoc.store.sqlite_schema import SCHEMA_VERSION, UNRECORDED
 from tests.helpers import IN_BROWSER
 
 
@@ -103,7 +103,7 @@ def test_a_version_1_store_is_migrated_and_its_unrecorded_answers_are_kept_but_n
 ) -> None:
     db = tmp_path / "v1.db"
     q = Query("tell me a story")
-    from eoc.persist_schema import row_sum
+    from eoc.store.sqlite_schema import row_sum
 
     with sqlite3.connect(db) as conn:
         conn.executescript(

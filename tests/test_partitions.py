@@ -17,15 +17,15 @@ import pytest
 from eoc import Cascade
 from eoc.chat import ChatDefaults, ChatRequest, parse_chat
 from eoc.errors import InvalidText
-from eoc.forget import forget_in, forget_of
 from eoc.partition import SHARED, Partition, checked_tag, keyed, tag_of, unkeyed
 from eoc.persist import SqliteCache, SqliteKV
-from eoc.persist_schema import SCHEMA_VERSION
 from eoc.query import Query
 from eoc.stages.cache import CacheStage
 from eoc.stages.graph import GraphStage, TripleStore
 from eoc.stages.kv import KVStage
 from eoc.stages.neural import NeuralStage, Reply
+from eoc.store.forget import forget_in, forget_of
+from eoc.store.sqlite_schema import SCHEMA_VERSION
 from tests.helpers import small_stages
 
 M = "m"
@@ -415,8 +415,8 @@ def test_a_version_3_store_opens_as_the_current_version_with_every_row_shared(
 
 
 def test_a_row_whose_key_names_no_partition_is_damaged_not_served(tmp_path: Path) -> None:
-    from eoc.persist_db import store_key
-    from eoc.persist_schema import row_sum, summed
+    from eoc.store.sqlite_db import store_key
+    from eoc.store.sqlite_schema import row_sum, summed
 
     db = tmp_path / "answers.db"
     kv = SqliteKV(db)

@@ -28,8 +28,8 @@ from eoc.errors import (
     StoreVersionError,
 )
 from eoc.persist import SqliteCache, SqliteKV, SqliteTripleStore
-from eoc.persist_schema import SCHEMA_VERSION
 from eoc.stages import CacheStage, KVStage
+from eoc.store.sqlite_schema import SCHEMA_VERSION
 from tests.helpers import IN_BROWSER, ModelStandIn
 
 

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from eoc import Cascade
-from eoc.entry import UNKNOWN, EntryMeta, Generation, meta_from_text
 from eoc.errors import InvalidText
 from eoc.persist import SqliteCache, SqliteKV
-from eoc.persist_schema import SCHEMA_VERSION, row_sum
 from eoc.query import Query
 from eoc.stages import CacheStage, KVStage, NeuralStage, Reply
 from eoc.stages.base import Answer
+from eoc.store.entry import UNKNOWN, EntryMeta, Generation, meta_from_text
+from eoc.store.sqlite_schema import SCHEMA_VERSION, row_sum
 
 
 class Cut:

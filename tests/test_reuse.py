@@ -15,12 +15,18 @@ from typing import Any
 import pytest
 
 from eoc import Cascade, Query, Stage
-from eoc.entry import EntryMeta, Generation, meta_from_text
+from eoc.assemble import open_stages
 from eoc.errors import ConfigError, InputError, InvalidText
-from eoc.forget import answer_in_id, checked_answer_name, forget_from_json, forget_of, id_naming
-from eoc.persist import open_store
 from eoc.stages import Reply
 from eoc.stages.kv import finished
+from eoc.store.entry import EntryMeta, Generation, meta_from_text
+from eoc.store.forget import (
+    answer_in_id,
+    checked_answer_name,
+    forget_from_json,
+    forget_of,
+    id_naming,
+)
 from tests.helpers import IN_BROWSER, small_stages
 
 _KEY = {"EOC_KEY_FILE": os.environ["EOC_KEY_FILE"]}  # the same user: the same key
@@ -141,7 +147,7 @@ def test_the_made_receipt_is_kept_with_the_entry_and_checked() -> None:
 def test_a_store_forgets_an_answer_named_in_another_process(tmp_path: Path) -> None:
     """eoc query prints the made receipt; eoc store forget --receipt forgets it from the file."""
     store = str(tmp_path / "store.db")
-    first = open_store(store, {})
+    first = open_stages(store, {})
     stages = [first.cache, first.kv, *small_stages(Model())[2:]]
     try:
         made = Cascade(stages).resolve("Who wrote Hamlet?")

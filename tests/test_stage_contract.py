@@ -12,11 +12,11 @@ import pytest
 
 import eoc.cascade
 from eoc import Cascade, Query, Stage, StubCounter
-from eoc.entry import Generation
 from eoc.errors import ConfigError
 from eoc.stages import CacheStage, KVStage, NeuralStage
 from eoc.stages.base import Answer, stage_figure
 from eoc.stages.contract import Memo, StageLike, wire
+from eoc.store.entry import Generation
 from eoc.testing import ScriptedBackend
 
 

@@ -17,10 +17,10 @@ from eoc import Cascade
 from eoc.cli.main import main
 from eoc.errors import StoreUnusable
 from eoc.persist import SqliteCache, SqliteKV
-from eoc.persist_db import store_key
-from eoc.persist_schema import SCHEMA_VERSION, row_sum, summed
 from eoc.query import Query
 from eoc.stages import NeuralStage
+from eoc.store.sqlite_db import store_key
+from eoc.store.sqlite_schema import SCHEMA_VERSION, row_sum, summed
 from eoc.userkey import key_id
 from tests.helpers import IN_BROWSER, ModelStandIn
 

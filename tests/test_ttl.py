@@ -10,11 +10,11 @@ import pytest
 
 from eoc import Cascade
 from eoc.assemble import assemble
-from eoc.entry import parse_duration
 from eoc.errors import ConfigError
 from eoc.persist import SqliteCache, SqliteKV
 from eoc.query import Query
 from eoc.stages import CacheStage, KVStage, NeuralStage
+from eoc.store.entry import parse_duration
 from tests.helpers import ModelStandIn
 
 
@@ -70,7 +70,7 @@ def test_a_store_ttl_ages_model_answers_only() -> None:
 
 
 def test_set_ttl_on_a_store_with_old_entries_of_unknown_age() -> None:
-    from eoc.entry import NO_META
+    from eoc.store.entry import NO_META
 
     kv = KVStage()
     kv.put("tell me a joke", "knock knock", origin="model-x", meta=NO_META)

@@ -1,5 +1,5 @@
 """``eoc store forget``: forget remembered answers by question, stage and age, or one answer by
-the receipt it was made with (:mod:`eoc.forget`).
+the receipt it was made with (:mod:`eoc.store.forget`).
 
 It opens the store as ``eoc query`` does (``--store``: a SQLite file or ``postgresql://...``;
 default ``$EOC_STORE``, else the per-user store ``eoc query`` remembers in, if there is one),
@@ -17,19 +17,19 @@ from typing import Any, TextIO
 from eoc.cli.common import emit
 from eoc.cli.userstore import user_store_path
 from eoc.errors import ConfigError
-from eoc.forget import STAGES, forget_in, forget_of
+from eoc.store.forget import STAGES, forget_in, forget_of
 
 
 def cmd_store_forget(args: argparse.Namespace, out: TextIO) -> int:
-    from eoc.assemble import kv_options, open_store
-    from eoc.persist import LISTEN_EVERY_S
+    from eoc.assemble import kv_options, open_stages
+    from eoc.store.sqlite import LISTEN_EVERY_S
 
     named = args.receipt if args.receipt is not None else args.response_id
     if args.receipt is not None and args.response_id is not None:
         raise ConfigError("name the answer once: --receipt or --response-id, not both")
     what = forget_of(args.question, args.stage, args.older_than, answer=named)  # before opening
     store = args.store or _per_user_store()
-    parts = open_store(store, kv_options())
+    parts = open_stages(store, kv_options())
     where: dict[str, dict[str, int]] = {}
     try:
         counts = forget_in(parts.cache, parts.kv, what, where=where)

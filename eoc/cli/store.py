@@ -27,8 +27,8 @@ from urllib.parse import quote
 from eoc.cli.common import Add, emit
 from eoc.cli.forget import add_forget
 from eoc.errors import StoreUnusable
-from eoc.persist_db import StoreDb, check_path, store_key, translate
-from eoc.persist_schema import (
+from eoc.store.sqlite_db import StoreDb, check_path, store_key, translate
+from eoc.store.sqlite_schema import (
     KEYED_VERSION,
     ORIGIN_AT,
     SCHEMA_VERSION,
@@ -63,7 +63,7 @@ _INSERT = {
 def _open_read_only(path: str) -> tuple[Path, sqlite3.Connection, Layout, list[str]]:
     """The store opened read-only, its layout and what ``quick_check`` finds wrong.
 
-    A store of version 5 must name this user's key (:func:`eoc.persist_schema.check_key`)."""
+    A store of version 5 must name this user's key (:func:`eoc.store.sqlite_schema.check_key`)."""
     given, real = check_path(path, write=False)
     try:
         conn = sqlite3.connect(f"file:{quote(str(real))}?mode=ro", uri=True)

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from eoc._compat import IN_PYODIDE
-from eoc.entry import checked_ttl
 from eoc.errors import StoreError, StoreUnusable
+from eoc.store.entry import checked_ttl
 
 if TYPE_CHECKING:
     from eoc.assemble import Assembly

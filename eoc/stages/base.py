@@ -6,10 +6,10 @@ import math
 from dataclasses import dataclass, field
 
 from eoc.cost import JouleCost
-from eoc.entry import EntryMeta, Generation
 from eoc.errors import ConfigError
 from eoc.query import Stage
 from eoc.response import Response
+from eoc.store.entry import EntryMeta, Generation
 
 
 class Built:
@@ -46,7 +46,7 @@ class Answer:
     memo: bool = True  # False: the cascade must not remember it (see eoc.stages.neural)
     unkept: str = ""  # why a model's answer is not remembered, when it is broken
     tokens: tuple[int, int] | None = None  # a model's (tokens in, tokens out)
-    # how a model generated it (eoc.entry): a fresh model answer's, or a remembered one's as
+    # how a model generated it (eoc.store.entry): a fresh model answer's, or a remembered one's as
     # kept (UNKNOWN when kept before eoc recorded it); None when no model made it
     generation: Generation | None = None
     meta: EntryMeta | None = None  # a remembered entry's record (age, expiry)

@@ -12,10 +12,10 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import replace
 
-from eoc.entry import EntryMeta, Generation, checked_ttl
 from eoc.errors import ConfigError
 from eoc.query import Query, Stage
 from eoc.stages.base import Answer, stage_figure, work_estimate
+from eoc.store.entry import EntryMeta, Generation, checked_ttl
 from eoc.store.memory import MemoryCacheStore
 from eoc.store.protocols import CacheRow, CacheStore, Damage, Match
 from eoc.store.rules import (
@@ -307,7 +307,7 @@ class CacheStage:
                 return self._drop(qid)
 
     def forget_where(self, match: Match) -> int:
-        """Forget every entry ``match(qid, None, origin, meta)`` picks (:mod:`eoc.forget`), in
+        """Forget every entry ``match(qid, None, origin, meta)`` picks (:mod:`eoc.store.forget`), in
         the store (every row it picks, in a store that holds more than memory) and then in
         memory; how many."""
         with self._write_lock:

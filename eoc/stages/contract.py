@@ -35,11 +35,11 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from eoc.cost import JouleCost
-from eoc.entry import Generation
 from eoc.errors import ConfigError
 from eoc.query import Query, Stage
 from eoc.stages.base import Answer, WorkRates
 from eoc.stages.judging import Judging
+from eoc.store.entry import Generation
 from eoc.store.protocols import PENDING
 
 
@@ -57,7 +57,7 @@ class StageLike(Protocol):
 class Memo(Protocol):
     """A stage that can remember an answer so a later query hits it, with what made it
     (``origin``: "" when no model did; see :meth:`eoc.stages.neural.NeuralStage.origin`) and how
-    (``generation``, :class:`eoc.entry.Generation`; ``None`` when no model made it).
+    (``generation``, :class:`eoc.store.entry.Generation`; ``None`` when no model made it).
 
     ``remember`` returns ``None`` once the answer is remembered (written through, for a store),
     or :data:`PENDING` when a shared store is down and the write waits for it; it raises

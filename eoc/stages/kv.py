@@ -48,7 +48,6 @@ from pathlib import Path
 from typing import Any
 
 from eoc.cost import JouleCost
-from eoc.entry import EntryMeta, Generation, checked_ttl
 from eoc.errors import ConfigError, EocError, FactFileError, InputError
 from eoc.partition import SHARED, checked_tag, keyed, tag_of
 from eoc.query import KvPartition, Query, Stage
@@ -59,6 +58,7 @@ from eoc.stages.index import SparseIndex, VectorIndex
 from eoc.stages.judging import Judging, Verdict
 from eoc.stages.vocabulary import Vocabulary
 from eoc.stages.wrappers import unwrap
+from eoc.store.entry import EntryMeta, Generation, checked_ttl
 from eoc.store.memory import MemoryKVStore
 from eoc.store.protocols import Damage, KVRow, KVStore, Match
 from eoc.store.rules import checked_origin, kv_key, new_meta, replayed, stale
@@ -534,7 +534,7 @@ class KVStage:
                 self.store.delete(gone)
 
     def forget_where(self, match: Match) -> int:
-        """Forget every entry ``match(key, prompt, origin, meta)`` picks (:mod:`eoc.forget`),
+        """Forget every entry ``match(key, prompt, origin, meta)`` picks (:mod:`eoc.store.forget`),
         in the store (every row it picks, in a store that holds more than memory) and then in
         memory; how many."""
         with self._write_lock:

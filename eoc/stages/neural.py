@@ -8,7 +8,6 @@ from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from eoc.cost import JouleCost
-from eoc.entry import Generation, checked_generation
 from eoc.errors import BackendError, EocError, InputError
 from eoc.query import Query, Stage, check_text
 from eoc.stages.base import (
@@ -20,6 +19,7 @@ from eoc.stages.base import (
     work_estimate,
 )
 from eoc.stages.degenerate import repetition_loop
+from eoc.store.entry import Generation, checked_generation
 from eoc.text.forms import fold
 
 DEFAULT_MAX_TOKENS = 256

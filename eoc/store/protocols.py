@@ -42,7 +42,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from eoc.entry import EntryMeta
+from eoc.store.entry import EntryMeta
 
 PENDING = "pending"
 """What a store's write returns when it kept the answer in memory and will write it to a
@@ -52,13 +52,13 @@ Damage = tuple[str, int, str]
 """A row a store did not serve: (table, rowid or 0, why)."""
 
 Match = Callable[[str, "str | None", str, "EntryMeta | None"], bool]
-"""A forget's choice (:mod:`eoc.forget`): ``match(key, prompt or None, origin, meta)``."""
+"""A forget's choice (:mod:`eoc.store.forget`): ``match(key, prompt or None, origin, meta)``."""
 
 
 @dataclass(frozen=True, slots=True)
 class CacheRow:
     """One cached answer as a store keeps it: its query id, the answer, what made it ("" when
-    no model did) and its record (:class:`eoc.entry.EntryMeta`)."""
+    no model did) and its record (:class:`eoc.store.entry.EntryMeta`)."""
 
     qid: str
     payload: str

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import hashlib
 
-from eoc.entry import UNKNOWN, EntryMeta, Generation, checked_generation, checked_ttl
 from eoc.errors import InputError, InvalidText
 from eoc.query import check_prompt, check_text
+from eoc.store.entry import UNKNOWN, EntryMeta, Generation, checked_generation, checked_ttl
 from eoc.text.forms import fold
 
 MAX_ANSWER_BYTES = 1 << 20
@@ -59,7 +59,7 @@ def new_meta(
     for a cache entry, the question it answers (:func:`asked_of`).
 
     Raises:
-        ConfigError: a bad ``ttl`` (see :func:`eoc.entry.checked_ttl`).
+        ConfigError: a bad ``ttl`` (see :func:`eoc.store.entry.checked_ttl`).
         InvalidText: a bad ``generation``.
     """
     seconds = checked_ttl(ttl, what)

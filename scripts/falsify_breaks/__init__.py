@@ -34,9 +34,12 @@ from falsify_breaks import (
 )
 
 TESTS_FOR: list[tuple[str, list[str]]] = [
-    ("eoc/entry.py", ["tests/test_replay.py", "tests/test_ttl.py", "tests/test_made_cost.py"]),
+    (
+        "eoc/store/entry.py",
+        ["tests/test_replay.py", "tests/test_ttl.py", "tests/test_made_cost.py"],
+    ),
     ("eoc/cli/userstore.py", ["tests/test_userstore.py"]),
-    ("eoc/forget.py", ["tests/test_forget.py"]),
+    ("eoc/store/forget.py", ["tests/test_forget.py"]),
     ("eoc/trustfile.py", ["tests/test_trustfile.py", "tests/native/test_planted_files.py"]),
     ("eoc/userkey.py", ["tests/test_trustfile.py", "tests/test_store_keys.py"]),
     ("eoc/cli/forget.py", ["tests/test_forget.py"]),
@@ -94,7 +97,7 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
     ),
     ("eoc/followup.py", ["tests/test_followups.py", "tests/test_chat.py"]),
     ("eoc/partition.py", ["tests/test_partitions.py"]),
-    ("eoc/storeparts.py", ["tests/test_assemble.py", "tests/native/test_assemble_stores.py"]),
+    ("eoc/store/parts.py", ["tests/test_assemble.py", "tests/native/test_assemble_stores.py"]),
     ("eoc/boundedio.py", ["tests/test_boundedio.py", "tests/test_benchrun.py"]),
     (
         "eoc/query.py",
@@ -107,17 +110,20 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
     ),
     ("eoc/benchrun.py", ["tests/test_benchrun.py"]),
     (
-        "eoc/persist",
+        "eoc/store/sqlite",
         [
             "tests/test_persist.py",
             "tests/test_persist_damage.py",
             "tests/native/test_store_contract.py",
         ],
     ),
+    ("eoc/persist.py", ["tests/test_persist.py", "tests/test_persist_damage.py"]),
     (
         "eoc/store/",
         [
             "tests/native/test_store_contract.py",
+            "tests/test_facts.py",
+            "tests/test_forget.py",
             "tests/test_persist.py",
             "tests/test_replay.py",
             "tests/test_ttl.py",

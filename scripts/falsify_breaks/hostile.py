@@ -32,14 +32,14 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "the SQLite cache keeps the row of an answer seen expired",
-        "eoc/persist.py",
+        "eoc/store/sqlite.py",
         '        with self.db.lock, self.db.transaction("removing expired cached answers") as c:\n'
         '            c.executemany("DELETE FROM cache WHERE qid = ?", [(q,) for q in qids])\n',
         "        pass\n",
     ),
     (
         "the SQLite kv keeps the row of a pair seen expired",
-        "eoc/persist.py",
+        "eoc/store/sqlite.py",
         '            with self.db.transaction("removing expired kv pairs") as c:\n'
         '                c.executemany("DELETE FROM kv WHERE key = ?", [(k,) for k in keys])\n',
         "            pass\n",
@@ -66,19 +66,19 @@ BREAKS: list[tuple[str, str, str, str]] = [
     # item 5: rows signed with the user's key
     (
         "a store's rows are checked with a plain digest anyone can recompute",
-        "eoc/persist_schema.py",
+        "eoc/store/sqlite_schema.py",
         "        keyed = key if version >= KEYED_VERSION else None\n",
         "        keyed = None\n",
     ),
     (
         "a store signed with another key is opened",
-        "eoc/persist_schema.py",
+        "eoc/store/sqlite_schema.py",
         "    if found is not None and found[0] != key_id(key):",
         "    if False:",
     ),
     (
         "an older store's rows are not signed when it opens",
-        "eoc/persist_schema.py",
+        "eoc/store/sqlite_schema.py",
         "        _sign(conn, layout.tables, key)\n",
         "",
     ),
@@ -97,19 +97,19 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "forgetting a question ignores the question a cache entry records",
-        "eoc/forget.py",
+        "eoc/store/forget.py",
         "            if key == plain or (meta is not None and meta.asked == asked):",
         "            if key == plain:",
     ),
     (
         "a forget is not counted in the file",
-        "eoc/persist.py",
+        "eoc/store/sqlite.py",
         "    count_forget(c)\n    db.forgets = forgets(c)\n",
         "    db.forgets = forgets(c)\n",
     ),
     (
         "a process never hears what another forgot",
-        "eoc/persist.py",
+        "eoc/store/sqlite.py",
         "            if seen != db.forgets:\n                drop()\n",
         "            if False:\n                drop()\n",
     ),

@@ -55,7 +55,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "a store keyed by an older fold keeps its keys",
-        "eoc/persist.py",
+        "eoc/store/sqlite.py",
         "        _rekey(self.db, groups)\n",
         "",
     ),
@@ -239,7 +239,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "forgetting an answer forgets every answer",
-        "eoc/forget.py",
+        "eoc/store/forget.py",
         "                if gen is None or gen.receipt is None or not gen.receipt.startswith(named):",
         "                if False:",
     ),

@@ -15,7 +15,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "any finish reason is accepted",
-        "eoc/entry.py",
+        "eoc/store/entry.py",
         "    if reason is not None and (not isinstance(reason, str) or not _REASON.fullmatch(reason)):",
         "    if False:",
     ),
@@ -45,13 +45,13 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "an entry of unknown age passes the store TTL",
-        "eoc/entry.py",
+        "eoc/store/entry.py",
         "        return self.stored_at is None or now - self.stored_at >= max_age",
         "        return self.stored_at is not None and now - self.stored_at >= max_age",
     ),
     (
         "a negative or absurd TTL is accepted",
-        "eoc/entry.py",
+        "eoc/store/entry.py",
         "    if not 0 < value <= MAX_TTL_S:",
         "    if False:",
     ),
@@ -63,25 +63,25 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "forget ignores the age",
-        "eoc/forget.py",
+        "eoc/store/forget.py",
         "                if stored is None or at - stored < age:",
         "                if False:",
     ),
     (
         "forget misses a model's cache key",
-        "eoc/forget.py",
+        "eoc/store/forget.py",
         '            return bool(origin) and key == Query(question, context=f"made by {origin}").id',
         "            return False",
     ),
     (
         "forget with no criterion wipes everything",
-        "eoc/forget.py",
+        "eoc/store/forget.py",
         "    if question is None and stage is None and older_than is None and answer is None:",
         "    if False:",
     ),
     (
         "forget leaves the cache rows in the file",
-        "eoc/persist.py",
+        "eoc/store/sqlite.py",
         '            c.executemany("DELETE FROM cache WHERE qid = ?", [(q,) for q in qids])\n'
         "            _count(self.db, c)\n"
         "        return list(qids)",

@@ -83,7 +83,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "a SQLite store of schema 4 says 3",
-        "eoc/persist_schema.py",
+        "eoc/store/sqlite_schema.py",
         "SCHEMA_VERSION = 5\n",
         "SCHEMA_VERSION = 3\n",
     ),
@@ -101,7 +101,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "forgetting a question misses its partitions",
-        "eoc/forget.py",
+        "eoc/store/forget.py",
         "                return prompt is not None and fold(prompt) == kv_key",
         "                return key == kv_key",
     ),

@@ -480,8 +480,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "the pack's kv pairs are embedded at start beside the per-user store",
         "eoc/assemble.py",
-        "            parts.kv.defer_pairs(kv_pairs(), memory_only=True)",
-        "            parts.kv.load_pairs(kv_pairs())",
+        "            built.kv.defer_pairs(kv_pairs(), memory_only=True)",
+        "            built.kv.load_pairs(kv_pairs())",
     ),
     (
         "a lookup never indexes deferred pairs",
@@ -504,7 +504,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a store's pack is never written",
         "eoc/assemble.py",
-        "        if pack_in_store and len(parts.triples) == 0:",
+        "        if pack_in_store and len(built.triples) == 0:",
         "        if False:",
     ),
     (

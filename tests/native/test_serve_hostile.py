@@ -18,8 +18,9 @@ pytest.importorskip("starlette")
 
 from eoc.cascade import Cascade
 from eoc.chat import ChatDefaults
-from eoc.persist import LISTEN_EVERY_S, SqliteCache, SqliteKV
+from eoc.persist import SqliteCache, SqliteKV
 from eoc.stages import NeuralStage
+from eoc.store.sqlite import LISTEN_EVERY_S
 from eoc_native.serve.app import ServeConfig, create_app
 from eoc_native.serve.keys import ApiKeys, new_key
 from tests.helpers import small_stages

@@ -118,10 +118,10 @@ def test_a_server_without_keys_forgets_nothing() -> None:
 def test_an_unknown_replay_has_no_made_up_usage_or_finish_reason() -> None:
     from eoc.chat import parse_chat
     from eoc.cost import JouleCost
-    from eoc.entry import UNKNOWN
     from eoc.query import Stage
     from eoc.receipt import Receipt
     from eoc.response import Response
+    from eoc.store.entry import UNKNOWN
     from eoc_native.serve.wire import finish_reason, usage
 
     cost = JouleCost.estimated(10, "cache stage estimate")

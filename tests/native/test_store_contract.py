@@ -21,7 +21,6 @@ from typing import Any
 
 import pytest
 
-from eoc.entry import Generation
 from eoc.errors import StoreError
 from eoc.query import Query
 from eoc.stages.cache import CacheStage
@@ -36,6 +35,7 @@ from eoc.store import (
     MemoryTripleRows,
     TripleRows,
 )
+from eoc.store.entry import Generation
 from eoc.store.triples import TripleStore
 
 ORIGIN = '{"model":"contract"}'
@@ -64,7 +64,7 @@ class Backend:
 
 
 def _sqlite(tmp_path: Path) -> Backend:
-    from eoc.persist import SqliteCacheStore, SqliteKVStore, SqliteTripleRows
+    from eoc.store.sqlite import SqliteCacheStore, SqliteKVStore, SqliteTripleRows
 
     db = tmp_path / "contract.db"
 

@@ -16,11 +16,11 @@ pytest.importorskip("psycopg_pool")
 import psycopg
 
 from eoc.errors import StoreUnusable, StoreVersionError
-from eoc.persist_db import store_key
-from eoc.persist_schema import row_sum, summed
 from eoc.query import Query
 from eoc.stages.contract import PENDING
 from eoc.stages.kv import KVStage
+from eoc.store.sqlite_db import store_key
+from eoc.store.sqlite_schema import row_sum, summed
 from eoc_native.store.postgres import PgCache, PgKV, PgStore, PgTripleStore
 
 _names = itertools.count()
@@ -131,7 +131,7 @@ def test_a_partitions_answer_reaches_other_replicas_and_a_restart_in_its_partiti
     """A model's answer kept in a partition (eoc/partition.py: a system prompt's) is read by
     another replica and by a new one in that partition, never by a plain question."""
     from eoc.chat import ChatDefaults, parse_chat
-    from eoc.entry import Generation
+    from eoc.store.entry import Generation
 
     def query(question: str, system: str | None) -> Query:
         messages = [{"role": "system", "content": system}] if system else []
@@ -229,8 +229,8 @@ def test_a_version_1_database_is_migrated_and_its_answers_are_kept_but_never_ser
     """Version 1 rows did not say which model made them: they get the origin UNRECORDED (no
     cascade serves it) and a new checksum when their old one held."""
     from eoc import Cascade
-    from eoc.persist_schema import UNRECORDED
     from eoc.stages.neural import EchoBackend, NeuralStage
+    from eoc.store.sqlite_schema import UNRECORDED
 
     q = Query("tell me a story")
     with psycopg.connect(url, autocommit=True) as conn:
@@ -320,8 +320,8 @@ def test_a_version_2_database_is_migrated_replays_say_unknown_and_forget_deletes
 ) -> None:
     """Schema 3 adds meta, empty for old rows (their checksums hold); a new answer keeps how
     the model generated it; forget removes rows from the table, not only from memory."""
-    from eoc.entry import UNKNOWN, Generation
-    from eoc.forget import forget_in, forget_of
+    from eoc.store.entry import UNKNOWN, Generation
+    from eoc.store.forget import forget_in, forget_of
 
     q = Query("tell me about herons")
     with psycopg.connect(url, autocommit=True) as conn:

@@ -1,4 +1,4 @@
-"""``POST /v1/eoc/forget``: forget remembered answers (:mod:`eoc.forget`), for admin keys only.
+"""``POST /v1/eoc/forget``: forget remembered answers (:mod:`eoc.store.forget`), for admin keys only.
 
 The body is ``{"question": str, "stage": "cache"|"kv", "older_than": "30d"|seconds, "receipt":
 hex, "response_id": str}`` (at least one; all given must hold): ``receipt`` or ``response_id``
@@ -16,18 +16,18 @@ from typing import Any
 
 from eoc.boundedio import loads_strict
 from eoc.errors import EocError, InputError
-from eoc.forget import Forget, forget_from_json
+from eoc.store.forget import Forget, forget_from_json
 
 MAX_BODY_BYTES = 16 << 10
 """The largest body read: a question and two short fields."""
 
 
 def parse(body: bytes, made_receipt: Callable[[str], str] | None = None) -> Forget:
-    """The request's :class:`~eoc.forget.Forget`; ``made_receipt`` reads a receipt or response
+    """The request's :class:`~eoc.store.forget.Forget`; ``made_receipt`` reads a receipt or response
     id the body names (the server's: it knows which answer its replays and streams gave).
 
     Raises:
-        InputError: not JSON, too large, or as :func:`eoc.forget.forget_from_json` refuses.
+        InputError: not JSON, too large, or as :func:`eoc.store.forget.forget_from_json` refuses.
     """
     if len(body) > MAX_BODY_BYTES:
         raise InputError(f"a forget request is at most {MAX_BODY_BYTES} bytes of JSON")

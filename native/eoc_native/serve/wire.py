@@ -19,8 +19,8 @@ import orjson
 
 from eoc.chat import ChatRequest
 from eoc.cost import Provenance
-from eoc.forget import id_naming
 from eoc.response import Response
+from eoc.store.forget import id_naming
 
 _ids = itertools.count(1)
 _PREFIX = os.urandom(6).hex()
@@ -31,7 +31,7 @@ SSE = b"text/event-stream"
 def completion_id(kind: str, made_receipt: str | None = None) -> str:
     """A unique id for one response (``chatcmpl-...`` or ``cmpl-...``); one that gives a
     remembered model answer names it (``-a`` and its made receipt's first 32 hex digits,
-    :func:`eoc.forget.id_naming`), so forgetting it by the id works on any replica."""
+    :func:`eoc.store.forget.id_naming`), so forgetting it by the id works on any replica."""
     unique = f"{'chatcmpl' if kind == 'chat' else 'cmpl'}-{_PREFIX}{next(_ids):x}"
     return id_naming(unique, made_receipt)
 

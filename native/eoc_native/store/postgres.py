@@ -14,7 +14,7 @@ their rows and searched in each replica's own index.
 
 The schema is versioned (``eoc_meta.schema_version``), created under an advisory lock so that
 replicas starting together do not race, and refused when of another version. Every row carries
-the same checksum as the SQLite store's (:func:`eoc.persist_schema.row_sum`): a row that fails it
+the same checksum as the SQLite store's (:func:`eoc.store.sqlite_schema.row_sum`): a row that fails it
 is not served and is listed in ``damaged``. A store records the model whose answers it holds;
 a server with another model is refused (answers of one model are not answers of another).
 
@@ -32,14 +32,12 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from eoc.entry import meta_from_text
 from eoc.errors import EocError, InputError, StoreError, StoreUnusable, StoreVersionError
 from eoc.partition import keyed, tag_of
-from eoc.persist import decode_vector, encode_vector
-from eoc.persist_db import store_key
-from eoc.persist_schema import UNRECORDED, row_sum, summed
 from eoc.stages.cache import CacheStage
 from eoc.stages.kv import KVStage
+from eoc.store.entry import meta_from_text
+from eoc.store.parts import StoreParts
 from eoc.store.protocols import (
     PENDING,
     CacheListener,
@@ -50,8 +48,10 @@ from eoc.store.protocols import (
     Match,
 )
 from eoc.store.rules import checked_answer, checked_origin, kv_key
+from eoc.store.sqlite_db import store_key
+from eoc.store.sqlite_schema import UNRECORDED, row_sum, summed
 from eoc.store.triples import TripleStore
-from eoc.storeparts import StoreParts
+from eoc.store.vectors import decode_vector, encode_vector
 from eoc.userkey import key_id
 from eoc_native import require
 
@@ -83,7 +83,7 @@ _COLUMNS = {
     "triples": "s, p, o",
 }
 _CHECKED = {"cache": 3, "kv": 4, "triples": 3}  # leading columns the checksum covers (and a
-# non-empty meta, which follows them: eoc.persist_schema.summed)
+# non-empty meta, which follows them: eoc.store.sqlite_schema.summed)
 _V1_CHECKED = {"cache": "qid, payload", "kv": "key, prompt, payload"}  # before origins
 
 
@@ -236,7 +236,7 @@ class PgStore:
     @staticmethod
     def _from_v1(conn: Any) -> None:
         """Version 1 to 2, under the schema lock: cache and kv rows get the origin
-        :data:`~eoc.persist_schema.UNRECORDED` (never served) and a new checksum when their old
+        :data:`~eoc.store.sqlite_schema.UNRECORDED` (never served) and a new checksum when their old
         one held; a row whose old checksum failed keeps failing."""
         for table, cols in _V1_CHECKED.items():
             n = len(cols.split(", "))
@@ -821,23 +821,16 @@ def PgTripleStore(store: PgStore) -> TripleStore:
     return TripleStore(rows=PgTripleRows(store))
 
 
-def open_store(url: str, kv_options: dict[str, Any]) -> StoreParts:
-    """Cache, kv and graph in one PostgreSQL database (the ``postgresql`` store of
-    :mod:`eoc.assemble`), shared by replicas: the first writes the pack; each listens for the
-    others' answers once started. While PostgreSQL is down, ``health`` says why and writes are
-    held (``pending`` counts them)."""
+def open_store(url: str) -> StoreParts:
+    """A cache's, a kv's and a graph's stores in one PostgreSQL database (the ``postgresql``
+    store of :mod:`eoc.assemble`), shared by replicas: the first writes the pack; each listens
+    for the others' answers once started. While PostgreSQL is down, ``health`` says why and
+    writes are held (``pending`` counts them)."""
     store = PgStore(url)
-    try:
-        cache = PgCache(store)
-        kv = PgKV(store, **kv_options)
-        triples = PgTripleStore(store)
-    except BaseException:
-        store.close()
-        raise
     return StoreParts(
-        cache,
-        kv,
-        triples,
+        PgCacheStore(store),
+        PgKVStore(store),
+        PgTripleRows(store),
         start=store.start,
         health=lambda: "" if store.healthy else (store.last_error or "PostgreSQL is unreachable"),
         pending=lambda: store.pending_writes,

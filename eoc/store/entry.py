@@ -160,7 +160,7 @@ class Generation:
     made: MadeCost | None = None
     receipt: str | None = None
     """The digest of the receipt the answer was given with when the model made it: the answer's
-    name, by which it is forgotten (:mod:`eoc.forget`), whoever serves it again."""
+    name, by which it is forgotten (:mod:`eoc.store.forget`), whoever serves it again."""
 
     @property
     def known(self) -> bool:

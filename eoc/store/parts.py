@@ -1,20 +1,19 @@
-"""What a store gives the assembly (:mod:`eoc.assemble`): its cache, kv and triple store.
+"""What a store gives the assembly (:mod:`eoc.assemble`): a cache's, a kv's and a graph's store.
 
-A store is chosen by the ``--store`` text: a file path (SQLite, :func:`eoc.persist.open_store`)
+A store is chosen by the ``--store`` text: a file path (SQLite, :func:`eoc.store.sqlite.open_store`)
 or ``SCHEME://...``, opened by the ``eoc.stores`` entry point named ``SCHEME`` (the native
-extra's ``postgresql``). A third party adds a store the same way: a function
-``open_store(location, kv_options)`` returning :class:`StoreParts`.
+extra's ``postgresql``). A third party adds a store the same way: one module with a
+:class:`~eoc.store.CacheStore`, a :class:`~eoc.store.KVStore` and a
+:class:`~eoc.store.TripleRows`, and a function ``open_store(location)`` returning
+:class:`StoreParts`; ``tests/native/test_store_contract.py`` is the suite it must pass.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from eoc.stages.cache import CacheStage
-from eoc.stages.kv import KVStage
-from eoc.store.triples import TripleStore
+from eoc.store.protocols import CacheStore, KVStore, TripleRows
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,9 +25,9 @@ class StoreParts:
     writes held until it can. The last two are ``None`` for a store that is always there.
     """
 
-    cache: CacheStage
-    kv: KVStage
-    triples: TripleStore
+    cache: CacheStore
+    kv: KVStore
+    triples: TripleRows
     start: Callable[[], None] | None = None
     health: Callable[[], str] | None = None
     pending: Callable[[], int] | None = None
@@ -37,9 +36,7 @@ class StoreParts:
         """Close each part (a store whose parts share one connection closes it once: a second
         close does nothing)."""
         for part in (self.cache, self.kv, self.triples):
-            close: Any = getattr(part, "close", None)
-            if callable(close):
-                close()
+            part.close()
 
 
 __all__ = ["StoreParts"]

@@ -16,7 +16,7 @@ Schema versions (``PRAGMA user_version``):
   cascade serves (kept in the file, counted by ``eoc store check``); a row whose version-1
   checksum failed keeps failing.
 * **3** — the layout before partitions: ``cache`` and ``kv`` also keep each entry's ``meta``
-  (:class:`eoc.entry.EntryMeta` as JSON: when it was stored, when it expires, and how the
+  (:class:`eoc.store.entry.EntryMeta` as JSON: when it was stored, when it expires, and how the
   model generated it: finish reason, token counts, seconds). The checksum covers it when it is
   not empty. Opening a version-2 file adds the column, "" for every row: their age and
   generation are unknown (a replay says so), and their checksums hold as they were.
@@ -51,7 +51,6 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from eoc.entry import meta_from_text
 from eoc.errors import (
     EocError,
     StoreCorrupt,
@@ -60,6 +59,7 @@ from eoc.errors import (
 )
 from eoc.partition import tag_of
 from eoc.query import check_text
+from eoc.store.entry import meta_from_text
 from eoc.store.rules import MAX_ANSWER_BYTES, checked_origin, kv_key
 from eoc.userkey import derive, key_id
 

@@ -12,7 +12,7 @@ least that long ago. An entry kept before eoc recorded its age (store schema 2 o
 age: ``older_than`` never matches it (forget it by question or by stage).
 
 ``answer`` names one model answer: the digest of the receipt it was given with when the model
-made it (kept with the answer as :attr:`eoc.entry.Generation.receipt`, in the cache and the kv
+made it (kept with the answer as :attr:`eoc.store.entry.Generation.receipt`, in the cache and the kv
 alike, and shown with every replay of it as ``generation.receipt``), or the first 32 or more of
 its hex digits: what a response id of ``eoc serve`` carries (:func:`answer_in_id`). So an app's
 thumbs-down button, which holds the response it showed, removes that answer wherever it is kept.
@@ -27,10 +27,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from eoc.entry import EntryMeta, checked_ttl
 from eoc.errors import ConfigError, InputError
 from eoc.partition import tag_of as tag_of_key
 from eoc.query import Query, check_prompt
+from eoc.store.entry import EntryMeta, checked_ttl
 from eoc.store.rules import asked_of
 from eoc.text.forms import fold
 

@@ -5,7 +5,7 @@ readable and writable file (or a new one) in an existing, writable folder (WAL m
 ``-wal`` and ``-shm`` files beside it), and nothing is created, not even a folder; the file
 is an SQLite database of eoc's, in a schema version this eoc reads; ``PRAGMA quick_check``
 passes; then, in one write transaction (which also proves the file writable), the layout is
-brought to the current version (:mod:`eoc.persist_schema`). Every ``sqlite3`` error met on
+brought to the current version (:mod:`eoc.store.sqlite_schema`). Every ``sqlite3`` error met on
 the way, or later, is translated into a :class:`~eoc.errors.StoreError` that says what to do.
 """
 
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from eoc.errors import ConfigError, StoreCorrupt, StoreError, StoreUnusable, StoreVersionError
-from eoc.persist_schema import (
+from eoc.store.sqlite_schema import (
     KEYED_VERSION,
     SCHEMA_VERSION,
     check_key,
