@@ -61,13 +61,14 @@ from eoc.meter.trust import effective_kind
 from eoc.query import Query, Stage, checked_reuse, stricter
 from eoc.receipt import Receipt, Signer, checked_signer
 from eoc.response import Response
-from eoc.stages.base import WORK_RATES, Answer, WorkRates, token_bound
+from eoc.stages.base import WORK_RATES, Answer, WorkRates
 from eoc.stages.cache import CacheStage
 from eoc.stages.contract import PENDING, Remembering, StageLike, wire
 from eoc.stages.judging import Judging
 from eoc.stages.neural import origin_of
 from eoc.store.entry import Generation, MadeCost, checked_made
 from eoc.store.forget import Forget, checked_answer_name, forget_in, forget_of
+from eoc.text.tokens import token_bound
 
 _MEASURED = Provenance.MEASURED
 _ESTIMATED = Provenance.ESTIMATED

@@ -51,8 +51,8 @@ import re
 from collections.abc import Callable, Sequence
 from importlib import resources
 
-from eoc.stages.base import token_bound
 from eoc.text.forms import STOPWORDS, fold
+from eoc.text.tokens import token_bound
 
 _WORD = re.compile(r"[a-z0-9']+")
 
@@ -232,7 +232,7 @@ def earlier_turns_change(messages: Sequence[tuple[str, str]], fact_of: Lookup) -
 def fits(payload: str, max_tokens: int, tokens: int | None = None) -> bool:
     """Whether a fact fits in ``max_tokens`` tokens: ``tokens`` is the count of the model's own
     tokenizer where one is loaded; without it, a bound that can only over-count
-    (:func:`eoc.stages.base.token_bound`: one a UTF-8 byte), so a fact is never served as
+    (:func:`eoc.text.tokens.token_bound`: one a UTF-8 byte), so a fact is never served as
     finished where the model would have been cut ("1.41421356..." at ``max_tokens`` 4)."""
     n = token_bound(payload) if tokens is None else tokens
     return n <= max_tokens

@@ -160,7 +160,7 @@ wide; a record past it (a store row edited outside eoc, a counter that misread) 
 
 def made_ceiling(tokens_in: int, tokens_out: int, rates: Any) -> int:
     """The most, in µJ, that making an answer could have cost: ``tokens_in`` read and
-    ``tokens_out`` written (bounds, not guesses: :func:`eoc.stages.base.token_bound` of each
+    ``tokens_out`` written (bounds, not guesses: :func:`eoc.text.tokens.token_bound` of each
     text, whatever counts a record holds), at :data:`MADE_SLACK` times the model's work
     ``rates`` (:class:`eoc.stages.base.WorkRates`). A replay's avoided figure is never more."""
     uj = rates.base_uj + rates.per_token_in_uj * tokens_in + rates.per_token_out_uj * tokens_out

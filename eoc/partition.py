@@ -53,6 +53,7 @@ from dataclasses import dataclass
 
 from eoc.errors import InvalidText
 from eoc.store.entry import EntryMeta
+from eoc.text.tokens import token_bound
 
 SHARED = ""
 """The shared partition's tag: plain questions and facts."""
@@ -109,8 +110,6 @@ class Partition:
                 return False  # only an answer that stopped by itself fits a larger max_tokens
             if generation.tokens is not None:
                 return generation.tokens[1] <= self.max_tokens
-            from eoc.stages.base import token_bound  # not at import: eoc.stages imports this
-
             return token_bound(payload) <= self.max_tokens  # counts can only be over-counted
         return self.facts and tag == SHARED and not origin
 

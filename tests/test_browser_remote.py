@@ -17,8 +17,9 @@ import eoc.stages.browser_remote as br
 from eoc import Cascade, Provenance
 from eoc.errors import BackendError, ConfigError
 from eoc.query import Stage
-from eoc.stages.base import approx_tokens, work_estimate
+from eoc.stages.base import work_estimate
 from eoc.stages.browser_remote import MAX_BODY_BYTES, BrowserOpenAIBackend, check_base_url
+from eoc.text.tokens import approx_tokens
 from tests.helpers import IN_BROWSER, small_stages
 
 URL = "http://127.0.0.1:8080/v1"

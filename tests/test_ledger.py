@@ -14,9 +14,10 @@ from eoc.cost import CounterKind, Provenance
 from eoc.errors import BadReceipt, ConfigError
 from eoc.ledger import Avoided, AvoidedProvenance, MadeLedger, avoided
 from eoc.stages import CacheStage, EchoBackend, NeuralStage
-from eoc.stages.base import approx_tokens, work_estimate
+from eoc.stages.base import work_estimate
 from eoc.stages.neural import NoModelBackend
 from eoc.testing import FakeClock, FakeCounter, ScriptedBackend
+from eoc.text.tokens import approx_tokens
 from tests.helpers import native_only, small_stages
 
 MODEL_ESTIMATE = JouleCost.estimated(2_500_000, "the model's own estimate")

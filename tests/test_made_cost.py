@@ -24,7 +24,7 @@ from eoc.ledger import AvoidedProvenance, recorded_cost, this_host
 from eoc.persist import SqliteCache, SqliteKV
 from eoc.query import Query
 from eoc.stages import CacheStage, KVStage, NeuralStage
-from eoc.stages.base import approx_tokens, work_estimate
+from eoc.stages.base import work_estimate
 from eoc.store.entry import (
     MAX_MADE_UJ,
     EntryMeta,
@@ -36,6 +36,7 @@ from eoc.store.entry import (
 from eoc.store.sqlite_db import store_key
 from eoc.store.sqlite_schema import row_sum, summed
 from eoc.testing import FakeClock, FakeCounter, ScriptedBackend
+from eoc.text.tokens import approx_tokens
 from tests.helpers import IN_BROWSER, native_only, small_stages
 
 MODEL_ESTIMATE = JouleCost.estimated(2_500_000, "the model's own estimate")

@@ -15,8 +15,9 @@ import pytest
 from eoc import Cascade, Provenance
 from eoc.errors import BackendError, ConfigError
 from eoc.query import Stage
-from eoc.stages.base import approx_tokens, work_estimate
+from eoc.stages.base import work_estimate
 from eoc.stages.page_model import NJ_PER_MAC, PageModelBackend, page_rates
+from eoc.text.tokens import approx_tokens
 from tests.helpers import small_stages
 
 MACS = 134_479_872  # SmolLM2-135M: what web/ggufmacs.py reads from its header

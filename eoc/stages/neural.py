@@ -10,17 +10,11 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 from eoc.cost import JouleCost
 from eoc.errors import BackendError, EocError, InputError
 from eoc.query import Query, Stage, check_text
-from eoc.stages.base import (
-    Answer,
-    WorkRates,
-    approx_tokens,
-    stage_figure,
-    token_bound,
-    work_estimate,
-)
+from eoc.stages.base import Answer, WorkRates, stage_figure, work_estimate
 from eoc.stages.degenerate import repetition_loop
 from eoc.store.entry import Generation, checked_generation
 from eoc.text.forms import fold
+from eoc.text.tokens import approx_tokens, token_bound
 
 DEFAULT_MAX_TOKENS = 256
 """The tokens a worst case counts out when neither the request nor the backend names a bound."""
@@ -44,7 +38,7 @@ class Reply(NamedTuple):
     ``finish_reason`` is why the model stopped, when the backend knows ("stop", "length", ...);
     without it the stage says "length" when the answer used all of ``max_tokens``, "stop" when it
     used fewer (or, its tokens uncounted, when it is too short to have reached the limit however
-    counted: :func:`~eoc.stages.base.token_bound`), else nothing (unknown: never replayed as
+    counted: :func:`~eoc.text.tokens.token_bound`), else nothing (unknown: never replayed as
     finished).
     """
 

@@ -33,9 +33,7 @@ from eoc.boundedio import loads_strict
 from eoc.chat import ChatRequest, tool_call_text
 from eoc.cost import JouleCost
 from eoc.errors import BackendError, BadJson, ConfigError, UpstreamRefused
-from eoc.query import Stage
-from eoc.stages.base import WORK_RATES, WorkRates, approx_tokens, work_estimate
-from eoc.stages.browser_remote import (
+from eoc.openai.replies import (
     check_base_url,
     check_sampling,
     energy_claims,
@@ -45,7 +43,10 @@ from eoc.stages.browser_remote import (
     printable,
     reply_object,
 )
+from eoc.query import Stage
+from eoc.stages.base import WORK_RATES, WorkRates, work_estimate
 from eoc.stages.neural import MAX_TOKENS, Reply, endpoint_origin
+from eoc.text.tokens import approx_tokens
 from eoc_native.keepalive import Connections
 
 MAX_BODY_BYTES = 2 << 20

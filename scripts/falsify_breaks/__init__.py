@@ -133,6 +133,7 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
     ),
     ("eoc/text/facts.py", ["tests/test_facts.py", "tests/test_stages.py"]),
     ("eoc/stages/browser_remote.py", ["tests/test_browser_remote.py"]),
+    ("eoc/openai/", ["tests/test_browser_remote.py", "tests/native/test_remote.py"]),
     (
         "eoc/stages/graph.py",
         [

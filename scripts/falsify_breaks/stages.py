@@ -663,4 +663,22 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "        closes=tuple(s.close for s in listed if isinstance(s, Closes)),",
         "        closes=(),",
     ),
+    (
+        "a server's finish reason is taken unchecked",
+        "eoc/openai/replies.py",
+        "    if not isinstance(reason, str) or not _FINISH.fullmatch(reason):",
+        "    if not isinstance(reason, str):",
+    ),
+    (
+        "a reply that reports an error is read as an answer",
+        "eoc/openai/replies.py",
+        '    if "error" in doc and doc["error"] is not None:',
+        "    if False:",
+    ),
+    (
+        "a server address with credentials is taken",
+        "eoc/openai/replies.py",
+        "    if parts.username is not None or parts.password is not None:",
+        "    if False:",
+    ),
 ]

@@ -156,7 +156,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "a store imports a stage",
         "eoc/store/rules.py",
         "from eoc.text.forms import fold\n",
-        "from eoc.stages.base import approx_tokens  # noqa: F401\nfrom eoc.text.forms import fold\n",
+        "from eoc.stages.base import work_estimate  # noqa: F401\nfrom eoc.text.forms import fold\n",
     ),
 ]
 

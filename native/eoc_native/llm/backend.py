@@ -110,7 +110,7 @@ class LocalModel:
     def count_tokens(self, text: str) -> int | None:
         """How many tokens this model's tokenizer makes of ``text`` as an answer (no BOS), or
         ``None`` before the model is loaded (a fact is not worth loading it for: the caller
-        bounds the count instead, :func:`eoc.stages.base.token_bound`)."""
+        bounds the count instead, :func:`eoc.text.tokens.token_bound`)."""
         tok = self._tokenizer
         if tok is None or not isinstance(text, str):
             return None
