@@ -10,7 +10,7 @@ import pytest
 from eoc import Query
 from eoc.stages import KVStage
 from eoc.stages.guard import EntityGuard
-from eoc.stages.vocabulary import Vocabulary
+from eoc.stages.repair import StoredWords
 from eoc.stages.wrappers import unwrap
 
 GUARD = EntityGuard(rewordings=False)  # the core's: what both defaults apply
@@ -50,7 +50,7 @@ def test_what_is_no_wrapper_stays(text: str) -> None:
 
 
 def test_the_vocabulary_repairs_one_slip_toward_a_stored_word_only() -> None:
-    v = Vocabulary()
+    v = StoredWords()
     for t in (
         "How do I track my order?",
         "Can I pay my bill by direct debit?",
@@ -66,7 +66,7 @@ def test_the_vocabulary_repairs_one_slip_toward_a_stored_word_only() -> None:
 
 
 def test_a_tie_between_two_stored_words_repairs_nothing() -> None:
-    v = Vocabulary()
+    v = StoredWords()
     v.add("cart card")
     assert v.correction("carx") is None
     v.add("card")

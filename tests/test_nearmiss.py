@@ -11,9 +11,9 @@ from eoc import Query
 from eoc.stages import KVStage
 from eoc.stages.guard import Analysis, EntityGuard, Frame, clock_times
 from eoc.stages.lexicon import is_name, is_word, variants
+from eoc.stages.repair import StoredWords
 from eoc.stages.spelling import clipping, inflected, misspelled, same_word
 from eoc.stages.swaps import traded_around, traded_blocks, traded_words
-from eoc.stages.vocabulary import Vocabulary
 from eoc.text.forms import fold, words
 
 GUARD = EntityGuard()
@@ -154,7 +154,7 @@ def test_a_slip_that_is_no_word_is_still_repaired_and_paired() -> None:
     assert misspelled("oder", "order")  # a river's name typed in lower case: a slip
     assert same_word("colour", "color") and variants("centre", "center")
     assert same_word("runn", "run", ("running", "run")) and inflected("stopped", "stop")
-    v = Vocabulary()
+    v = StoredWords()
     v.add("How do I stitch a hem?")
     assert v.repair("how do i stich a hem") == "how do i stitch a hem"
     assert v.repair("how do i switch a hem") == "how do i switch a hem"
@@ -169,7 +169,7 @@ def test_the_older_spelling_bounds_still_hold_for_what_is_no_word() -> None:
     a three-letter word repaired only by doubling a letter ("bil" / "bill")."""
     assert misspelled("netwroks", "networks") and not misspelled("ntewroks", "networks")
     assert not misspelled("teh", "tea")  # three letters: never a slip
-    v = Vocabulary()
+    v = StoredWords()
     v.add("what is the tax rate")
     v.add("pay my bill")
     assert v.correction("txa") is None and v.correction("bil") == "bill"

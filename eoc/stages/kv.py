@@ -56,7 +56,7 @@ from eoc.stages.embed import Embedder, HashedNgramEmbedder, from_dense
 from eoc.stages.guard import EntityGuard, HitGuard, decisive_difference, judgeable
 from eoc.stages.index import SparseIndex, VectorIndex
 from eoc.stages.judging import Judging, Verdict
-from eoc.stages.vocabulary import Vocabulary
+from eoc.stages.repair import StoredWords
 from eoc.stages.wrappers import unwrap
 from eoc.store.entry import EntryMeta, Generation, checked_ttl
 from eoc.store.memory import MemoryKVStore
@@ -253,8 +253,8 @@ class KVStage:
         self._lock = threading.Lock()
         self._deferred: dict[str, str] = {}  # key -> prompt stored by defer_pairs, not embedded
         # the stored questions' words, for repairing a query's slips before it is embedded
-        # (eoc.stages.vocabulary); a stored prompt's words are counted at the first lookup after
-        self._vocab = Vocabulary()
+        # (eoc.stages.repair); a stored prompt's words are counted at the first lookup after
+        self._vocab = StoredWords()
         self._unworded: list[str] = []
         self._defer_lock = threading.Lock()
         self.judging = judging
@@ -490,7 +490,7 @@ class KVStage:
     def embedded_text(self, prompt: str) -> str:
         """What a lookup embeds for ``prompt``: the question without a greeting or sign-off
         around it (:func:`eoc.stages.wrappers.unwrap`), with its slips of the stored questions'
-        words repaired (:class:`eoc.stages.vocabulary.Vocabulary`). Only the search reads the
+        words repaired (:class:`eoc.stages.repair.StoredWords`). Only the search reads the
         repairs; the guard reads the words as written."""
         if self._unworded:
             with self._lock:

@@ -1,7 +1,7 @@
 """The English words and names eoc knows, so that a word that is a word is never read as a slip
 of another one: "switch" is not "stitch" misspelled, "diary" not "dairy", "Niger" no clipping of
 "Nigeria", "Java" none of "JavaScript". The kv repairs only a word that is no word
-(:mod:`eoc.stages.vocabulary`), and the hit guard pairs two words as one written two ways only
+(:mod:`eoc.stages.repair`), and the hit guard pairs two words as one written two ways only
 where one of them is no word, or they are one word's British and American spellings
 (:func:`variants`: "colour" / "color", "centre" / "center").
 

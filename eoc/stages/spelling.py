@@ -2,7 +2,7 @@
 a clipped form ("min" for minimum, "uni" for university), an acronym of the other side's words
 ("AC" for air conditioning). Standard library only (the browser runs it). Before a query is
 embedded, the kv stage also repairs its slips of the stored questions' words
-(:mod:`eoc.stages.vocabulary`).
+(:mod:`eoc.stages.repair`).
 
 The hit guard (:mod:`eoc.stages.guard`) pairs the content words one text has and the other lacks
 with :func:`same_word` before it weighs what is left, so a typo is not read as a different word.

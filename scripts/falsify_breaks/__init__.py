@@ -150,7 +150,7 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
         ["tests/test_stage_contract.py", "tests/test_origin.py", "tests/test_cascade.py"],
     ),
     ("eoc/stages/wrappers.py", ["tests/test_guard_wrappers.py", "tests/test_guard_rewordings.py"]),
-    ("eoc/stages/vocabulary.py", ["tests/test_guard_wrappers.py", "tests/test_nearmiss.py"]),
+    ("eoc/stages/repair.py", ["tests/test_guard_wrappers.py", "tests/test_nearmiss.py"]),
     (
         "eoc/stages/spelling.py",
         [

@@ -358,19 +358,19 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "the vocabulary repairs nothing",
-        "eoc/stages/vocabulary.py",
+        "eoc/stages/repair.py",
         "            right = self.correction(low, w)",
         "            right = None",
     ),
     (
         "the vocabulary repairs on a tie",
-        "eoc/stages/vocabulary.py",
+        "eoc/stages/repair.py",
         "        if len(ranked) > 1 and self._counts[ranked[0]] == self._counts[ranked[1]]:",
         "        if False:",
     ),
     (
         "the vocabulary repairs any three-letter word",
-        "eoc/stages/vocabulary.py",
+        "eoc/stages/repair.py",
         "            found = {w for w in found if len(w) == 4 and _doubles(word, w)}",
         "            found = {w for w in found if distance(word, w, 1) <= 1}",
     ),

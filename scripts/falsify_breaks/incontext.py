@@ -166,7 +166,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "a word is repaired into a stored neighbour",
-        "eoc/stages/vocabulary.py",
+        "eoc/stages/repair.py",
         "        if is_word(word) or (written and written[:1].isupper() and is_name(word)):",
         "        if False:",
     ),

@@ -48,7 +48,7 @@ def _doubles(short: str, long: str) -> bool:
     )
 
 
-class Vocabulary:
+class StoredWords:
     """The stored questions' words, counted, and a repair of a query's slips toward them."""
 
     def __init__(self) -> None:
@@ -119,4 +119,4 @@ class Vocabulary:
         return out if changed else text
 
 
-__all__ = ["MAX_WORD", "Vocabulary"]
+__all__ = ["MAX_WORD", "StoredWords"]
