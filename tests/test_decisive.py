@@ -183,23 +183,23 @@ def test_a_store_keyed_by_an_older_fold_is_keyed_again_and_forgets_whole(tmp_pat
     kv = SqliteKV(path)
     kv.put("what is 7*8!", "282240")
     kv.put("what is 7*8", "56")
-    kv.db.close()
+    kv.close()
     _old_row(path, "what is 7*8 ", "what is 7*8!")  # a key the old fold could have made
     kv = SqliteKV(path)
     assert not kv.damaged
     got = kv.lookup(Query("what is 7*8!"))
     assert got is not None and got.payload == "282240"
-    kv.db.close()
+    kv.close()
     with closing(sqlite3.connect(path)) as conn:
         keys = {k for (k,) in conn.execute("SELECT key FROM kv")}
     assert keys == {"what is 7*8!", "what is 7*8"}
     kv = SqliteKV(path)
     assert forget_in(None, kv, forget_of("what is 7*8!", "kv")) == {"kv": 1}
-    kv.db.close()
+    kv.close()
     kv = SqliteKV(path)
     assert kv.lookup(Query("what is 7*8!")) is None  # forgotten, not back after a reopen
     assert kv.lookup(Query("what is 7*8")) is not None
-    kv.db.close()
+    kv.close()
 
 
 def test_a_row_another_row_replaced_under_the_new_fold_is_removed(tmp_path: Path) -> None:
@@ -208,7 +208,7 @@ def test_a_row_another_row_replaced_under_the_new_fold_is_removed(tmp_path: Path
     path = tmp_path / "store.db"
     kv = SqliteKV(path)
     kv.put("what is 10 – 3", "first")
-    kv.db.close()
+    kv.close()
     _old_row(path, "what is 10 – 3", "what is 10 – 3")
     conn = sqlite3.connect(path)
     fields = ("what is 10 - 3", "what is 10 - 3", "second", "hashed-ngrams", None, "")
@@ -222,7 +222,7 @@ def test_a_row_another_row_replaced_under_the_new_fold_is_removed(tmp_path: Path
     kv = SqliteKV(path)
     got = kv.lookup(Query("what is 10 – 3"))
     assert got is not None and got.payload == "second"
-    kv.db.close()
+    kv.close()
     with closing(sqlite3.connect(path)) as conn:
         rows = conn.execute("SELECT key, payload FROM kv").fetchall()
     assert rows == [("what is 10 - 3", "second")]
