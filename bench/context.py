@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 
 from eoc import Cascade
 from eoc.assemble import EMBEDDER_ENV, default_stages
-from eoc.chat import ChatDefaults, parse_chat
+from eoc.chat.request import ChatDefaults, parse_chat
 from eoc.meter.counter import StubCounter
 from eoc.query import Stage
 from eoc.stages.neural import Reply

@@ -24,7 +24,7 @@ sys.path.append(str(Path(__file__).resolve().parent))  # kvquality (after the ch
 
 from kvquality import GivenVectors, configurations, minilm_vectors
 
-from eoc.chat import ChatDefaults, parse_chat
+from eoc.chat.request import ChatDefaults, parse_chat
 from eoc.stages import KVStage
 
 SUITE = Path(__file__).resolve().parent / "suites" / "human" / "conversations.jsonl"

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from eoc import Cascade, Query  # noqa: E402
 from eoc.assemble import default_stages  # noqa: E402
-from eoc.benchrun import load_suite, run_suite  # noqa: E402
+from eoc.cli.benchrun import load_suite, run_suite  # noqa: E402
 from eoc.compute import compute  # noqa: E402
 from eoc.knowledge import triples, vocabulary  # noqa: E402
 from eoc.stages.graph import GraphStage, TripleStore  # noqa: E402

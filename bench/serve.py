@@ -1015,7 +1015,7 @@ def through_upstream(port: int, n: int, eoc_env: dict[str, str]) -> dict[str, An
 def upstream_call_times(port: int, n: int) -> dict[str, float]:
     """One upstream call as eoc's neural stage makes it (``OpenAIBackend.chat``, kept-alive http.client, in
     this process) against a plain ``http.client`` POST of the same body (p50, ms)."""
-    from eoc.chat import ChatDefaults, parse_chat
+    from eoc.chat.request import ChatDefaults, parse_chat
     from eoc_native.remote import OpenAIBackend
 
     backend = OpenAIBackend(f"http://{HOST}:{port}/v1", max_tokens=8)

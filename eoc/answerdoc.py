@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from eoc.boundedio import loads_strict
 from eoc.errors import BadJson, BadReceipt, ReceiptMismatch
+from eoc.files.bounded import loads_strict
 from eoc.ledger import AVOIDED_PROVENANCES
 from eoc.receipt import Receipt
 

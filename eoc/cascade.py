@@ -19,8 +19,8 @@ Costs follow the design document (docs/design.md §3 and §4):
   answer keeps its stage's estimate, and a claim of MEASURED is demoted with the reason.
 
 A query with a context (a question inside a conversation, or with its own system prompt or
-sampling parameters: :mod:`eoc.chat`) is answered by the cache, by kv from its own partition
-(:mod:`eoc.partition`: the model's answers to paraphrases under the same model, system prompt
+sampling parameters: :mod:`eoc.chat.request`) is answered by the cache, by kv from its own partition
+(:mod:`eoc.store.partition`: the model's answers to paraphrases under the same model, system prompt
 and parameters; its model answer is offered to kv there), by a fact where it allows one, or by
 the model; one in no partition (a follow-up) never offers its answer to kv. An uncacheable one
 (sampled without a seed) is answered by a fact or the model only, remembered nowhere.
@@ -42,6 +42,7 @@ from eoc.calibration import (
     HitCharger,
     calibrate_hits,
 )
+from eoc.chat.followup import earlier_turns_change, fits
 from eoc.cost import JouleCost, Provenance
 from eoc.errors import (
     BackendError,
@@ -51,7 +52,6 @@ from eoc.errors import (
     InputError,
     StoreError,
 )
-from eoc.followup import earlier_turns_change, fits
 from eoc.ledger import Avoided, MadeLedger, avoided, made_ceiling, recorded_cost, this_host
 from eoc.meter.counter import Counter, CounterStatus, StubCounter, checked_meter, max_power_uw
 from eoc.meter.detection import detect_all
@@ -167,7 +167,7 @@ class Cascade:
         self._count_tokens = wiring.count_tokens
         self._cache: Remembering | None = wiring.cache
         self._kv: Remembering | None = wiring.kv
-        # a kv that keeps partitions (eoc.partition) is asked for, and offered, the model's
+        # a kv that keeps partitions (eoc.store.partition) is asked for, and offered, the model's
         # answers to requests in one; another kv would mix them with the shared partition's
         self._parts = wiring.partitions
         # told before the model is asked, so it can embed the question meanwhile (optional)
@@ -343,7 +343,7 @@ class Cascade:
 
     def earlier_turns_change(self, q: Query) -> str:
         """Why the turns before ``q``'s question may change its answer, "" when this cascade can
-        show they do not (:func:`eoc.followup.earlier_turns_change`: each earlier question one it
+        show they do not (:func:`eoc.chat.followup.earlier_turns_change`: each earlier question one it
         answers with a fact, each answer that fact and nothing else, or greetings; no name of
         several senses asked after a fact). A fact answers a conversation only where this is "".
         """
@@ -416,7 +416,7 @@ class Cascade:
 
     def _kept_in_kv(self, q: Query) -> bool:
         """Whether a model's answer to ``q`` is offered to kv: a plain question's (the shared
-        partition) or one in a partition (:mod:`eoc.partition`) where kv keeps partitions;
+        partition) or one in a partition (:mod:`eoc.store.partition`) where kv keeps partitions;
         never a follow-up's, nor any where the store reuses answers only exactly (or never)."""
         return (
             q.cacheable
@@ -444,7 +444,7 @@ class Cascade:
 
     def _fact(self, q: Query, answer: Answer | None) -> Answer | None:
         """For a request more than a plain question (``q.facts_ok``): ``answer`` only if no
-        model made it and it fits the request's ``max_tokens`` (:mod:`eoc.followup`: counted by
+        model made it and it fits the request's ``max_tokens`` (:mod:`eoc.chat.followup`: counted by
         the model's tokenizer where one is loaded, else bounded from above)."""
         if answer is None or answer.origin:
             return None

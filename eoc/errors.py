@@ -10,7 +10,7 @@ The hierarchy::
     │   ├── BadEmbedding
     │   ├── FactFileError          malformed N-Triples / TSV, with a line number
     │   ├── BadReceipt             a receipt document that cannot be read
-    │   ├── BadSuite               a bench suite that is not a list of cases (eoc.benchrun)
+    │   ├── BadSuite               a bench suite that is not a list of cases (eoc.cli.benchrun)
     │   ├── BadJson                JSON that is malformed, too deep, or holds huge numbers
     │   ├── InputTooLarge          a file or stream larger than eoc reads for that purpose
     │   ├── InputUnreadable        a path that is missing, a folder, or a pipe that sends nothing
@@ -186,7 +186,7 @@ class ReceiptMismatch(Refusal):
 class UntrustedFile(EocError):
     """A file eoc would load code or mapped data from (a compiled library, a cache, a key) is
     not owned by the running user or root, is writable by others, or sits in a folder others
-    can write to (:mod:`eoc.trustfile`); the message names the path, why, and what to do."""
+    can write to (:mod:`eoc.files.trust`); the message names the path, why, and what to do."""
 
     exit_code = 1
 

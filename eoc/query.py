@@ -147,7 +147,7 @@ def check_embedding(embedding: object) -> tuple[float, ...]:
 
 class Conversation(Protocol):
     """What the cascade reads of a conversation riding on a query
-    (:class:`eoc.chat.ChatRequest`): the neural stage hands it whole to a backend that takes
+    (:class:`eoc.chat.request.ChatRequest`): the neural stage hands it whole to a backend that takes
     one, and estimates its cost from its texts and ``max_tokens``."""
 
     @property
@@ -162,7 +162,7 @@ class Conversation(Protocol):
 
 
 class KvPartition(Protocol):
-    """What the kv stage reads of a query's partition (:class:`eoc.partition.Partition`): the
+    """What the kv stage reads of a query's partition (:class:`eoc.store.partition.Partition`): the
     tags it may get entries from, which of them an entry passes, and where its own answer goes."""
 
     @property
@@ -184,7 +184,7 @@ class Query:
         embedding: optional dense vector to use instead of the kv stage's embedder.
         metadata: optional free-form mapping carried along, never hashed.
         context: everything besides the prompt that changes the answer (earlier messages, a
-            system prompt, the model, sampling parameters: :meth:`eoc.chat.ChatRequest.canonical`).
+            system prompt, the model, sampling parameters: :meth:`eoc.chat.request.ChatRequest.canonical`).
             It is hashed into the id, so the cache answers only the same prompt in the same
             context; kv and graph, which match a question alone, answer a query with a context
             only with a fact, where ``facts_ok`` allows, or (kv) with a model's answer kept in
@@ -193,16 +193,16 @@ class Query:
         cacheable: ``False`` for a query whose answer would differ each time (sampled without a
             seed): the cache and kv neither answer it nor remember its answer.
         conversation: the whole request when it is more than the prompt (earlier messages, a
-            system prompt, its own sampling parameters: a :class:`eoc.chat.ChatRequest`), for
+            system prompt, its own sampling parameters: a :class:`eoc.chat.request.ChatRequest`), for
             the neural stage; what of it changes the answer is in ``context``.
         on_piece: told each piece of a model's answer as it is produced (a backend that
             streams; another gives the whole answer at the end). Never hashed.
         facts_ok: a query with a context that a fact (an answer no model made: kv's pack
-            pairs, the graph, a computation) may still answer, as :mod:`eoc.followup` decides
+            pairs, the graph, a computation) may still answer, as :mod:`eoc.chat.followup` decides
             for a request; never a model's remembered answer (except from its partition).
         partition: the kv partition of a query with a context whose model answers may be kept
             and served to its paraphrases in the same partition (same model, system prompt and
-            content-changing parameters: :mod:`eoc.partition`); ``None``: none (a plain
+            content-changing parameters: :mod:`eoc.store.partition`); ``None``: none (a plain
             question is in the shared partition).
         reuse: how this request lets a model's remembered answer be served to it
             (:data:`REUSE`: "paraphrase", "exact", "never"); ``None``: as the store allows.
@@ -276,7 +276,9 @@ class Query:
             raise InvalidText("metadata must be a mapping (dict) or None")
         self.metadata = _NO_METADATA if metadata is None else MappingProxyType(dict(metadata))
         if conversation is not None and not callable(getattr(conversation, "texts", None)):
-            raise InvalidText("conversation must be a request with texts() (eoc.chat.ChatRequest)")
+            raise InvalidText(
+                "conversation must be a request with texts() (eoc.chat.request.ChatRequest)"
+            )
         self.conversation = conversation
         if on_piece is not None and not callable(on_piece):
             raise InvalidText("on_piece must be a function of one text piece, or None")
@@ -285,7 +287,7 @@ class Query:
             raise InvalidText("facts_ok must be True or False")
         self.facts_ok = facts_ok and context is not None
         if partition is not None and not callable(getattr(partition, "admits", None)):
-            raise InvalidText("partition must be an eoc.partition.Partition or None")
+            raise InvalidText("partition must be an eoc.store.partition.Partition or None")
         self.partition = partition if context is not None and cacheable else None
         self.reuse = checked_reuse(reuse)
 

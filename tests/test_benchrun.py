@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from eoc import Cascade
-from eoc.benchrun import BadSuite, load_suite, nearest_rank, parse_suite, run_suite
+from eoc.cli.benchrun import BadSuite, load_suite, nearest_rank, parse_suite, run_suite
 from eoc.cli.main import main
 from tests.helpers import IN_BROWSER, cli_in_capped_process, small_stages
 

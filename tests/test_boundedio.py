@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from eoc import boundedio
-from eoc.boundedio import decode_utf8, loads_strict, read_bounded
 from eoc.errors import BadJson, ConfigError, InputTooLarge, InputUnreadable
+from eoc.files import bounded as boundedio
+from eoc.files.bounded import decode_utf8, loads_strict, read_bounded
 from tests.helpers import IN_BROWSER
 
 

@@ -1,11 +1,11 @@
-"""Conversations and their cache keys (eoc.chat), and the cascade's rules for them."""
+"""Conversations and their cache keys (eoc.chat.request), and the cascade's rules for them."""
 
 from __future__ import annotations
 
 import pytest
 
 from eoc import Cascade
-from eoc.chat import MAX_MESSAGES, BadRequest, ChatDefaults, parse_chat
+from eoc.chat.request import MAX_MESSAGES, BadRequest, ChatDefaults, parse_chat
 from eoc.errors import InputTooLarge, PromptTooLong
 from eoc.query import Query, Stage
 from eoc.testing import ScriptedBackend
@@ -293,10 +293,10 @@ def test_a_model_that_says_nothing_gives_an_empty_answer_never_remembered() -> N
 
 
 def test_every_number_field_is_checked_at_the_bounds_the_field_table_documents() -> None:
-    """parse_chat and the OpenAPI document read one table (eoc.chat_fields): a value at a
+    """parse_chat and the OpenAPI document read one table (eoc.chat.fields): a value at a
     documented bound is taken, one past it refused, and a field the table does not give a kind
     is unknown to it."""
-    from eoc.chat_fields import FIELDS, fields_of, request_schema
+    from eoc.chat.fields import FIELDS, fields_of, request_schema
 
     defaults = ChatDefaults("m")
     base = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}

@@ -1,4 +1,4 @@
-"""Forwarded requests (eoc.chat): what eoc does not answer itself goes to the upstream as sent,
+"""Forwarded requests (eoc.chat.request): what eoc does not answer itself goes to the upstream as sent,
 and the caching rules for its replies (docs/gateway.md, "What is cached").
 
 The rules: with an upstream, a request with tools, a tool choice, a response_format other than
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from eoc import Cascade
-from eoc.chat import BadRequest, ChatDefaults, forwarded_embedding, parse_chat
+from eoc.chat.request import BadRequest, ChatDefaults, forwarded_embedding, parse_chat
 from eoc.query import Query, Stage
 from eoc.testing import ScriptedBackend
 from tests.helpers import small_stages

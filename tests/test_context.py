@@ -1,6 +1,6 @@
 """Right in context (issue 34, item 3): after earlier turns, a fact answers a conversation only
 where eoc can show the turns change neither what is asked nor how the answer must be given
-(:func:`eoc.followup.earlier_turns_change`); else the model reads the conversation whole.
+(:func:`eoc.chat.followup.earlier_turns_change`); else the model reads the conversation whole.
 
 The suite ``bench/suites/context-conversations.jsonl`` (120 conversations written by hand apart
 from the rule, half where an earlier turn changes the answer) and its sealed part run here with
@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 
 from eoc import Cascade, Stage
-from eoc.chat import ChatDefaults, parse_chat
-from eoc.followup import (
+from eoc.chat.followup import (
     MAX_EARLIER_TURNS,
     earlier_turns_change,
     gives_only,
@@ -26,6 +25,7 @@ from eoc.followup import (
     several_senses,
     stands_alone,
 )
+from eoc.chat.request import ChatDefaults, parse_chat
 from eoc.testing import ScriptedBackend
 from tests.helpers import small_stages
 

@@ -99,8 +99,8 @@ def test_every_single_bit_flip_of_a_receipt_document_is_detected() -> None:
     """Issue: 771 of 5,112 single-bit flips of a v1 receipt file went undetected."""
     import json
 
-    from eoc.boundedio import loads_strict
     from eoc.errors import BadJson
+    from eoc.files.bounded import loads_strict
 
     text = json.dumps(
         Receipt.issue(QID, Stage.GRAPH, est(500, "graph estimate"), "Tokyo").to_dict()

@@ -18,11 +18,11 @@ import pytest
 
 from eoc import Cascade, Query, Stage
 from eoc.knowledge import kv_pairs, seeded_graph, seeded_kv
-from eoc.partition import SHARED, Partition, keyed, tag_of, unkeyed
 from eoc.persist import SqliteKV
 from eoc.stages import CacheStage, KVStage, NeuralStage
 from eoc.stages.guard import EntityGuard, decisive_difference, symbols
 from eoc.store.forget import forget_in, forget_of
+from eoc.store.partition import SHARED, Partition, keyed, tag_of, unkeyed
 from eoc.store.sqlite_db import store_key
 from eoc.store.sqlite_schema import row_sum, summed
 from eoc.testing import ScriptedBackend

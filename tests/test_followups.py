@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from eoc import Cascade
-from eoc.chat import ChatDefaults, parse_chat
-from eoc.followup import stands_alone
+from eoc.chat.followup import stands_alone
+from eoc.chat.request import ChatDefaults, parse_chat
 from eoc.query import Stage
 from eoc.testing import ScriptedBackend
 from tests.helpers import small_stages

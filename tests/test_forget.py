@@ -134,7 +134,7 @@ class CardModel:
 def _asked_every_way(db: Path) -> None:
     """The same question alone, under a system prompt, after earlier turns, and with another
     max_tokens: each answer is kept under its own key."""
-    from eoc.chat import ChatDefaults, parse_chat
+    from eoc.chat.request import ChatDefaults, parse_chat
 
     cache, kv = SqliteCache(db), SqliteKV(db)
     c = Cascade([cache, kv, NeuralStage(CardModel())])

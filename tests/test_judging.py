@@ -229,7 +229,7 @@ def test_what_only_meaning_tells_apart_goes_to_the_judge(
 
 
 def test_another_partition_s_answer_is_never_handed_to_the_judge() -> None:
-    from eoc.chat import ChatDefaults, parse_chat
+    from eoc.chat.request import ChatDefaults, parse_chat
 
     def asked(question: str, system: str) -> Query:
         messages = [{"role": "system", "content": system}, {"role": "user", "content": question}]

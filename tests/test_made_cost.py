@@ -340,7 +340,7 @@ def test_what_a_fact_avoided_counts_the_question_not_padding_or_context() -> Non
     """A client cannot inflate the savings ledger: a fact's avoided figure counts the question
     it answers as the kv folds it, not spaces padded around it, nor a long system prompt or
     conversation the cheap tier did not read."""
-    from eoc.chat import ChatDefaults, parse_chat
+    from eoc.chat.request import ChatDefaults, parse_chat
 
     defaults = ChatDefaults("m", facts_under_system_prompts=True)
     with Cascade(small_stages()) as c:

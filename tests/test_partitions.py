@@ -15,9 +15,8 @@ from typing import Any
 import pytest
 
 from eoc import Cascade
-from eoc.chat import ChatDefaults, ChatRequest, parse_chat
+from eoc.chat.request import ChatDefaults, ChatRequest, parse_chat
 from eoc.errors import InvalidText
-from eoc.partition import SHARED, Partition, checked_tag, keyed, tag_of, unkeyed
 from eoc.persist import SqliteCache, SqliteKV
 from eoc.query import Query
 from eoc.stages.cache import CacheStage
@@ -25,6 +24,7 @@ from eoc.stages.graph import GraphStage, TripleStore
 from eoc.stages.kv import KVStage
 from eoc.stages.neural import NeuralStage, Reply
 from eoc.store.forget import forget_in, forget_of
+from eoc.store.partition import SHARED, Partition, checked_tag, keyed, tag_of, unkeyed
 from eoc.store.sqlite_schema import SCHEMA_VERSION
 from tests.helpers import small_stages
 

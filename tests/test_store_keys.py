@@ -19,9 +19,9 @@ from eoc.errors import StoreUnusable
 from eoc.persist import SqliteCache, SqliteKV
 from eoc.query import Query
 from eoc.stages import NeuralStage
+from eoc.store.keys import key_id
 from eoc.store.sqlite_db import store_key
 from eoc.store.sqlite_schema import SCHEMA_VERSION, row_sum, summed
-from eoc.userkey import key_id
 from tests.helpers import IN_BROWSER, ModelStandIn
 
 PHISH = "Your bank asks you to confirm your password at http://example.invalid/login"

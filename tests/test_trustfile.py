@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from eoc import userkey
 from eoc.errors import EocError, UntrustedFile
-from eoc.trustfile import check_file, check_folder, open_checked, private_folder
+from eoc.files.trust import check_file, check_folder, open_checked, private_folder
+from eoc.store import keys as userkey
 
 NOBODY = 65534
 posix = pytest.mark.skipif(

@@ -12,7 +12,7 @@ from eoc.cli.options import add_model, add_store
 
 
 def cmd_bench(args: argparse.Namespace, out: TextIO) -> int:
-    from eoc.benchrun import load_suite, run_suite
+    from eoc.cli.benchrun import load_suite, run_suite
 
     cases = load_suite(args.suite)
     backend = model_backend(args.model, args.max_tokens)

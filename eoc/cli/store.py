@@ -4,7 +4,7 @@
 checksums is reported, not migrated; reading a WAL-mode file, SQLite may leave its ``-wal`` and
 ``-shm`` files beside it, which the next store to open it uses): schema version, SQLite's ``quick_check``, rows per table, and each
 damaged row (table, rowid, reason). Exit 0 when clean, 1 when anything is damaged. A row of
-the current layout is checked against its MAC with the user's key (:mod:`eoc.userkey`): a row
+the current layout is checked against its MAC with the user's key (:mod:`eoc.store.keys`): a row
 edited outside eoc, its checksum recomputed as a plain digest or not, is damaged. A store signed
 with another key is refused, with what to do.
 

@@ -9,9 +9,9 @@ from typing import Any, TextIO
 from eoc import plugins
 from eoc._compat import IN_PYODIDE
 from eoc.answerdoc import check_answer_document, parse_answer_text
-from eoc.boundedio import decode_utf8, read_bounded
 from eoc.cli.common import Add, emit, plugin
 from eoc.errors import BadJson, BadReceipt, MissingExtra, ReceiptMismatch
+from eoc.files.bounded import decode_utf8, read_bounded
 from eoc.receipt import Receipt
 
 MAX_RECEIPT_BYTES = 4 << 20

@@ -21,7 +21,7 @@ the basis says so. An energy figure the server sends is quoted in the basis as i
 never becomes the figure.
 
 Everything the server sends is checked: at most :data:`MAX_BODY_BYTES` of body, JSON parsed by
-:func:`eoc.boundedio.loads_strict`, and a reply of the wrong shape is a
+:func:`eoc.files.bounded.loads_strict`, and a reply of the wrong shape is a
 :class:`~eoc.errors.BackendError` quoting a short excerpt.
 """
 
@@ -34,9 +34,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from eoc._compat import IN_PYODIDE
-from eoc.boundedio import loads_strict
 from eoc.cost import JouleCost
 from eoc.errors import BackendError, BadJson, ConfigError
+from eoc.files.bounded import loads_strict
 from eoc.openai.replies import (
     EXCERPT_CHARS,
     check_base_url,

@@ -18,7 +18,7 @@ hook                      on                     what the cascade does with it
 :class:`Estimates`        any stage              its own estimate where its answer has none
 :class:`Prepares`         the kv                 told before the model is asked (it embeds
                                                  the question meanwhile)
-:class:`Partitioned`      the kv                 keeps partitions (:mod:`eoc.partition`)
+:class:`Partitioned`      the kv                 keeps partitions (:mod:`eoc.store.partition`)
 :class:`Judged`           the kv                 a judge of meaning weighs joules saved
 :class:`Closes`           any stage              closed with the cascade
 ========================  =====================  ==========================================

@@ -30,12 +30,12 @@ the model, it tells the kv stage (:meth:`KVStage.will_remember`), so an embedder
 (``eoc_native.semantic.CachedEmbedder``) embeds the question while the model works, for the answer
 to be remembered.
 
-Entries are kept in *partitions* (:mod:`eoc.partition`): the shared one (key: the folded
+Entries are kept in *partitions* (:mod:`eoc.store.partition`): the shared one (key: the folded
 question, :func:`eoc.text.forms.fold`: case, spaces, quote and dash variants, nothing that can
 change what is asked) holds the pack and the model's answers to plain questions; a request with a system
 prompt or its own parameters has its model answers kept under its partition's tag (key:
 ``"(p:HEX) question"``). A lookup's candidates, exact and similar, are only those its query's
-partition admits (:meth:`eoc.partition.Partition.admits`; a plain question: the shared
+partition admits (:meth:`eoc.store.partition.Partition.admits`; a plain question: the shared
 partition's), so another partition's answer is never served, nor even handed to the guard.
 """
 
@@ -49,7 +49,6 @@ from typing import Any
 
 from eoc.cost import JouleCost
 from eoc.errors import ConfigError, EocError, FactFileError, InputError
-from eoc.partition import SHARED, checked_tag, keyed, tag_of
 from eoc.query import KvPartition, Query, Stage
 from eoc.stages.base import Answer, stage_figure, work_estimate
 from eoc.stages.embed import Embedder, HashedNgramEmbedder, from_dense
@@ -60,6 +59,7 @@ from eoc.stages.repair import StoredWords
 from eoc.stages.wrappers import unwrap
 from eoc.store.entry import EntryMeta, Generation, checked_ttl
 from eoc.store.memory import MemoryKVStore
+from eoc.store.partition import SHARED, checked_tag, keyed, tag_of
 from eoc.store.protocols import Damage, KVRow, KVStore, Match
 from eoc.store.rules import checked_origin, kv_key, new_meta, replayed, stale
 from eoc.text.facts import read_fact_file, read_pairs
@@ -117,7 +117,9 @@ class _Entry:
         self.payload = payload
         self.origin = origin  # what made the answer: "" for none (the pack), else a model
         self.meta = meta  # when it was stored, when it expires, how a model generated it
-        self.partition = partition  # its partition's tag (eoc.partition): "" for the shared one
+        self.partition = (
+            partition  # its partition's tag (eoc.store.partition): "" for the shared one
+        )
         self.analysis: object = None  # the guard's prepare(prompt), made at its first check
 
 
@@ -190,7 +192,7 @@ class KVStage:
 
     stage = Stage.KV
     keeps_partitions = True
-    """It keeps and reads each request's partition (:mod:`eoc.partition`)."""
+    """It keeps and reads each request's partition (:mod:`eoc.store.partition`)."""
 
     def __init__(
         self,
@@ -346,7 +348,7 @@ class KVStage:
         ``origin`` ("" when no model made it) as ``generation`` says; never served ``ttl``
         seconds (or "12h") from now. ``meta``: the record as a store read it (it replaces
         ``generation`` and ``ttl``). ``partition``: the tag of the partition it is kept in
-        (:mod:`eoc.partition`; "" for the shared one, which plain questions read).
+        (:mod:`eoc.store.partition`; "" for the shared one, which plain questions read).
 
         Raises:
             InputError: a bad prompt, answer, origin, generation or partition; ConfigError: a
@@ -471,7 +473,7 @@ class KVStage:
     ) -> str | None:
         """Store ``payload`` as the answer to ``query``'s prompt (what a store's ``put`` says:
         ``None`` once written, :data:`~eoc.stages.contract.PENDING` when a write waits), in the
-        query's partition (:mod:`eoc.partition`: where the answer's finish reason puts it) or,
+        query's partition (:mod:`eoc.store.partition`: where the answer's finish reason puts it) or,
         for a plain question, the shared one."""
         part = query.partition
         tag = SHARED
@@ -691,7 +693,7 @@ class KVStage:
         candidates checked (scored at or above the threshold, then fingerprint and guard), unless
         the stage was built with a flat ``figure_uj``. An exact-key hit checks none.
 
-        Only entries of the query's partition are candidates (:mod:`eoc.partition`): a plain
+        Only entries of the query's partition are candidates (:mod:`eoc.store.partition`): a plain
         question reads the shared partition; a query in a partition reads its own entries that
         fit its ``max_tokens``, and the shared partition's facts where it allows them.
         """
@@ -887,7 +889,7 @@ class KVStage:
         return out
 
     def _admission(self, part: KvPartition | None) -> Callable[[Hashable], bool] | None:
-        """Which stored keys may answer a query of partition ``part`` (:mod:`eoc.partition`);
+        """Which stored keys may answer a query of partition ``part`` (:mod:`eoc.store.partition`);
         ``None``: every one (a plain question, and no partition holds anything)."""
         entries = self._entries
         if part is None:

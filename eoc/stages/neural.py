@@ -69,7 +69,7 @@ class Backend(Protocol):
 
     A backend that can answer a whole conversation with its parameters (what ``eoc serve``
     receives) also has ``chat(request, on_piece=None) -> Reply``, taking an
-    :class:`eoc.chat.ChatRequest` and calling ``on_piece`` with each piece of text as it is
+    :class:`eoc.chat.request.ChatRequest` and calling ``on_piece`` with each piece of text as it is
     produced. A query carrying a conversation (``query.conversation``) reaches only such a
     backend.
 
@@ -319,7 +319,7 @@ class NeuralStage:
             ) from None
 
     def _chat(self, chat: object, on_piece: Callable[[str], None] | None) -> Reply:
-        """A whole conversation (:class:`eoc.chat.ChatRequest`) for a backend that takes one."""
+        """A whole conversation (:class:`eoc.chat.request.ChatRequest`) for a backend that takes one."""
         ask = getattr(self.backend, "chat", None)
         if not callable(ask):
             raise BackendError(

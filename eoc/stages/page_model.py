@@ -25,9 +25,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from eoc.boundedio import loads_strict
 from eoc.cost import JouleCost
 from eoc.errors import BackendError, BadJson, ConfigError
+from eoc.files.bounded import loads_strict
 from eoc.query import Stage
 from eoc.stages.base import WorkRates, work_estimate
 from eoc.stages.neural import MAX_REPLY_BYTES, MAX_TOKENS, Reply, origin_of

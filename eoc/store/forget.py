@@ -3,7 +3,7 @@
 
 A :class:`Forget` says what to forget; every criterion given must hold (they combine with
 "and"). ``question`` matches every entry stored for that question (its text as the kv folds
-it): in the kv in every partition (:mod:`eoc.partition`); in the cache, every entry that records
+it): in the kv in every partition (:mod:`eoc.store.partition`); in the cache, every entry that records
 it answers that question (``EntryMeta.asked``), whatever system prompt, earlier turns or
 parameters it was asked with, and for an entry from before eoc recorded that, the question's
 own key and a model's answer to it keyed by what made it (tried for every origin stored);
@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from eoc.errors import ConfigError, InputError
-from eoc.partition import tag_of as tag_of_key
 from eoc.query import Query, check_prompt
 from eoc.store.entry import EntryMeta, checked_ttl
+from eoc.store.partition import tag_of as tag_of_key
 from eoc.store.rules import asked_of
 from eoc.text.forms import fold
 
@@ -110,7 +110,7 @@ class Forget:
                     return False
             if question is None:
                 return True
-            if stage == "kv":  # in any partition (eoc.partition), whatever its key's format
+            if stage == "kv":  # in any partition (eoc.store.partition), whatever its key's format
                 return prompt is not None and fold(prompt) == kv_key
             if key == plain or (meta is not None and meta.asked == asked):
                 return True  # the question's entry in any conversation or partition
@@ -203,7 +203,7 @@ def forget_from_json(doc: object, made_receipt: Any = None) -> Forget:
 KV_PLACES = ("shared", "partitions")
 """Where a forgotten kv entry was (:func:`forget_in`'s ``where``): in the shared partition
 (plain questions and facts), or in the partitions of requests that carried a system prompt or
-parameters of their own (:mod:`eoc.partition`)."""
+parameters of their own (:mod:`eoc.store.partition`)."""
 
 
 def forget_in(

@@ -112,7 +112,7 @@ class CacheStore(Protocol):
 @dataclass(frozen=True, slots=True)
 class KVRow:
     """One kv pair as a store keeps it: its key (the folded question, opened by its partition's
-    tag: :func:`eoc.partition.keyed`), the question as asked, the answer, what made it, its
+    tag: :func:`eoc.store.partition.keyed`), the question as asked, the answer, what made it, its
     record, and its vector for the kv's embedder (``None``: not stored for it; the stage embeds
     the question again). ``rowid`` names the row in a damage report (0 where the store has no
     such number)."""

@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from eoc.errors import EocError, StoreError
-from eoc.partition import keyed, tag_of
 from eoc.store.entry import meta_from_text
+from eoc.store.partition import keyed, tag_of
 from eoc.store.parts import StoreParts
 from eoc.store.protocols import CacheListener, CacheRow, Embedding, KVListener, KVRow, Match
 from eoc.store.rules import kv_key

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from eoc.errors import ConfigError, StoreCorrupt, StoreError, StoreUnusable, StoreVersionError
+from eoc.store.keys import KEY_ENV, key_path, load_key
 from eoc.store.sqlite_schema import (
     KEYED_VERSION,
     SCHEMA_VERSION,
@@ -37,7 +38,6 @@ from eoc.store.sqlite_schema import (
     upgrade,
     wrong_type,
 )
-from eoc.userkey import KEY_ENV, key_path, load_key
 
 
 def _stat(path: Path) -> os.stat_result | None:
@@ -133,7 +133,7 @@ Damage = tuple[str, int, str]
 
 
 def store_key(key: bytes | None = None) -> bytes:
-    """The key a store's rows are signed with: ``key``, else the user's (:mod:`eoc.userkey`).
+    """The key a store's rows are signed with: ``key``, else the user's (:mod:`eoc.store.keys`).
 
     Raises:
         UntrustedFile: the key file, or its folder, is not the user's alone.
@@ -141,7 +141,7 @@ def store_key(key: bytes | None = None) -> bytes:
     """
     if key is not None:
         if not isinstance(key, bytes) or len(key) < 16:
-            raise ConfigError("a store's key is bytes, at least 16 of them (eoc.userkey)")
+            raise ConfigError("a store's key is bytes, at least 16 of them (eoc.store.keys)")
         return key
     try:
         return load_key()

@@ -21,17 +21,17 @@ Schema versions (``PRAGMA user_version``):
   not empty. Opening a version-2 file adds the column, "" for every row: their age and
   generation are unknown (a replay says so), and their checksums hold as they were.
 * **4** — the layout before keyed checksums, the same tables and columns: a kv row's ``key``
-  may open with the tag of the partition it is kept in (:mod:`eoc.partition`: ``"(p:HEX)
+  may open with the tag of the partition it is kept in (:mod:`eoc.store.partition`: ``"(p:HEX)
   question"``, a model's answer under a system prompt or its own parameters), which no plain
   key does. An eoc that reads version 3 would load such a row as a plain question's and serve
   it to everyone, so the version says it must not open the file. Opening a version-3 file
   changes no row (every row of it is in the shared partition) and sets the version.
 * **5** — the current layout: each row's checksum is a keyed MAC, HMAC-SHA256 with the user's
-  key (:mod:`eoc.userkey`, a file outside the store that only its owner can read), not a plain
+  key (:mod:`eoc.store.keys`, a file outside the store that only its owner can read), not a plain
   SHA-256. A plain digest says a row is whole, but whoever can write the file can recompute it
   (an answer planted with its checksum recomputed was served before); a MAC says the row was
   written by an eoc holding the key. The table ``info`` records which key signs the rows
-  (``key``: its :func:`~eoc.userkey.key_id`, which does not reveal it), so a store opened with
+  (``key``: its :func:`~eoc.store.keys.key_id`, which does not reveal it), so a store opened with
   another key is refused with what to do rather than read as every row changed, and how many
   forgets the store has seen (``forgets``: every process sharing the file drops from memory
   what another one forgot, :mod:`eoc.persist`). Opening an older file signs, in one
@@ -57,11 +57,11 @@ from eoc.errors import (
     StoreUnusable,
     StoreVersionError,
 )
-from eoc.partition import tag_of
 from eoc.query import check_text
 from eoc.store.entry import meta_from_text
+from eoc.store.keys import derive, key_id
+from eoc.store.partition import tag_of
 from eoc.store.rules import MAX_ANSWER_BYTES, checked_origin, kv_key
-from eoc.userkey import derive, key_id
 
 SCHEMA_VERSION = 5
 """The layout this eoc writes."""

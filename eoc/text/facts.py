@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import unquote
 
-from eoc.boundedio import read_bounded
 from eoc.errors import FactFileError, InputError
+from eoc.files.bounded import read_bounded
 
 MAX_FIELD_CHARS = 4096
 """Longest field (TSV) or term (N-Triples, after unescaping), in characters."""

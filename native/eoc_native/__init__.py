@@ -28,7 +28,7 @@ def cache_dir() -> Path:
     graph store, the tiled weights and the C kernels each keep their part in it).
 
     What eoc loads or maps from it must be owned by the user or root, in folders no one else
-    can write to (:mod:`eoc.trustfile`; issue 35): each part checks its own files and makes its
+    can write to (:mod:`eoc.files.trust`; issue 35): each part checks its own files and makes its
     folder with mode 700, so the folder may be a shared sticky one (``/tmp``) but never one
     whose parts someone else made."""
     return Path(os.environ.get(CACHE_ENV) or "~/.cache/eoc").expanduser()

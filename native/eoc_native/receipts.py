@@ -16,8 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from eoc.boundedio import read_bounded
 from eoc.errors import BadReceipt, ConfigError, ReceiptMismatch
+from eoc.files.bounded import read_bounded
 from eoc.receipt import SIGNATURE_PREFIX, Receipt
 from eoc_native import require
 from eoc_native.autotune.signing import configured_trusted_keys, private_key, public_key_hex

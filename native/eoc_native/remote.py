@@ -12,7 +12,7 @@ becomes the figure, let alone a MEASURED one.
 
 Everything the server sends is hostile until checked: bodies are read up to
 :data:`MAX_BODY_BYTES` (streams up to the same total), JSON is parsed by
-:func:`eoc.boundedio.loads_strict`, and a reply of the wrong shape is a
+:func:`eoc.files.bounded.loads_strict`, and a reply of the wrong shape is a
 :class:`~eoc.errors.BackendError`. The API key never appears in an error message.
 """
 
@@ -29,10 +29,10 @@ from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
 from typing import Any
 
-from eoc.boundedio import loads_strict
-from eoc.chat import ChatRequest, tool_call_text
+from eoc.chat.request import ChatRequest, tool_call_text
 from eoc.cost import JouleCost
 from eoc.errors import BackendError, BadJson, ConfigError, UpstreamRefused
+from eoc.files.bounded import loads_strict
 from eoc.openai.replies import (
     check_base_url,
     check_sampling,
@@ -366,7 +366,7 @@ class OpenAIBackend:
         return self.aliases.get(request.model, self.model)
 
     def _forward(self, request: ChatRequest, on_piece: Callable[[str], None] | None) -> Reply:
-        """A request eoc does not answer itself (:attr:`eoc.chat.ChatRequest.forward`), sent as
+        """A request eoc does not answer itself (:attr:`eoc.chat.request.ChatRequest.forward`), sent as
         the client sent it but for the model's id, its reply kept whole: the body's text, or a
         streamed reply's events as they came (each handed to ``on_piece`` as it arrives).
 

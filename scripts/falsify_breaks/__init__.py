@@ -40,8 +40,8 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
     ),
     ("eoc/cli/userstore.py", ["tests/test_userstore.py"]),
     ("eoc/store/forget.py", ["tests/test_forget.py"]),
-    ("eoc/trustfile.py", ["tests/test_trustfile.py", "tests/native/test_planted_files.py"]),
-    ("eoc/userkey.py", ["tests/test_trustfile.py", "tests/test_store_keys.py"]),
+    ("eoc/files/trust.py", ["tests/test_trustfile.py", "tests/native/test_planted_files.py"]),
+    ("eoc/store/keys.py", ["tests/test_trustfile.py", "tests/test_store_keys.py"]),
     ("eoc/cli/forget.py", ["tests/test_forget.py"]),
     ("native/eoc_native/serve/forgetroute.py", ["tests/native/test_serve_memo.py"]),
     (
@@ -95,10 +95,10 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
             "tests/native/test_assemble_stores.py",
         ],
     ),
-    ("eoc/followup.py", ["tests/test_followups.py", "tests/test_chat.py"]),
-    ("eoc/partition.py", ["tests/test_partitions.py"]),
+    ("eoc/chat/followup.py", ["tests/test_followups.py", "tests/test_chat.py"]),
+    ("eoc/store/partition.py", ["tests/test_partitions.py"]),
     ("eoc/store/parts.py", ["tests/test_assemble.py", "tests/native/test_assemble_stores.py"]),
-    ("eoc/boundedio.py", ["tests/test_boundedio.py", "tests/test_benchrun.py"]),
+    ("eoc/files/bounded.py", ["tests/test_boundedio.py", "tests/test_benchrun.py"]),
     (
         "eoc/query.py",
         [
@@ -108,7 +108,7 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
             "tests/test_chat.py",
         ],
     ),
-    ("eoc/benchrun.py", ["tests/test_benchrun.py"]),
+    ("eoc/cli/benchrun.py", ["tests/test_benchrun.py"]),
     (
         "eoc/store/sqlite",
         [
@@ -251,7 +251,7 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
     ("native/eoc_native/memory.py", ["tests/native/test_memory.py"]),
     ("native/eoc_native/remote.py", ["tests/native/test_remote.py"]),
     ("native/eoc_native/keepalive.py", ["tests/native/test_remote.py"]),
-    ("eoc/chat.py", ["tests/test_chat.py"]),
+    ("eoc/chat/request.py", ["tests/test_chat.py"]),
     ("native/eoc_native/serve/", ["tests/native/test_serve.py"]),
     (
         "native/eoc_native/store/",

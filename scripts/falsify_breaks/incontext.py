@@ -7,7 +7,7 @@ reuse policy). Each runs the test that catches it (``FOCUS``)."""
 _KV = "eoc/stages/kv.py"
 _GUARD = "eoc/stages/guard.py"
 _SPELLING = "eoc/stages/spelling.py"
-_FOLLOWUP = "eoc/followup.py"
+_FOLLOWUP = "eoc/chat/followup.py"
 _CASCADE = "eoc/cascade.py"
 _DECISIVE = "tests/test_decisive.py"
 _CONTEXT = "tests/test_context.py"
@@ -49,7 +49,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "a plain key opening with a bracket reads as a partition's",
-        "eoc/partition.py",
+        "eoc/store/partition.py",
         '    return f" {folded}" if folded.startswith("(") else folded',
         "    return folded",
     ),

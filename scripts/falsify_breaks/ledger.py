@@ -86,7 +86,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "eoc bench run totals no avoided figure as 0 J",
-        "eoc/benchrun.py",
+        "eoc/cli/benchrun.py",
         '            "j": sum(r.avoided_uj or 0 for r in figured) / 1e6 if figured else None,',
         '            "j": sum(r.avoided_uj or 0 for r in figured) / 1e6,',
     ),

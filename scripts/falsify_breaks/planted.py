@@ -4,7 +4,7 @@ the C kernels checked before they load and built only into a private folder, the
 under the user's keyed MAC with each array's digest checked, and the key file private. Each runs
 the test that catches it (``FOCUS``); the chown cases need root."""
 
-_TRUST = "eoc/trustfile.py"
+_TRUST = "eoc/files/trust.py"
 _CBUILD = "native/eoc_native/quant/cbuild.py"
 _LAYOUT = "native/eoc_native/llm/layout_cache.py"
 _T_TRUST = "tests/test_trustfile.py"
@@ -47,8 +47,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "the C kernels are loaded unchecked",
         _CBUILD,
-        "from eoc.trustfile import check_file, check_folder, open_checked, private_folder\n",
-        "from eoc.trustfile import check_folder, private_folder\n"
+        "from eoc.files.trust import check_file, check_folder, open_checked, private_folder\n",
+        "from eoc.files.trust import check_folder, private_folder\n"
         "check_file = open_checked = lambda path, **_: os.open(path, os.O_RDONLY)  # noqa: E731\n",
     ),
     (
@@ -77,7 +77,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "the key file may be read by others",
-        "eoc/userkey.py",
+        "eoc/store/keys.py",
         """    check_file(path, what="eoc's key file", private=True, fix=_fix(path))""",
         """    check_file(path, what="eoc's key file", private=False, fix=_fix(path))""",
     ),

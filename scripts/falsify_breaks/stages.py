@@ -250,19 +250,19 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "a conversation keyed by its last message only",
-        "eoc/chat.py",
+        "eoc/chat/request.py",
         '            "messages": [list(m) for m in self.messages],',
         '            "messages": [list(m) for m in self.messages[-1:]],',
     ),
     (
         "a conversation taken for a plain question",
-        "eoc/chat.py",
+        "eoc/chat/request.py",
         "            and len(self.messages) == 1\n",
         "",
     ),
     (
         "sampled answers without a seed cached",
-        "eoc/chat.py",
+        "eoc/chat/request.py",
         "        cacheable = self.repeatable or self.defaults.cache_sampled",
         "        cacheable = True",
     ),
@@ -310,7 +310,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "a message's name is dropped",
-        "eoc/chat.py",
+        "eoc/chat/request.py",
         "        names=names if any(names) else (),",
         "        names=(),",
     ),
@@ -605,13 +605,13 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "a follow-up that points back may be answered by a fact",
-        "eoc/followup.py",
+        "eoc/chat/followup.py",
         "    if any(w in POINTING_BACK for w in words):",
         "    if False:",
     ),
     (
         "a fact is served under any system prompt",
-        "eoc/chat.py",
+        "eoc/chat/request.py",
         "            if not self.defaults.facts_under_system_prompts:",
         "            if False:",
     ),
@@ -629,7 +629,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "stop strings do not keep a fact out",
-        "eoc/chat.py",
+        "eoc/chat/request.py",
         '        if self.kind != "chat" or self.messages[-1][0] != "user" or self.stop:',
         '        if self.kind != "chat" or self.messages[-1][0] != "user":',
     ),

@@ -3,7 +3,7 @@
 BREAKS: list[tuple[str, str, str, str]] = [
     (
         "bench total 0 J when all refused",
-        "eoc/benchrun.py",
+        "eoc/cli/benchrun.py",
         '"total_j": total_uj / 1e6 if done else None,',
         '"total_j": total_uj / 1e6,',
     ),

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("starlette")
 
 from eoc import Cascade
-from eoc.chat import ChatDefaults
+from eoc.chat.request import ChatDefaults
 from eoc.cost import JouleCost
 from eoc.stages.neural import NeuralStage, Reply
 from eoc_native.serve.app import ServeConfig, create_app

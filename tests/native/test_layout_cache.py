@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("gguf", reason="the native extra is not installed")
 
-from eoc import userkey
+from eoc.store import keys as userkey
 from eoc_native.llm.generate import generate_ids, load
 from eoc_native.llm.layout_cache import MAGIC, LayoutCache
 from tests.native.test_llm_tiny import BLOCKS, write_tiny_model

@@ -3,7 +3,7 @@
 With ``$EOC_CACHE_DIR`` on a folder others can write to, another user could place
 ``kernels/eockernels-<arch>-<key>.so`` (the name is computable) and its constructor ran as the
 user who ran ``eoc query``. eoc now loads compiled code and mapped data only from files owned by
-the running user (or root) in folders no one else can write to (:mod:`eoc.trustfile`), and
+the running user (or root) in folders no one else can write to (:mod:`eoc.files.trust`), and
 refuses anything else with :class:`~eoc.errors.UntrustedFile` naming the path.
 
 The planted library's constructor writes a marker file: the marker must never appear. Files
@@ -218,7 +218,7 @@ def test_eoc_query_refuses_a_planted_kernel(tmp_path: Path) -> None:
 
 @pytest.fixture
 def _key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    from eoc import userkey
+    from eoc.store import keys as userkey
 
     path = tmp_path / "config" / "key"
     monkeypatch.setenv(userkey.KEY_ENV, str(path))
@@ -283,7 +283,7 @@ def test_a_layout_array_edited_with_its_digest_recomputed_is_not_mapped(tmp_path
 def test_a_layout_signed_with_another_key_is_not_mapped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from eoc import userkey
+    from eoc.store import keys as userkey
     from eoc_native.llm.layout_cache import LayoutCache
 
     model = _tiny(tmp_path)

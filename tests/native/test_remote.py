@@ -583,7 +583,7 @@ def test_bad_arguments_are_config_errors_that_say_what_to_do(
 
 
 def test_a_messages_name_is_forwarded_upstream(fake: FakeServer, backend: OpenAIBackend) -> None:
-    from eoc.chat import ChatDefaults, parse_chat
+    from eoc.chat.request import ChatDefaults, parse_chat
 
     fake.script = [send(200, completion("hello ann"))]
     doc = {"model": "m", "messages": [{"role": "user", "content": "hi", "name": "ann"}]}
@@ -592,11 +592,11 @@ def test_a_messages_name_is_forwarded_upstream(fake: FakeServer, backend: OpenAI
     assert sent["messages"] == [{"role": "user", "content": "hi", "name": "ann"}]
 
 
-# -- forwarded requests (what eoc does not answer itself: eoc.chat) --------------------------
+# -- forwarded requests (what eoc does not answer itself: eoc.chat.request) --------------------------
 
 
 def _forwarded(doc: dict[str, Any], kind: str = "chat") -> Any:
-    from eoc.chat import ChatDefaults, forwarded_embedding, parse_chat
+    from eoc.chat.request import ChatDefaults, forwarded_embedding, parse_chat
 
     if kind == "embedding":
         return forwarded_embedding(doc, ChatDefaults("m"))

@@ -21,7 +21,7 @@ pytest.importorskip("starlette")
 import openai
 
 from eoc import Cascade
-from eoc.chat import ChatDefaults
+from eoc.chat.request import ChatDefaults
 from eoc.stages.neural import NeuralStage
 from eoc_native.llm.backend import LocalModel
 from eoc_native.receipts import HostSigner, verify_signature

@@ -15,7 +15,7 @@ pytest.importorskip("uvicorn")
 pytest.importorskip("httptools")
 
 from eoc import Cascade
-from eoc.chat import ChatDefaults
+from eoc.chat.request import ChatDefaults
 from eoc_native.serve.app import ServeConfig, create_app
 from tests.helpers import small_stages
 from tests.native.serving import serving

@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("starlette")
 
 from eoc.cascade import Cascade
-from eoc.chat import ChatDefaults
+from eoc.chat.request import ChatDefaults
 from eoc.persist import SqliteCache, SqliteKV
 from eoc.stages import NeuralStage
 from eoc.store.sqlite import LISTEN_EVERY_S

@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("starlette")
 
 from eoc.cascade import Cascade
-from eoc.chat import ChatDefaults
+from eoc.chat.request import ChatDefaults
 from eoc.stages import NeuralStage, Reply
 from eoc_native.remote import OpenAIBackend
 from eoc_native.serve.app import ServeConfig, create_app
@@ -183,7 +183,7 @@ def test_a_request_sets_its_own_reuse_policy_with_a_header() -> None:
 def test_a_fact_is_counted_by_the_loaded_models_tokenizer() -> None:
     """ "Paris" is one SmolLM2 token: at max_tokens 2 the graph answers once the model is loaded;
     before (no tokenizer at hand) the bound, 6, keeps it out."""
-    from eoc.chat import parse_chat
+    from eoc.chat.request import parse_chat
     from eoc_native.llm.backend import LocalModel
 
     assert SMOLLM2 is not None

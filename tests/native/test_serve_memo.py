@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("starlette")
 
 from eoc.cascade import Cascade
-from eoc.chat import ChatDefaults
+from eoc.chat.request import ChatDefaults
 from eoc.stages import NeuralStage, Reply
 from eoc_native.serve.app import ServeConfig, create_app
 from eoc_native.serve.keys import ApiKeys, new_key
@@ -116,7 +116,7 @@ def test_a_server_without_keys_forgets_nothing() -> None:
 
 
 def test_an_unknown_replay_has_no_made_up_usage_or_finish_reason() -> None:
-    from eoc.chat import parse_chat
+    from eoc.chat.request import parse_chat
     from eoc.cost import JouleCost
     from eoc.query import Stage
     from eoc.receipt import Receipt

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("starlette")
 
 from eoc import Cascade
-from eoc.chat import ChatDefaults, ChatRequest
+from eoc.chat.request import ChatDefaults, ChatRequest
 from eoc.query import Query
 from eoc.stages.cache import CacheStage
 from eoc.stages.neural import Reply

@@ -130,7 +130,7 @@ def test_a_partitions_answer_reaches_other_replicas_and_a_restart_in_its_partiti
 ) -> None:
     """A model's answer kept in a partition (eoc/partition.py: a system prompt's) is read by
     another replica and by a new one in that partition, never by a plain question."""
-    from eoc.chat import ChatDefaults, parse_chat
+    from eoc.chat.request import ChatDefaults, parse_chat
     from eoc.store.entry import Generation
 
     def query(question: str, system: str | None) -> Query:

@@ -17,7 +17,7 @@ came from.
   probe sees the counter live on this host now.
 * A process-wide profile (:func:`global_profile`) is loaded once, from ``$EOC_TUNING_PROFILE``
   or ``~/.cache/eoc/tuning-profile.json``, and only when no one but the user or root could have
-  written it (:func:`eoc.trustfile.check_file`: owned by the user or root, writable by no one
+  written it (:func:`eoc.files.trust.check_file`: owned by the user or root, writable by no one
   else, in folders no one else can write to; issue 35). It steers which backend every matmul
   runs on, unasked, in every process, so a file that fails *raises*
   :class:`~eoc.errors.UntrustedFile` naming the path and why (the user must hear of it, and
@@ -42,12 +42,12 @@ from pathlib import Path
 from typing import Any
 
 from eoc import __version__
-from eoc.boundedio import read_json
 from eoc.cost import CounterKind, Provenance
 from eoc.errors import BadJson, ConfigError, InputError, NotMeasured
+from eoc.files.bounded import read_json
+from eoc.files.trust import check_file
 from eoc.meter.counter import CounterStatus
 from eoc.meter.liveness import probe
-from eoc.trustfile import check_file
 from eoc_native.autotune.signing import SignatureCheck, check_signature, sign
 from eoc_native.autotune.tune import TuneResult, measured_here
 from eoc_native.backends.base import Shape
@@ -416,7 +416,7 @@ def global_profile() -> TuningProfile | None:
     """The process-wide profile, loaded once from :func:`profile_path` (``None`` if absent).
 
     Raises:
-        UntrustedFile: someone else could have written the file (:mod:`eoc.trustfile`).
+        UntrustedFile: someone else could have written the file (:mod:`eoc.files.trust`).
     """
     global _GLOBAL
     with _GLOBAL_LOCK:

@@ -2,9 +2,9 @@
 
 The store is a folder of Oxigraph's (RocksDB's) files, mapped and read as the graph stage's
 answers, so it is used only where no one but the user or root could have written it (issue 35,
-:mod:`eoc.trustfile`): ``eoc graph load`` makes a missing folder with mode 700 and checks it
-(:func:`~eoc.trustfile.private_folder`), and the graph stage checks the folder before opening it
-(:func:`~eoc.trustfile.check_folder`: owned by the user or root, writable by no one else, in
+:mod:`eoc.files.trust`): ``eoc graph load`` makes a missing folder with mode 700 and checks it
+(:func:`~eoc.files.trust.private_folder`), and the graph stage checks the folder before opening it
+(:func:`~eoc.files.trust.check_folder`: owned by the user or root, writable by no one else, in
 folders no one else can write to). A folder that fails *raises*
 :class:`~eoc.errors.UntrustedFile` naming it: the store holds the answers eoc gives, not a cache
 that only saves time, so it is never silently dropped or rebuilt.
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from eoc.errors import StoreUnusable
-from eoc.trustfile import check_folder, private_folder
+from eoc.files.trust import check_folder, private_folder
 from eoc_native import cache_dir
 
 GRAPH_STORE_ENV = "EOC_GRAPH_STORE"

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
-from eoc.chat import ChatRequest
+from eoc.chat.request import ChatRequest
 from eoc.cost import JouleCost
 from eoc.errors import BackendError, ConfigError, InputError
 from eoc.query import CONTROL_CHARS

@@ -20,15 +20,15 @@ version byte, last, so that a file cut short is never read.
 **Who may have written it.** The arrays are mapped and run as the model's weights: a file
 edited with its checksum recomputed silently changed a model's output (issue 35). So:
 
-* the index carries a keyed MAC (:func:`eoc.userkey.mac`, purpose ``layout``, over the file's
-  name, which names the model file, and the index), with the user's key (:mod:`eoc.userkey`,
+* the index carries a keyed MAC (:func:`eoc.store.keys.mac`, purpose ``layout``, over the file's
+  name, which names the model file, and the index), with the user's key (:mod:`eoc.store.keys`,
   outside the cache, readable by its owner only); the index holds each array's SHA-256, which
   is checked as the array is taken (a CRC-32 is no defence: anyone can make bytes fit one). A
   file whose MAC or digests do not check is a damaged file (below). SmolLM2-135M's 97 MB: all
   121 matrices checked in about 60 ms on a 2-core machine (CRC-32, before: about 38 ms);
-* the file is opened, then checked (:func:`eoc.trustfile.open_checked`: owned by the user or
+* the file is opened, then checked (:func:`eoc.files.trust.open_checked`: owned by the user or
   root, writable by no one else, in folders no one else can write to) before it is mapped, and
-  the ``layouts`` folder is made with mode 700 and checked (:func:`eoc.trustfile.private_folder`)
+  the ``layouts`` folder is made with mode 700 and checked (:func:`eoc.files.trust.private_folder`)
   before a file is written into it. A file or folder that fails raises
   :class:`~eoc.errors.UntrustedFile` naming it, as does a key file that fails its own check:
   someone else could write there, which the user must hear of, not have hidden by a re-tiling.
@@ -55,8 +55,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from eoc import userkey
-from eoc.trustfile import open_checked, private_folder
+from eoc.files.trust import open_checked, private_folder
+from eoc.store import keys as userkey
 from eoc_native import cache_dir
 from eoc_native.memory import zeroed
 from eoc_native.quant.blocks import QuantBlocks
@@ -69,7 +69,7 @@ MAGIC = b"EOCLAYT" + bytes([LAYOUT_VERSION])
 MAC_BYTES = 64
 """The index's MAC, in hex, just before the index."""
 PURPOSE = "layout"
-"""The MAC's purpose (:func:`eoc.userkey.mac`)."""
+"""The MAC's purpose (:func:`eoc.store.keys.mac`)."""
 WHAT = "the layout file"
 PAGE = 4096
 """Arrays start at page boundaries: each is mapped on its own while the file is written."""
@@ -118,7 +118,7 @@ class LayoutCache:
         self._hashes: dict[tuple[int, int], Future[str]] = {}  # (offset, length) -> its SHA-256
 
     def _user_key(self) -> bytes | None:
-        """The user's key (:mod:`eoc.userkey`), or ``None`` where it cannot be read or made
+        """The user's key (:mod:`eoc.store.keys`), or ``None`` where it cannot be read or made
         (the cache is then neither read nor written). An untrusted key file raises."""
         if self._key is None:
             try:
@@ -158,7 +158,7 @@ class LayoutCache:
 
         Raises:
             UntrustedFile: the file, a folder above it or the user's key file could have been
-                written by someone else (:mod:`eoc.trustfile`).
+                written by someone else (:mod:`eoc.files.trust`).
         """
         tail = len(MAGIC) + 8
         try:

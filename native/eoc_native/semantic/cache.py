@@ -11,7 +11,7 @@ whose answer it will then remember; the embedding is ready, or nearly, when the 
 
 **Who may have written it** (issue 35). The vectors decide which stored question a new one
 matches, so a cache file (or the shipped vectors' file) is read only when no one but the user
-or root could have written it (:func:`eoc.trustfile.check_file`: owned by the user or root,
+or root could have written it (:func:`eoc.files.trust.check_file`: owned by the user or root,
 writable by no one else, in folders no one else can write to; a shared sticky folder such as
 ``/tmp`` may hold the user's own file). The cache only saves time and is read with
 ``allow_pickle=False`` (data, never code), so a file that fails is *ignored with a warning*
@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from eoc.errors import UntrustedFile
-from eoc.trustfile import check_file
+from eoc.files.trust import check_file
 from eoc_native import cache_dir, require
 
 
@@ -46,7 +46,7 @@ class UntrustedCacheWarning(UserWarning):
 
 
 def _trusted(path: Path, what: str) -> bool:
-    """Whether ``path`` may be read (:func:`eoc.trustfile.check_file`); warns when it may not.
+    """Whether ``path`` may be read (:func:`eoc.files.trust.check_file`); warns when it may not.
     A missing or unreadable file is just not read (``False``, no warning)."""
     try:
         check_file(path, what=what)

@@ -27,9 +27,8 @@ from typing import Any
 
 import orjson
 
-from eoc.boundedio import loads_strict
 from eoc.cascade import Cascade
-from eoc.chat import ChatDefaults, ChatRequest, forwarded_embedding, parse_chat
+from eoc.chat.request import ChatDefaults, ChatRequest, forwarded_embedding, parse_chat
 from eoc.errors import (
     BackendError,
     BadJson,
@@ -40,6 +39,7 @@ from eoc.errors import (
     StoreError,
     UpstreamRefused,
 )
+from eoc.files.bounded import loads_strict
 from eoc.query import REUSE, Query
 from eoc.response import Response
 from eoc_native import require
@@ -128,7 +128,7 @@ class ServeConfig:
     Args:
         model_id: the name clients send as ``model`` (``GET /v1/models`` lists it).
         defaults: the sampling defaults of a request that sets none (a plain question is one
-            that sets nothing else: see :mod:`eoc.chat`).
+            that sets nothing else: see :mod:`eoc.chat.request`).
         max_body_bytes: the largest request body read (413 beyond).
         body_timeout_s: the longest wait for a request's body to arrive.
         request_timeout_s: the longest wait for an answer (504 beyond; the work itself runs on
@@ -156,7 +156,7 @@ class ServeConfig:
     """How many writes wait for the shared store to be back (answers said ``pending``)."""
     forwards: bool = False
     """An upstream answers what eoc does not answer itself (tools, JSON mode, ``n``,
-    log-probs, other fields): such a request is forwarded as sent (:mod:`eoc.chat`)."""
+    log-probs, other fields): such a request is forwarded as sent (:mod:`eoc.chat.request`)."""
     aliases: tuple[str, ...] = ()
     """Other names clients may send as ``model`` (``--model-alias``), listed by /v1/models."""
     access_log: str = "off"

@@ -15,7 +15,7 @@ bytes. Each answer's verdict is in the body's ``eoc.answers``; the headers are o
 or sum several.
 
 Any other model id goes to the upstream as sent, when the server has one (its reply relayed
-and kept exactly: :mod:`eoc.chat`'s forwarded requests).
+and kept exactly: :mod:`eoc.chat.request`'s forwarded requests).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 import orjson
 
 from eoc.cascade import Cascade
-from eoc.chat import BadRequest, embedding_inputs
+from eoc.chat.request import BadRequest, embedding_inputs
 from eoc.query import Query, Stage
 from eoc.response import Response
 from eoc.stages.base import WorkRates, work_estimate

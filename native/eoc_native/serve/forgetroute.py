@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from eoc.boundedio import loads_strict
 from eoc.errors import EocError, InputError
+from eoc.files.bounded import loads_strict
 from eoc.store.forget import Forget, forget_from_json
 
 MAX_BODY_BYTES = 16 << 10

@@ -14,8 +14,8 @@ import re
 import secrets
 from pathlib import Path
 
-from eoc.boundedio import read_bounded
 from eoc.errors import ConfigError
+from eoc.files.bounded import read_bounded
 
 MAX_KEYS_FILE_BYTES = 1 << 20
 _LINE = re.compile(r"^([A-Za-z0-9_.@-]{1,64})\s+sha256:([0-9a-f]{64})(\s+admin)?$")

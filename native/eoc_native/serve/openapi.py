@@ -1,8 +1,8 @@
 """The server's OpenAPI 3.1 document (``GET /openapi.json``).
 
 The hot path is plain ASGI (no framework validates or documents it). The request bodies are
-generated from the one table of fields :func:`eoc.chat.parse_chat` checks
-(:mod:`eoc.chat_fields`); the answers, errors and routes are described here. The test suite runs
+generated from the one table of fields :func:`eoc.chat.request.parse_chat` checks
+(:mod:`eoc.chat.fields`); the answers, errors and routes are described here. The test suite runs
 Schemathesis against it.
 """
 
@@ -12,7 +12,7 @@ import copy
 from typing import Any
 
 from eoc import __version__
-from eoc.chat_fields import CHAT, COMPLETION, request_schema
+from eoc.chat.fields import CHAT, COMPLETION, request_schema
 from eoc.ledger import AVOIDED_PROVENANCES
 from eoc_native.serve.embeddings import NAMES as EMBEDDING_NAMES
 

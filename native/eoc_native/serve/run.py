@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 from eoc.assemble import default_backend, signer
 from eoc.cascade import Cascade
-from eoc.chat import MAX_OUTPUT_TOKENS, ChatDefaults
+from eoc.chat.request import MAX_OUTPUT_TOKENS, ChatDefaults
 from eoc.cli.options import add_model, add_reuse, add_sign_key, add_store
 from eoc.cli.userstore import assemble_remembering
 from eoc.errors import ConfigError, MissingExtra

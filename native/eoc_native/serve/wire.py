@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from eoc.chat import ChatRequest
+from eoc.chat.request import ChatRequest
 from eoc.cost import Provenance
 from eoc.response import Response
 from eoc.store.forget import id_naming
@@ -160,7 +160,7 @@ def _tail(
 
 
 def relayed(response: Response) -> tuple[bytes, list[tuple[bytes, bytes]]]:
-    """A forwarded request's whole reply (:attr:`eoc.chat.ChatRequest.forward`): the upstream's
+    """A forwarded request's whole reply (:attr:`eoc.chat.request.ChatRequest.forward`): the upstream's
     body byte for byte, as first made (a repeat gets the kept body, its ``id`` included), eoc's
     verdict in the headers alone."""
     body = response.payload.encode("utf-8")

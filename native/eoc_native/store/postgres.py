@@ -33,10 +33,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from eoc.errors import EocError, InputError, StoreError, StoreUnusable, StoreVersionError
-from eoc.partition import keyed, tag_of
 from eoc.stages.cache import CacheStage
 from eoc.stages.kv import KVStage
 from eoc.store.entry import meta_from_text
+from eoc.store.keys import key_id
+from eoc.store.partition import keyed, tag_of
 from eoc.store.parts import StoreParts
 from eoc.store.protocols import (
     PENDING,
@@ -52,7 +53,6 @@ from eoc.store.sqlite_db import store_key
 from eoc.store.sqlite_schema import UNRECORDED, row_sum, summed
 from eoc.store.triples import TripleStore
 from eoc.store.vectors import decode_vector, encode_vector
-from eoc.userkey import key_id
 from eoc_native import require
 
 SCHEMA_VERSION = "5"
@@ -115,7 +115,7 @@ class PgStore:
     ) -> None:
         if not is_postgres_url(url):
             raise StoreUnusable("a PostgreSQL store is named by a postgresql://... URL")
-        self.key = store_key(key)  # signs and checks every row (eoc.userkey)
+        self.key = store_key(key)  # signs and checks every row (eoc.store.keys)
         self._pg: Any = require("psycopg", why="the PostgreSQL store")
         pool_mod: Any = require("psycopg_pool", package="psycopg-pool", why="the PostgreSQL store")
         self.url = url
@@ -287,7 +287,7 @@ class PgStore:
     def _from_v3(conn: Any) -> None:
         """Version 3 to 4, under the schema lock: no row changes (every row of version 3 is in
         the shared partition); a kv key may now open with a partition's tag
-        (:mod:`eoc.partition`), which a replica reading version 3 would serve to everyone, so
+        (:mod:`eoc.store.partition`), which a replica reading version 3 would serve to everyone, so
         the version changes and such a replica is refused."""
         conn.execute("UPDATE eoc_meta SET value = '4' WHERE key = 'schema_version'")
 

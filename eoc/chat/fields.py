@@ -1,5 +1,5 @@
 """The one table of request fields ``eoc serve`` takes: which request kinds take each, and its
-JSON Schema. :func:`eoc.chat.parse_chat` refuses a field the table does not give the request's
+JSON Schema. :func:`eoc.chat.request.parse_chat` refuses a field the table does not give the request's
 kind and reads each number's bounds from it; the server's OpenAPI document
 (``GET /openapi.json``) is generated from it (:func:`request_schema`), so the two cannot differ.
 """

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eoc.boundedio import loads_strict, read_bounded
 from eoc.cascade import Cascade
 from eoc.cost import Provenance, worst_of
 from eoc.errors import BadJson, EocError, InputError
+from eoc.files.bounded import loads_strict, read_bounded
 from eoc.ledger import AVOIDED_PROVENANCES
 from eoc.query import Stage
 

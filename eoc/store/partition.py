@@ -32,7 +32,7 @@ plain questions included, never see it.
   the model might have answered in fewer words, nor as finished: the replay says ``length``).
 
 A fact (an answer no model made: kv's pack, the graph, a computation) is in the shared
-partition; a request in a partition gets one only where :attr:`eoc.chat.ChatRequest.facts_may_answer`
+partition; a request in a partition gets one only where :attr:`eoc.chat.request.ChatRequest.facts_may_answer`
 allows (not under a system prompt unless the server runs with ``--facts-under-system-prompts``),
 at any ``temperature`` or ``seed``, and only if it fits ``max_tokens``.
 

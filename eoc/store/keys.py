@@ -9,7 +9,7 @@ says the file was written by this user's eoc.
   ``XDG_CONFIG_HOME`` only), else ``~/.config/eoc/key``. One line of 64 hex digits (32 random
   bytes from :mod:`secrets`), mode 600 in a folder made with mode 700.
 * :func:`load_key` makes it on first use (``O_CREAT | O_EXCL``: where another process made it
-  first, theirs is read), checks it with :func:`eoc.trustfile.check_file` (``private=True``:
+  first, theirs is read), checks it with :func:`eoc.files.trust.check_file` (``private=True``:
   owned by the user or root, not readable or writable by group or others, in folders no one
   else can write to), reads at most 256 bytes, and keeps it per path for the process.
 * A key file that is not one line of 64 hex digits is an :class:`~eoc.errors.UntrustedFile`
@@ -20,7 +20,7 @@ says the file was written by this user's eoc.
   purpose's key over length-prefixed parts (``a`` + ``bc`` never MACs as ``ab`` + ``c``).
 
 In the browser (Pyodide) the key lives on the page's in-memory file system like any other file,
-and :mod:`eoc.trustfile`'s checks pass trivially there.
+and :mod:`eoc.files.trust`'s checks pass trivially there.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from eoc.errors import UntrustedFile
-from eoc.trustfile import check_file, private_folder
+from eoc.files.trust import check_file, private_folder
 
 KEY_ENV = "EOC_KEY_FILE"
 KEY_BYTES = 32
@@ -104,7 +104,7 @@ def load_key(path: str | os.PathLike[str] | None = None, *, create: bool = True)
     missing and ``create``; read once per path in a process.
 
     Raises:
-        UntrustedFile: the key file or its folder fails :mod:`eoc.trustfile`'s rule
+        UntrustedFile: the key file or its folder fails :mod:`eoc.files.trust`'s rule
             (``private``), or the file holds no key.
         FileNotFoundError: it is missing and ``create`` is false.
         OSError: it cannot be made or read.

@@ -2,7 +2,7 @@
 
 A request with earlier messages, a system prompt or its own parameters is keyed by all of it:
 the cache answers only its exact repeat, and a model's answer to it reaches another request only
-in its kv *partition* (:mod:`eoc.partition`: one user message under the same model, system
+in its kv *partition* (:mod:`eoc.store.partition`: one user message under the same model, system
 prompt and content-changing parameters; never a follow-up's). A **fact** is different: an answer no model made (the pack's kv pairs, the graph, a
 computation) is the same whatever was said before, at any temperature or seed, so kv and graph
 may answer such a request when
@@ -13,7 +13,7 @@ may answer such a request when
 * nothing in it may change how a fact must be said: no stop strings, and no system prompt
   (a system prompt may ask for another language or a format: "reply in French", "answer in
   JSON") unless the server's operator says its system prompts leave facts as they are
-  (``eoc serve --facts-under-system-prompts``; :attr:`eoc.chat.ChatDefaults.facts_under_system_prompts`);
+  (``eoc serve --facts-under-system-prompts``; :attr:`eoc.chat.request.ChatDefaults.facts_under_system_prompts`);
 * ``max_tokens`` and sampling only bound or vary a model's form: a fact longer than
   ``max_tokens`` tokens is not served (:func:`fits`: counted by the model's tokenizer where one
   is loaded, else bounded from above).

@@ -14,7 +14,7 @@ cache key is"):
   cache entry, and kv and graph may answer it.
 * Anything else is keyed by the canonical JSON of the whole request: the cache answers only
   the same conversation with the same parameters. A model's remembered answer is served to
-  another request only in its *partition* (:mod:`eoc.partition`, :attr:`ChatRequest.partition`):
+  another request only in its *partition* (:mod:`eoc.store.partition`, :attr:`ChatRequest.partition`):
   a request whose conversation is one user message, after system messages or none, is in the
   partition of its model, system prompt and content-changing parameters (``temperature``;
   ``top_p`` and ``seed`` when sampling; ``stop``; the penalties), where kv serves a paraphrase
@@ -24,7 +24,7 @@ cache key is"):
   conversation. A *fact* (an answer no model made: kv's pack, the graph, a computation) may
   still answer it when its last message stands alone, it has no stop strings, no system prompt
   unless the server allows facts under one, and the fact fits ``max_tokens``
-  (:mod:`eoc.followup`, :attr:`ChatRequest.facts_may_answer`).
+  (:mod:`eoc.chat.followup`, :attr:`ChatRequest.facts_may_answer`).
 * A sampled request without a seed (temperature above 0) would get another answer each time:
   a model's answer to it is neither served from the cache nor stored, unless the server was
   told otherwise; a fact is the same at any temperature.
@@ -41,7 +41,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from eoc.chat_fields import (
+from eoc.chat.fields import (
     FIELDS,
     MAX_MESSAGES,
     MAX_OUTPUT_TOKENS,
@@ -52,11 +52,11 @@ from eoc.chat_fields import (
     bounds,
     fields_of,
 )
+from eoc.chat.followup import stands_alone
 from eoc.errors import InputError, InputTooLarge
-from eoc.followup import stands_alone
-from eoc.partition import Partition
 from eoc.query import MAX_PROMPT_BYTES, Query, check_text
 from eoc.stages.neural import DEFAULT_MAX_TOKENS
+from eoc.store.partition import Partition
 
 MAX_CONVERSATION_BYTES = 256 << 10
 """The most UTF-8 bytes all messages of one request may hold together (256 KiB)."""
@@ -86,10 +86,10 @@ class ChatDefaults:
     """Serve and store sampled answers without a seed too (off: each would differ)."""
     facts_under_system_prompts: bool = False
     """Let kv and graph answer facts under a system prompt (off: a system prompt may ask for
-    another language or format; see :mod:`eoc.followup`)."""
+    another language or format; see :mod:`eoc.chat.followup`)."""
     partitions: bool = True
     """Keep a model's answer to a request in a partition and serve it to paraphrases there
-    (:mod:`eoc.partition`; off: only the exact request gets it again, as before partitions)."""
+    (:mod:`eoc.store.partition`; off: only the exact request gets it again, as before partitions)."""
 
 
 @dataclass(frozen=True)
@@ -211,7 +211,7 @@ class ChatRequest:
 
     @property
     def partition(self) -> Partition | None:
-        """The kv partition of a request that is not a plain question (:mod:`eoc.partition`):
+        """The kv partition of a request that is not a plain question (:mod:`eoc.store.partition`):
         a chat whose messages are system messages (or none) and then one user message, whose
         answer may be remembered (greedy, seeded, or sampled where the server caches sampled
         answers), and whose messages carry no names. ``None`` for anything else: a plain
@@ -241,7 +241,7 @@ class ChatRequest:
     def facts_may_answer(self) -> bool:
         """Whether a fact may answer this request though it is not a plain question: its last
         message stands alone, no stop string, and no system prompt unless the server allows
-        facts under one (:mod:`eoc.followup`)."""
+        facts under one (:mod:`eoc.chat.followup`)."""
         if self.kind != "chat" or self.messages[-1][0] != "user" or self.stop:
             return False
         if self.forward is not None:
@@ -630,7 +630,7 @@ def _stops(value: object) -> tuple[str, ...]:
 
 
 def _number(doc: Mapping[str, Any], name: str, default: float) -> float:
-    """A number field within the bounds the field table gives it (:mod:`eoc.chat_fields`)."""
+    """A number field within the bounds the field table gives it (:mod:`eoc.chat.fields`)."""
     low, high = bounds(name)
     value = doc.get(name)
     if value is None:
