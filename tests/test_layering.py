@@ -23,9 +23,10 @@ import pytest
 CORE = "eoc"
 NATIVE = "eoc_native"
 
-CORE_LAYERS = ("eoc.text", "eoc.store", "eoc.stages")
-"""The core's floors, lowest first: text helpers, then the stores (where answers live), then the
-stages that read and write through them. A store never imports a stage, nor text a store. The
+CORE_LAYERS = ("eoc.files", "eoc.text", "eoc.store", "eoc.stages")
+"""The core's floors, lowest first: reading files safely, text helpers, then the stores (where
+answers live), then the stages that read and write through them. A store never imports a stage,
+nor text a store, nor the file floor anything above it. The
 root modules (the public face: query, cost, errors, partition, ...) and the cascade, assembly and
 commands above are not ranked."""
 
