@@ -256,7 +256,7 @@ class Cascade:
         )
 
     def close(self) -> None:
-        """Close what the stages hold open (the SQLite stores of :mod:`eoc.persist`)."""
+        """Close what the stages hold open (the stores of :mod:`eoc.store`: a file, a pool)."""
         for close in self._wiring.closes:
             close()
 

@@ -31,8 +31,8 @@ left as it was too. A row that fails its checks when read is never handed to the
 listed in ``damaged`` as ``(table, rowid, reason)``.
 
 Implementations: :class:`eoc.store.memory.MemoryCacheStore` (nothing beyond memory, the
-default), :class:`eoc.persist.SqliteCacheStore` and
-:class:`eoc_native.store.postgres.PgCacheStore`. ``tests/test_store_contract.py`` runs one
+default), :class:`eoc.store.sqlite.SqliteCacheStore` and
+:class:`eoc_native.store.postgres.PgCacheStore`. ``tests/native/test_store_contract.py`` runs one
 suite against each; a new store is one module that passes it.
 """
 

@@ -34,11 +34,11 @@ Schema versions (``PRAGMA user_version``):
   (``key``: its :func:`~eoc.store.keys.key_id`, which does not reveal it), so a store opened with
   another key is refused with what to do rather than read as every row changed, and how many
   forgets the store has seen (``forgets``: every process sharing the file drops from memory
-  what another one forgot, :mod:`eoc.persist`). Opening an older file signs, in one
+  what another one forgot, :mod:`eoc.store.sqlite`). Opening an older file signs, in one
   transaction, every row whose old checksum holds (the rows as they stood are trusted, as they
   were before; a damaged one stays damaged).
 
-This module is shared by :mod:`eoc.persist` (opening stores) and ``eoc store check|recover``.
+This module is shared by :mod:`eoc.store.sqlite` (opening stores) and ``eoc store check|recover``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 :class:`TripleStore` is what the graph stage reads (a :class:`TripleSource`: a SPARQL store can
 stand in). Its triples live in a :class:`~eoc.store.protocols.TripleRows`: the memory one by
-default (nothing beyond the process), SQLite's (:class:`eoc.persist.SqliteTripleRows`) or
+default (nothing beyond the process), SQLite's (:class:`eoc.store.sqlite.SqliteTripleRows`) or
 PostgreSQL's (``eoc_native.store.postgres.PgTripleRows``). Every write checks every triple
 before the first is kept, goes through the rows store, and changes memory only once it returned.
 """

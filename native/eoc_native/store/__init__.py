@@ -1,1 +1,1 @@
-"""Stores shared by several machines (PostgreSQL), next to the core's SQLite (eoc.persist)."""
+"""Stores shared by several machines (PostgreSQL), next to the core's SQLite (eoc.store.sqlite)."""
