@@ -28,7 +28,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -50,6 +52,8 @@ def located() -> tuple[dict[str, Site], list[str]]:
     problems: list[str] = []
     names = {b[0] for b in BREAKS}
     problems.extend(f"FOCUS names no break: {n}" for n in FOCUS if n not in names)
+    counts = Counter(b[0] for b in BREAKS)
+    problems.extend(f"two breaks share the name {n!r}" for n, k in sorted(counts.items()) if k > 1)
     tree = Tree(ROOT)
     sites: dict[str, Site] = {}
     for name, path, old, new in BREAKS:
@@ -269,20 +273,30 @@ def main() -> int:
             w = Path(tmp) / f"w{i}"
             _copy_tree(w)
             works.append(w)
-        lanes = [chosen[i :: len(works)] for i in range(len(works))]
+        # one queue for every lane: a lane that drew a slow break (a judge test runs a model for a
+        # minute) does not leave the others idle at the end
+        queue = list(reversed(chosen))
+        taking = threading.Lock()
 
         first_red = _load_first_red()
         runners = [Runner(not args.no_fork) for _ in works]
 
         def lane(i: int) -> list[tuple[str, str, str]]:
-            return [_run_one(runners[i], works[i], b[0], sites[b[0]], first_red) for b in lanes[i]]
+            done: list[tuple[str, str, str]] = []
+            while True:
+                with taking:
+                    if not queue:
+                        return done
+                    b = queue.pop()
+                done.append(_run_one(runners[i], works[i], b[0], sites[b[0]], first_red))
 
         try:
             with ThreadPoolExecutor(len(works)) as pool:
-                results = [r for rs in pool.map(lane, range(len(works))) for r in rs]
+                by_name = {r[0]: r for rs in pool.map(lane, range(len(works))) for r in rs}
         finally:
             for runner in runners:
                 runner.close()
+        results = [by_name[b[0]] for b in chosen]  # in the order the breaks are listed
     for name, verdict, _ in results:
         print(f"{name:55s} {verdict}")
     if args.record:
