@@ -178,9 +178,7 @@ def wire(stages: Sequence[StageLike]) -> Wiring:
         raise ConfigError("stages must be a non-empty sequence ending with a neural stage")
     kinds = []
     for s in stages:
-        if not isinstance(s, StageLike) or not isinstance(s.stage, Stage):
-            raise ConfigError(f"{s!r} is not a stage (needs .stage and .lookup(query))")
-        if not callable(s.lookup):
+        if not isinstance(s, StageLike) or not isinstance(s.stage, Stage) or not callable(s.lookup):
             raise ConfigError(f"{s!r} is not a stage (needs .stage and .lookup(query))")
         if not isinstance(s.figure, JouleCost):
             raise ConfigError(f"{s!r} has no .figure (its own JouleCost per answer)")

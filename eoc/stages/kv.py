@@ -293,10 +293,11 @@ class KVStage:
         """Serve ``row`` from memory; a row memory cannot hold (a vector the index refuses) is
         reported damaged, never served."""
         try:
-            kv_key(row.prompt, row.payload)
+            tag = tag_of(row.key)
+            key = keyed(tag, kv_key(row.prompt, row.payload))
             checked_origin(row.origin)
             vec = row.vector if row.vector is not None else self.embedder.embed(row.prompt)
-            self._keep(row.prompt, row.payload, vec, row.origin, row.meta, tag_of(row.key))
+            self._keep(key, row.prompt, row.payload, vec, row.origin, row.meta, tag)
         except EocError as exc:
             self.store.damaged.append(("kv", row.rowid, exc.reason))
 
@@ -361,11 +362,12 @@ class KVStage:
         vec = embedding if embedding is not None else self.embedder.embed(prompt)
         with self._write_lock:  # memory changes in the order the store did
             said = self.store.put([KVRow(key, prompt, payload, origin, meta, vec)])
-            self._keep(prompt, payload, vec, origin, meta, partition)
+            self._keep(key, prompt, payload, vec, origin, meta, partition)
         return said
 
     def _keep(
         self,
+        key: str,
         prompt: str,
         payload: str,
         vec: object,
@@ -373,9 +375,9 @@ class KVStage:
         meta: EntryMeta | None,
         partition: str,
     ) -> None:
-        """Put a checked pair and its vector in memory: its entry, vector, fingerprint and
+        """Put a checked pair and its vector in memory under ``key`` (its folded question in
+        ``partition``: :func:`eoc.store.partition.keyed`): its entry, vector, fingerprint and
         terms."""
-        key = keyed(partition, fold(prompt))
         fingerprint = self._fingerprint
         fp = None if fingerprint is None else fingerprint(prompt)
         needs = None if self._terms is None else self._terms(prompt)
@@ -596,22 +598,29 @@ class KVStage:
             ]
             if not fresh:
                 return len(items)
-            prompts = [p for _, p, _ in fresh]
-            batch = getattr(self.embedder, "embed_batch", None)
-            vecs = (
-                list(batch(prompts))
-                if batch is not None
-                else [self.embedder.embed(p) for p in prompts]
-            )
+            vecs = self._embed_all([p for _, p, _ in fresh])
             meta = new_meta(self.now(), None, None)
             rows = [KVRow(k, p, a, "", meta, v) for (k, p, a), v in zip(fresh, vecs, strict=True)]
             self.store.put(rows)
             for row in rows:
-                self._keep(row.prompt, row.payload, row.vector, "", meta, SHARED)
-        flush = getattr(self.embedder, "flush", None)  # an embedding cache writes once, here
+                self._keep(
+                    keyed(SHARED, row.key), row.prompt, row.payload, row.vector, "", meta, SHARED
+                )
+        self._flush()
+        return len(items)
+
+    def _embed_all(self, prompts: list[str]) -> list[object]:
+        """The vectors of ``prompts``, in one batch where the embedder can."""
+        batch = getattr(self.embedder, "embed_batch", None)
+        if batch is not None:
+            return list(batch(prompts))
+        return [self.embedder.embed(p) for p in prompts]
+
+    def _flush(self) -> None:
+        """Let an embedding cache write what it learned, once, after a bulk embedding."""
+        flush = getattr(self.embedder, "flush", None)
         if callable(flush):
             flush()
-        return len(items)
 
     def defer_pairs(self, pairs: Iterable[tuple[str, str]], *, memory_only: bool = False) -> int:
         """Store many ``(prompt, answer)`` pairs now and embed them on the first lookup that
@@ -653,18 +662,12 @@ class KVStage:
             if not pending:
                 return
             keys = list(pending)
-            prompts = [pending[k] for k in keys]
-            batch = getattr(self.embedder, "embed_batch", None)
-            vecs = (
-                batch(prompts) if batch is not None else [self.embedder.embed(p) for p in prompts]
-            )
+            vecs = self._embed_all([pending[k] for k in keys])
             with self._lock:
                 for key, vec in zip(keys, vecs, strict=True):
                     if self._deferred.pop(key, None) is not None and key in self._entries:
                         self.index.add(key, vec)
-            flush = getattr(self.embedder, "flush", None)
-            if callable(flush):
-                flush()
+            self._flush()
 
     def load_tsv(self, path: str | Path) -> int:
         """Load ``prompt<TAB>answer`` lines from a file; errors name the line.

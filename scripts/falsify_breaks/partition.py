@@ -78,8 +78,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a SQLite store forgets the partition on restart",
         "eoc/stages/kv.py",
-        "            self._keep(row.prompt, row.payload, vec, row.origin, row.meta, tag_of(row.key))",
-        '            self._keep(row.prompt, row.payload, vec, row.origin, row.meta, "")',
+        "            tag = tag_of(row.key)",
+        '            tag = ""',
     ),
     (
         "a SQLite store of schema 4 says 3",
@@ -90,8 +90,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a PostgreSQL replica forgets the partition",
         "eoc/stages/kv.py",
-        "            self._keep(row.prompt, row.payload, vec, row.origin, row.meta, tag_of(row.key))",
-        '            self._keep(row.prompt, row.payload, vec, row.origin, row.meta, "")',
+        "            tag = tag_of(row.key)",
+        '            tag = ""',
     ),
     (
         "a PostgreSQL store of schema 3 stays 3",

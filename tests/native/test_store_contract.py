@@ -27,7 +27,6 @@ from eoc.stages.cache import CacheStage
 from eoc.stages.embed import HashedNgramEmbedder
 from eoc.stages.kv import KVStage
 from eoc.store import (
-    CacheRow,
     CacheStore,
     KVStore,
     MemoryCacheStore,
@@ -141,7 +140,7 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
         yield _postgres(request)
 
 
-def _answer(stage: CacheStage, question: str) -> str | None:
+def _answer(stage: CacheStage | KVStage, question: str) -> str | None:
     found = stage.lookup(Query(question))
     return None if found is None else found.payload
 
@@ -295,17 +294,15 @@ def test_an_answer_expired_while_nothing_ran_is_not_served_at_start(backend: Bac
 
 
 class _Refusing:
-    """A store whose writes fail (a disk full, a database gone)."""
+    """A store whose writes fail (a disk full, a database gone); all else is the store's own."""
 
-    def __init__(self, inner: CacheStore) -> None:
+    def __init__(self, inner: Any) -> None:
         self.inner = inner
-        self.damaged = inner.damaged
-        self.polls = inner.polls
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    def put(self, row: CacheRow, evicted: Any) -> str | None:
+    def put(self, *rows: Any) -> None:
         raise StoreError("the store refused the write (as a full disk would)")
 
 
@@ -372,11 +369,6 @@ class _Counting(HashedNgramEmbedder):
         return super().embed(text)
 
 
-def _kv_answer(kv: KVStage, question: str, **kw: Any) -> str | None:
-    found = kv.lookup(Query(question, **kw))
-    return None if found is None else found.payload
-
-
 def test_it_is_a_kv_store(backend: Backend) -> None:
     store = backend.open_kv()
     try:
@@ -398,8 +390,8 @@ def test_a_pair_and_its_vector_survive_a_restart(backend: Backend) -> None:
     again = backend.kv(counting)
     try:
         assert counting.embedded == []  # the vectors were stored: nothing embedded again
-        assert _kv_answer(again, "what is the boiling point of water") == "100 °C"
-        assert _kv_answer(again, "What is the boiling point of water?") == "100 °C"
+        assert _answer(again, "what is the boiling point of water") == "100 °C"
+        assert _answer(again, "What is the boiling point of water?") == "100 °C"
         hit = again.lookup(Query("tell me a joke about cats"))
         assert hit is not None and hit.origin == ORIGIN and hit.generation == made
     finally:
@@ -418,7 +410,7 @@ def test_a_bulk_load_skips_what_the_store_holds(backend: Backend) -> None:
     try:
         assert again.load_pairs([*pairs, ("what is the capital of bolivia", "Sucre")]) == 3
         assert counting.embedded == ["what is the capital of bolivia"]  # only the new pair
-        assert _kv_answer(again, "what is the capital of chile") == "Santiago"
+        assert _answer(again, "what is the capital of chile") == "Santiago"
     finally:
         again.close()
 
@@ -432,14 +424,14 @@ def test_a_kv_forget_is_kept_through_a_restart(backend: Backend) -> None:
         return origin == ORIGIN
 
     assert first.forget_where(match) == 1
-    assert _kv_answer(first, "how do I reset my router") is None
+    assert _answer(first, "how do I reset my router") is None
     first.close()
     if not backend.persistent:
         return
     again = backend.kv()
     try:
-        assert _kv_answer(again, "how do I reset my router") is None
-        assert _kv_answer(again, "what port does ssh use") == "22"
+        assert _answer(again, "how do I reset my router") is None
+        assert _answer(again, "what port does ssh use") == "22"
     finally:
         again.close()
 
@@ -455,35 +447,21 @@ def test_a_kv_pair_expired_is_never_served_again(backend: Backend) -> None:
     again = backend.kv()
     try:
         assert len(again) == 1  # not even loaded
-        assert _kv_answer(again, "what is the weather today") is None
-        assert _kv_answer(again, "what is the speed of light") == "299,792,458 m/s"
+        assert _answer(again, "what is the weather today") is None
+        assert _answer(again, "what is the speed of light") == "299,792,458 m/s"
     finally:
         again.close()
 
 
-class _RefusingKV:
-    def __init__(self, inner: KVStore) -> None:
-        self.inner = inner
-        self.damaged = inner.damaged
-        self.polls = inner.polls
-        self.defers = inner.defers
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def put(self, rows: Any) -> str | None:
-        raise StoreError("the store refused the write (as a full disk would)")
-
-
 def test_a_kv_write_the_store_refuses_leaves_memory_as_it_was(backend: Backend) -> None:
     store = backend.open_kv()
-    kv = KVStage(store=_RefusingKV(store))  # type: ignore[arg-type]
+    kv = KVStage(store=_Refusing(store))  # type: ignore[arg-type]
     try:
         with pytest.raises(StoreError):
             kv.put("a question never kept", "refused")
         with pytest.raises(StoreError):
             kv.load_pairs([("another question never kept", "refused too")])
-        assert len(kv) == 0 and _kv_answer(kv, "a question never kept") is None
+        assert len(kv) == 0 and _answer(kv, "a question never kept") is None
     finally:
         store.close()
 
@@ -498,8 +476,8 @@ def test_a_kv_row_changed_outside_eoc_is_never_served(backend: Backend) -> None:
     backend.tamper_kv("what is the true answer")
     again = backend.kv()
     try:
-        assert _kv_answer(again, "what is the true answer") is None
-        assert _kv_answer(again, "what is the untouched answer") == "untouched"
+        assert _answer(again, "what is the true answer") is None
+        assert _answer(again, "what is the untouched answer") == "untouched"
         assert len(again.damaged) == 1
     finally:
         again.close()
@@ -512,10 +490,10 @@ def test_another_process_sharing_the_kv_drops_what_one_forgot(backend: Backend) 
     one.put("what is our refund policy", "thirty days", origin=ORIGIN)
     two = backend.kv()
     try:
-        assert _kv_answer(two, "what is our refund policy") == "thirty days"
+        assert _answer(two, "what is our refund policy") == "thirty days"
         one.forget_where(lambda _k, _p, origin, _m: origin == ORIGIN)
         deadline = time.monotonic() + 3
-        while _kv_answer(two, "what is our refund policy") is not None:
+        while _answer(two, "what is our refund policy") is not None:
             assert time.monotonic() < deadline, "the other process still serves it"
             time.sleep(0.05)
     finally:
@@ -543,21 +521,9 @@ def test_triples_survive_a_restart_and_a_repeat_is_not_new(backend: Backend) -> 
         again.close()
 
 
-class _RefusingRows:
-    def __init__(self, inner: TripleRows) -> None:
-        self.inner = inner
-        self.damaged = inner.damaged
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def put(self, triples: Any) -> None:
-        raise StoreError("the store refused the write (as a full disk would)")
-
-
 def test_triples_the_store_refuses_are_not_added(backend: Backend) -> None:
     rows = backend.open_triples()
-    store = TripleStore(rows=_RefusingRows(rows))  # type: ignore[arg-type]
+    store = TripleStore(rows=_Refusing(rows))  # type: ignore[arg-type]
     try:
         with pytest.raises(StoreError):
             store.add("Peru", "capital", "Lima")
