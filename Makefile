@@ -95,7 +95,7 @@ $(VOCABS)/.ok: | $(BIN)/.installed
 	touch $@
 
 unit: lint web chromium postgres $(VOCABS)/.ok
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=25
 
 # The pages in docs/ and the API reference from the docstrings (MkDocs, strict: a warning fails
 # the build), written to build/site. It installs only what the docs need, the docs extra of

@@ -16,7 +16,8 @@ from eoc.knowledge import kv_pairs
 from eoc.query import Stage
 from eoc.stages import HashedNgramEmbedder, KVStage, SparseIndex
 from eoc.stages.base import work_estimate
-from eoc.stages.guard import _NOT_NAMES, EntityGuard, ExactWordsGuard, entities
+from eoc.stages.guard import EntityGuard, ExactWordsGuard, entities
+from eoc.stages.guard.reading import _NOT_NAMES
 from eoc.stages.index import MAX_POSTING, MAX_SCORED
 from eoc.stages.kv import MAX_GUARD_CHECKS, _Entry
 from eoc.text.forms import STOPWORDS, fold, normalize, words
@@ -341,6 +342,7 @@ def test_the_dense_exact_index_hands_accept_at_most_max_scored_candidates() -> N
 
 class CountingGuard(EntityGuard):
     def __init__(self) -> None:
+        super().__init__()
         self.calls = 0
 
     def allows(self, query: object, stored: object) -> bool:  # type: ignore[override]

@@ -177,6 +177,21 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
         ],
     ),
     (
+        "eoc/stages/guard/",
+        [
+            "tests/test_guard_table.py",
+            "tests/test_guard_rules.py",
+            "tests/test_guard_rewordings.py",
+            "tests/test_guard_wrappers.py",
+            "tests/test_decisive.py",
+            "tests/test_nearmiss.py",
+            "tests/test_lookalikes.py",
+            "tests/test_judging.py",
+            "tests/test_kv_bounds.py",
+            "tests/test_stages.py",
+        ],
+    ),
+    (
         "eoc/stages/",
         [
             "tests/test_stages.py",

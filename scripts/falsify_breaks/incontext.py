@@ -5,7 +5,6 @@ remembered model answers (no cut answer to a paraphrase, forgetting one answer b
 reuse policy). Each runs the test that catches it (``FOCUS``)."""
 
 _KV = "eoc/stages/kv.py"
-_GUARD = "eoc/stages/guard.py"
 _SPELLING = "eoc/stages/spelling.py"
 _FOLLOWUP = "eoc/chat/followup.py"
 _CASCADE = "eoc/cascade.py"
@@ -43,7 +42,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "superscripts and fractions are no symbols",
-        _GUARD,
+        "eoc/stages/guard/reading.py",
         '_SIGN_CATEGORIES = frozenset({"Sm", "Sc", "Sk", "So", "No"})',
         '_SIGN_CATEGORIES = frozenset({"Sm", "Sc"})',
     ),
@@ -160,7 +159,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "a name is a clipping of a longer name",
-        _GUARD,
+        "eoc/stages/guard/frame.py",
         "    return _stem(long) in when_words()[1] or not (is_word(short) or is_name(short))",
         "    return True",
     ),
@@ -172,25 +171,25 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "two words that trade places are the same question",
-        _GUARD,
-        "        swap = traded_words(q.keys, s.keys)",
-        "        swap = None",
+        "eoc/stages/guard/roles.py",
+        "    swap = traded_words(q.keys, s.keys)",
+        "    swap = None",
     ),
     (
         "two sides of a linking word that trade places are the same question",
-        _GUARD,
-        "        around = traded_around(q.keys, s.keys)",
-        "        around = None",
+        "eoc/stages/guard/roles.py",
+        "    around = traded_around(q.keys, s.keys)",
+        "    around = None",
     ),
     (
         "two names that trade places are the same question",
-        _GUARD,
-        "        names = _swapped_names(q, s)",
-        "        names = None",
+        "eoc/stages/guard/roles.py",
+        "    names = _swapped_names(q, s)",
+        "    names = None",
     ),
     (
         "am and pm are not read",
-        _GUARD,
+        "eoc/stages/guard/analysis.py",
         "        clock = clock_times(text)",
         "        clock: frozenset[str] = frozenset()",
     ),
@@ -202,19 +201,19 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "two runs of words that trade places are the same question",
-        _GUARD,
-        "        blocks = traded_blocks(q.keys, s.keys)",
-        "        blocks = None",
+        "eoc/stages/guard/roles.py",
+        "    blocks = traded_blocks(q.keys, s.keys)",
+        "    blocks = None",
     ),
     (
         "a word left out inside a kept phrase is a question in fewer words",
-        _GUARD,
+        "eoc/stages/guard/frame.py",
         "            if 0 < i < len(seq) - 1 and (seq[i - 1], seq[i + 1]) in follows:",
         "            if False:",
     ),
     (
         "a name in the plural is the name",
-        _GUARD,
+        "eoc/stages/guard/frame.py",
         "        if _stem(word) in a.content and (_stem(word) in when_words()[0] or word in a.content):",
         "        if _stem(word) in a.content:",
     ),

@@ -4,7 +4,6 @@ answer carries the judge's joules, and a judged pair is not judged again
 (tests/test_judging.py, ``FOCUS``)."""
 
 _KV = "eoc/stages/kv.py"
-_GUARD = "eoc/stages/guard.py"
 _JUDGING = "eoc/stages/judging.py"
 _CASCADE = "eoc/cascade.py"
 _STUDENT = "native/eoc_native/judge/student.py"
@@ -22,7 +21,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "every refusal of the guard is judgeable",
-        _GUARD,
+        "eoc/stages/guard/case.py",
         "    return isinstance(reason, Wording) and bool(reason)\n",
         "    return bool(reason)\n",
     ),
@@ -64,21 +63,21 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
     (
         "a name in place of another is sent to the judge",
-        _GUARD,
-        "        if lacking[0] and lacking[1]:  # a name in place of another: Niger / Nigeria\n",
-        "        if False:  # a name in place of another: Niger / Nigeria\n",
+        "eoc/stages/guard/decisive.py",
+        "    if lacking[0] and lacking[1]:  # a name in place of another: Niger / Nigeria\n",
+        "    if False:  # a name in place of another: Niger / Nigeria\n",
     ),
     (
         "another time is sent to the judge",
-        _GUARD,
-        "            if q.when and s.when:\n",
-        "            if False:\n",
+        "eoc/stages/guard/decisive.py",
+        "        if q.when and s.when:\n",
+        "        if False:\n",
     ),
     (
         "a difference only meaning tells apart hides a decisive one",
-        _GUARD,
-        "        if reason and not judgeable(reason):\n            return reason\n        return soft[0]",
-        "        if False:\n            return reason\n        return soft[0]",
+        "eoc/stages/guard/rules.py",
+        "        if reason and not judgeable(reason):\n            return reason, rule.name",
+        "        if False:\n            return reason, rule.name",
     ),
     (
         "EOC_JUDGE=on without a judge model runs the student alone",

@@ -1,0 +1,47 @@
+"""The default hit guard, :class:`EntityGuard`: it asks the rule table
+(:data:`eoc.stages.guard.rules.RULES`) whether a similar stored question asks the same thing."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+from eoc.stages.guard.analysis import Analysis, _read
+from eoc.stages.guard.case import Case
+from eoc.stages.guard.reading import corrections, symbols
+from eoc.stages.guard.rules import refusal
+
+
+class EntityGuard:
+    """Serve a similar stored question only if it asks the same thing (the rules are
+    :data:`~eoc.stages.guard.rules.RULES`, described in :mod:`eoc.stages.guard`; :meth:`refusal`
+    says why a pair was refused).
+
+    ``allows`` and ``refusal`` take texts or their :meth:`prepare` analyses; the decision is the same.
+    """
+
+    name = "entities"
+
+    def __init__(self, *, rewordings: bool = False) -> None:
+        self.rewordings = rewordings
+
+    @staticmethod
+    def prepare(text: str) -> Analysis:
+        """The analysis of ``text`` that :meth:`allows` reads (reuse it across checks)."""
+        return Analysis(text)
+
+    @staticmethod
+    def fingerprint(text: str) -> Hashable | None:
+        """The numbers and the operators in order; ``None`` when the text corrects itself, as a
+        corrected query may carry numbers it took back (so fingerprints cannot rule a pair out)."""
+        if corrections(text):
+            return None
+        return _read(text)[4], symbols(text)
+
+    def allows(self, query: str | Analysis, stored: str | Analysis) -> bool:
+        return not self.refusal(query, stored)
+
+    def refusal(self, query: str | Analysis, stored: str | Analysis) -> str:
+        """Why the stored question may not answer the query ("" when it may)."""
+        q = query if isinstance(query, Analysis) else Analysis(query)
+        s = stored if isinstance(stored, Analysis) else Analysis(stored)
+        return refusal(Case(q, s, rewordings=self.rewordings))
