@@ -56,7 +56,9 @@ class Reply(NamedTuple):
 
 @runtime_checkable
 class Backend(Protocol):
-    """Generates an answer. It may report its own cost, or ``None`` when it has none.
+    """A model backend: generates the neural stage's answer. It may report its own cost, or
+    ``None`` when it has none. (A *compute backend*, ``eoc_native.backends``, is another thing:
+    it multiplies matrices for a model eoc runs itself.)
 
     A backend that runs no model says so with ``runs_model = False``: its answers are never
     remembered (a backend without the attribute is taken to run one).

@@ -61,7 +61,7 @@ def test_eoc_query_model_flag_and_meter_name_the_model(
     assert main(["meter", "--seconds", "0.05", "--json"], out=out) == 0
     neural = json.loads(out.getvalue())["neural"]
     assert "SmolLM2-135M-Instruct" in neural["neural model"]
-    assert "cpu-quant" in neural["neural dispatch"] and "numpy" in neural["neural backends"]
+    assert "cpu-quant" in neural["neural dispatch"] and "numpy" in neural["neural compute backends"]
 
 
 @pytest.mark.parametrize(("choice", "keeper"), [("c", "eoc"), ("numba", "numba")])

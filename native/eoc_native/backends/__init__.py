@@ -1,4 +1,6 @@
-"""Compute backends for a bf16-weight matmul: numpy (CPU BLAS / Apple AMX), MLX, CUDA."""
+"""Compute backends for a bf16-weight matmul: numpy (CPU BLAS / Apple AMX), MLX, CUDA. (A *model
+backend*, :class:`eoc.stages.neural.Backend`, is another thing: it makes the neural stage's
+answers.)"""
 
 from __future__ import annotations
 

@@ -181,13 +181,13 @@ class LocalModel:
     def describe(self) -> dict[str, str]:
         """The model, where its matmuls run and how that is decided (for ``eoc meter``).
 
-        Reads no weights: the backends are those that can run here, and those that ran.
+        Reads no weights: the compute backends are those that can run here, and those that ran.
         """
         here = [b.name for b in self.dispatcher.backends if b.unavailable() is None]
         ran = sorted({b for b, _ in self.dispatcher.calls})
         doc = {
             "model": f"{self.path} ({self.path.stat().st_size / 1e6:.0f} MB)",
-            "backends": ", ".join(here) or "(none can run here)",
+            "compute backends": ", ".join(here) or "(none can run here)",
             "dispatch": self.dispatcher.describe(),
         }
         if ran:
