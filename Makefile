@@ -126,14 +126,20 @@ falsify: $(BIN)/.installed
 
 test: unit docs readme-check pyodide-test falsify bench-serve-quick
 
+# Every benchmark; those whose figures the README and the docs cite record them (--record, into
+# docs/figures/), and the pages are rendered from them afterwards.
 bench: $(BIN)/.installed web chromium
-	$(BIN)/python bench/core.py
+	$(BIN)/python bench/core.py --record
+	$(BIN)/python bench/lookalikes.py --record
+	$(BIN)/python bench/lookalikes.py --suite lookalikes-sealed --record
+	$(BIN)/python bench/serve.py --record
 	$(BIN)/python bench/web.py
 	$(BIN)/python bench/native.py
 	$(BIN)/python bench/semantic.py
 	$(BIN)/python bench/kvquality.py
 	$(BIN)/python bench/graph.py
 	node web/test/kvquality.mjs
+	$(BIN)/python scripts/figures.py --write
 
 # the kv quality table of the browser's configuration, measured inside Pyodide (~1 min)
 .PHONY: bench-web-kv
@@ -144,7 +150,8 @@ bench-web-kv: $(BIN)/.installed web
 # floor and llama.cpp's server, side by side (wrk; bench/serve.py says what and how; ~3 min)
 .PHONY: bench-serve bench-serve-quick
 bench-serve: $(BIN)/.installed
-	$(BIN)/python bench/serve.py
+	$(BIN)/python bench/serve.py --record
+	$(BIN)/python scripts/figures.py --write
 
 # The same in its quick mode (2 s per wrk run, fewer requests; about a minute and a half), run by
 # make test so the benchmark cannot rot: it fails when a server does not answer as it should, or

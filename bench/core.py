@@ -25,6 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from record import record
+
 from eoc import Cascade, Query
 from eoc.assemble import default_stages
 from eoc.stages import CacheStage, GraphStage, KVStage, NeuralStage, TripleStore
@@ -237,7 +239,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="write the result to docs/figures/core.json, which the README and the docs cite "
+        "(not with --quick)",
+    )
     args = parser.parse_args()
+    if args.record and args.quick:
+        parser.error("--record records a whole run: leave out --quick")
     repeats = 7 if args.quick else 21
     sizes = [1_000, 10_000] if args.quick else [1_000, 10_000, 100_000]
     results = {
@@ -249,6 +259,8 @@ def main() -> None:
         "kv_threads": bench_threads(10_000, 8, 500 if args.quick else 2_000),
         "graph": bench_graph(10_000, repeats),
     }
+    if args.record:
+        record("core", results)
     if args.json:
         print(json.dumps(results, indent=2))
         return

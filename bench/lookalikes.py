@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 sys.path.append(str(Path(__file__).resolve().parent))  # kvquality (after the checkout's packages)
 
 from kvquality import GivenVectors, configurations, minilm_vectors
+from record import record
 
 from eoc import Query
 from eoc.knowledge import kv_pairs
@@ -169,8 +170,18 @@ def main() -> None:
     parser.add_argument("--no-minilm", action="store_true", help="the core's embedder only")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--show", type=int, default=0, help="list this many wrong hits each")
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="write the result to docs/figures/<suite>.json, which the README and the docs cite "
+        "(not with --no-minilm)",
+    )
     args = parser.parse_args()
+    if args.record and args.no_minilm:
+        parser.error("--record records every configuration: leave out --no-minilm")
     results = run(not args.no_minilm, SUITES / f"{args.suite}.jsonl")
+    if args.record:
+        record("lookalikes", {"configurations": results}, file=args.suite)
     if args.json:
         print(json.dumps(results, indent=2, ensure_ascii=False))
         return

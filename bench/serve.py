@@ -98,6 +98,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "native")]  # eoc and eoc_native from this checkout
+sys.path.append(str(ROOT / "bench"))  # record (after the checkout's packages)
+from record import record  # noqa: E402
+
 VENV_BIN = ROOT / ".venv" / "bin"
 PYTHON = str(VENV_BIN / "python") if (VENV_BIN / "python").exists() else sys.executable
 GPTCACHE_VENV = ROOT / "bench" / ".venv-gptcache"
@@ -1202,6 +1205,20 @@ def ratios(rows: dict[str, dict[str, Any]]) -> dict[str, str]:
     return out
 
 
+def versus(rows: dict[str, dict[str, Any]], peer: str) -> dict[str, float]:
+    """eoc's exact hits against ``peer``'s, as numbers: req/s and p99 latency, each eoc's over
+    the peer's (more req/s is better, a lower p99 is)."""
+    eoc, other = rows["eoc serve (cache hit)"], rows[peer]
+    return {
+        "req_s": eoc["req_s"] / other["req_s"],
+        "p99": eoc["p99_ms"] / other["p99_ms"],
+        "eoc_req_s": eoc["req_s"],
+        "peer_req_s": other["req_s"],
+        "eoc_p99_ms": eoc["p99_ms"],
+        "peer_p99_ms": other["p99_ms"],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2 s per wrk run, fewer requests")
@@ -1214,7 +1231,19 @@ def main() -> None:
         help="comma-separated subset of exact,semantic,upstream",
     )
     parser.add_argument("--blas-threads", type=int, default=1, help="BLAS/OpenMP threads")
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="write the result to docs/figures/serve.json, which the README and the docs cite "
+        "(a whole run only: not with --quick, --parts, --seconds or --rounds)",
+    )
     args = parser.parse_args()
+    if args.record and (
+        args.quick or args.parts != "exact,semantic,upstream" or args.seconds or args.rounds
+    ):
+        parser.error(
+            "--record records a whole run: leave out --quick, --parts, --seconds, --rounds"
+        )
     args.seconds = args.seconds or (2.0 if args.quick else 5.0)
     args.rounds = args.rounds or (1 if args.quick else 3)
     args.paraphrases = 12 if args.quick else len(PARAPHRASES)
@@ -1264,6 +1293,7 @@ def main() -> None:
         if "exact" in parts:
             ex = exact_hits(args, wrk, tmp, eoc_env, env)
             ex["ratios"] = ratios(ex["rows"])
+            ex["versus_gptcache"] = versus(ex["rows"], "GPTCache /get (exact, map)")
             result["exact"] = ex
         if "semantic" in parts:
             result["semantic"] = semantic(args, eoc_env, env, tmp)
@@ -1277,6 +1307,8 @@ def main() -> None:
         "B/resp: bytes per response, headers included (wrk's count): GPTCache's /get answers "
         "{prompt, answer}; eoc a whole chat.completion with its receipt; the floors a constant"
     )
+    if args.record:
+        record("serve", result)
     if args.json:
         print(json.dumps(result, indent=2, default=str))
     else:

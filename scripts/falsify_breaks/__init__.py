@@ -8,6 +8,7 @@ path, ``FOCUS`` by its name.
 
 from falsify_breaks import (
     counters,
+    docfigures,
     figures,
     gateway,
     gguf_mutations,
@@ -273,11 +274,13 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
         ["tests/native/test_store_postgres.py", "tests/native/test_store_contract.py"],
     ),
     ("eoc/stages/judging.py", ["tests/test_judging.py"]),
+    ("scripts/figures.py", ["tests/test_figures_rendered.py"]),
     ("native/eoc_native/judge/", ["tests/native/test_judge.py"]),
 ]
 
 BREAKS: list[tuple[str, str, str, str]] = [
     *figures.BREAKS,
+    *docfigures.BREAKS,
     *guard.BREAKS,
     *ledger.BREAKS,
     *stages.BREAKS,
@@ -314,6 +317,7 @@ FOCUS: dict[str, list[str]] = {
         "tests/test_cli.py::test_model_progress_lines_on_a_pipe_and_on_a_terminal"
     ],
     **guard.FOCUS,
+    **docfigures.FOCUS,
     **serve.FOCUS,
     **gateway.FOCUS,
     **incontext.FOCUS,
