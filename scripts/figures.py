@@ -54,9 +54,13 @@ def _load(name: str, cache: dict[str, Any], folder: Path) -> Any:
     if name not in cache:
         path = folder / f"{name}.json"
         try:
-            raw = path.read_bytes()[: MAX_DATA_BYTES + 1]
+            with path.open("rb") as f:
+                raw = f.read(MAX_DATA_BYTES + 1)
         except OSError as exc:
-            raise FigureError(f"no figures file {path.name}: run bench/{name}.py --record") from exc
+            raise FigureError(
+                f"no figures file {path.name}: its benchmark writes it when run with --record "
+                "(docs/benchmarks.md names the command)"
+            ) from exc
         if len(raw) > MAX_DATA_BYTES:
             raise FigureError(f"{path.name} is over {MAX_DATA_BYTES} bytes")
         try:
