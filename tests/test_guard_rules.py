@@ -16,6 +16,13 @@ REFUSED = [
     ("Where was Edison born?", "When was Edison born?", "different things"),
     ("Where do I buy a ticket?", "How do I buy a ticket?", "different things"),
     ("Did Brazil beat Germany?", "Did Germany beat Brazil?", "order"),
+    # a self-correction asks what it says last: the question words taken back do not count
+    (
+        "when did no sorry how do I renew my passport",
+        "when do I renew my passport",
+        "question words: when",
+    ),
+    ("when do I renew my passport, I mean how", "When do I renew my passport?", "question words"),
     ("What happens if I don't add a payment method?", "How do I add a payment method?", "negated"),
     ("How do I pay without a credit card?", "How do I pay with a credit card?", "negated"),
     # "no" after a verb of having or being denies; it takes nothing back
@@ -152,6 +159,9 @@ ALLOWED = [
     # a bare "no" takes back what came before it; after it, "X not Y" sets one thing against
     # another and denies nothing
     ("What is the capital of Spain no Peru?", "What is the capital of Peru?"),
+    # what a correction says last names no question word: the one it asked before still asks
+    ("when does the museum, no sorry, the library open", "When does the library open?"),
+    ("how no sorry when do I renew my passport", "When do I renew my passport?"),
     (
         "How many mammals live in the Amazon no sorry reptiles not mammals?",
         "How many reptiles live in the Amazon?",

@@ -505,6 +505,12 @@ BREAKS += [
         "",
     ),
     (
+        "a self-correction's taken-back question words count as asked",
+        "eoc/stages/guard/decisive.py",
+        "    if c.corrected and not _subsequence(s.wh, q.wh_last or q.wh):",
+        "    if c.corrected and not _subsequence(s.wh, q.wh):",
+    ),
+    (
         "a wording a rule notes ends the rule table",
         "eoc/stages/guard/rules.py",
         "        if rule.notes and judgeable(reason):",

@@ -32,7 +32,8 @@ score 0.99 on MiniLM, "capital of France" and "capital of Germany" 0.97 on a sta
   my password, how do I ...") is context: its words may be ones the stored question lacks. A
   query that corrects itself ("no sorry", "I mean", a bare "no" that does not follow "there is"
   or "I have") may carry words and numbers it took back, but not add a denial in what it says
-  last. A relation's technical names in the knowledge pack ("ISO 3166 code", "proton number")
+  last, nor ask there with other question words than the stored question's ("when did, no
+  sorry, how do I renew" asks how). A relation's technical names in the knowledge pack ("ISO 3166 code", "proton number")
   are one word, with the noun for the kind it is about allowed inside ("alpha-2 country code");
   "no." before "of" or a number is number. The word lists are data,
   next to this module: ``data/polarity.tsv`` (the axes), ``data/synonyms.tsv`` and

@@ -325,6 +325,7 @@ class Analysis:
         "tenses",
         "text",
         "wh",
+        "wh_last",
         "wh_role",
         "wh_set",
         "when",
@@ -396,6 +397,12 @@ class Analysis:
         self.negated = _negation(ws)
         # after a correction, what the query says last is what it asks
         self.negated_last = _denial(_words(text[marks[-1].end() :])) if marks else self.negated
+        # and the question words it asks there ("when did, no sorry, how do I renew": how)
+        self.wh_last = (
+            tuple(w for w in _read(text[marks[-1].end() :])[0] if w in ANSWER_TYPE_WORDS)
+            if marks
+            else self.wh
+        )
         self.ordinals = frozenset(w for w in ws if w in _ORDINALS)
         self.sides = _sides(ws)
         # as a stored prompt: the triples a query must not hold (this prompt's sides swapped)

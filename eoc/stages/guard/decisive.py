@@ -29,8 +29,10 @@ def numbers(q: Analysis, s: Analysis, c: Case) -> str | None:
 
 
 def taken_back_question_words(q: Analysis, s: Analysis, c: Case) -> str | None:
-    """After a correction, the stored question words are not among the query's."""
-    if c.corrected and not _subsequence(s.wh, q.wh):
+    """After a correction, the stored question words are not among those the query asks last
+    ("when did, no sorry, how do I renew my passport" asks how), or, where what it says last
+    names none ("when does the museum, no sorry, the library open"), among the query's."""
+    if c.corrected and not _subsequence(s.wh, q.wh_last or q.wh):
         return f"question words: {' '.join(s.wh)} are not among the query's"
     return None
 
