@@ -11,7 +11,10 @@ from types import ModuleType
 
 import pytest
 
+from tests.helpers import IN_BROWSER
+
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.skipif(IN_BROWSER, reason="scripts/ is not mounted in Pyodide")
 
 
 @pytest.fixture(scope="module")
