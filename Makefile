@@ -135,7 +135,7 @@ bench: $(BIN)/.installed web chromium
 	$(BIN)/python bench/serve.py --record
 	$(BIN)/python bench/web.py
 	$(BIN)/python bench/native.py
-	$(BIN)/python bench/semantic.py
+	$(BIN)/python bench/semantic.py --record
 	$(BIN)/python bench/kvquality.py
 	$(BIN)/python bench/graph.py
 	node web/test/kvquality.mjs
