@@ -14,9 +14,9 @@ _KIND_OF_ANSWER = ANSWER_TYPE_WORDS - {"how"}  # "how" asks for a way, an amount
 
 
 def kind_of_answer(q: Analysis, s: Analysis, c: Case) -> str | None:
-    """ "when", "where", "who", "why" fix the kind of answer: a question that asks one is not
-    answered by one that asks another or none ("What time is check-out?" / "Can I get a late
-    check-out?")."""
+    """The kind of answer: "when", "where", "who" and "why" fix it, and a question that asks one
+    is not answered by one that asks another or none ("What time is check-out?" / "Can I get a
+    late check-out?")."""
     asks = q.wh_set & _KIND_OF_ANSWER, s.wh_set & _KIND_OF_ANSWER
     if asks[0] != asks[1] and not c.corrected and (_asks_nothing(q) or _asks_nothing(s)):
         kinds = " ".join(sorted(asks[0])) or "none", " ".join(sorted(asks[1])) or "none"
