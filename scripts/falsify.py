@@ -192,7 +192,19 @@ def _pytest(runner: Runner, work: Path, tests: list[str], red_file: Path) -> tup
         "PYTHONPATH": os.pathsep.join([str(work / "native"), str(work)]),
     }
     files = [t.split("::", 1)[0] for t in tests]
-    args = ["-x", "-q", "-p", "no:cacheprovider", *_unused_plugins(files), *tests]
+    # each lane's own temporary root: two lanes under pytest's shared one race to clear each
+    # other's old folders, and the warning that race raises fails a run (an error, not a red)
+    basetemp = work.parent / f"{work.name}.tmp"
+    args = [
+        "-x",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--basetemp",
+        str(basetemp),
+        *_unused_plugins(files),
+        *tests,
+    ]
     return runner.run(work, args, env)
 
 

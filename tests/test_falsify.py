@@ -102,3 +102,29 @@ def test_a_break_whose_guard_is_twice_or_nowhere_applies_nowhere(tmp_path: Path)
     assert isinstance(gone, anchor.Site) and gone.path == "eoc/a.py"
     nowhere = anchor.Tree(tmp_path).locate("eoc/b.py", "    return -x\n", "    return 0\n")
     assert isinstance(nowhere, str) and "no other file" in nowhere
+
+
+@pytest.mark.skipif(IN_BROWSER, reason="scripts/ is not mounted in Pyodide")
+def test_each_lane_runs_pytest_under_a_temporary_root_of_its_own(tmp_path: Path) -> None:
+    """Two lanes under pytest's shared temporary root race to clear each other's old folders,
+    and the warning that race raises fails a run without a verdict (a CI run saw it)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import falsify
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+
+    class Recording:
+        def __init__(self) -> None:
+            self.args: list[list[str]] = []
+
+        def run(self, work: Path, args: list[str], env: dict[str, str]) -> tuple[int, str]:
+            self.args.append(args)
+            return 0, ""
+
+    runner = Recording()
+    for lane in ("w0", "w1"):
+        falsify._pytest(runner, tmp_path / lane, ["tests/test_x.py"], tmp_path / f"{lane}.red")
+    roots = [args[args.index("--basetemp") + 1] for args in runner.args]
+    assert len(set(roots)) == 2
+    assert all(Path(r).parent == tmp_path for r in roots)
