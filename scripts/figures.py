@@ -19,12 +19,14 @@ that names a missing file or figure fails too: a figure never renders as a blank
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from eoc.errors import EocError
+from eoc.files.bounded import loads_strict, read_bounded
 
 ROOT = Path(__file__).resolve().parent.parent
 FIGURES = ROOT / "docs" / "figures"
@@ -53,20 +55,19 @@ class Citation:
 def _load(name: str, cache: dict[str, Any], folder: Path) -> Any:
     if name not in cache:
         path = folder / f"{name}.json"
-        try:
-            with path.open("rb") as f:
-                raw = f.read(MAX_DATA_BYTES + 1)
-        except OSError as exc:
+        if not path.is_file():
             raise FigureError(
                 f"no figures file {path.name}: its benchmark writes it when run with --record "
                 "(docs/benchmarks.md names the command)"
-            ) from exc
-        if len(raw) > MAX_DATA_BYTES:
-            raise FigureError(f"{path.name} is over {MAX_DATA_BYTES} bytes")
+            )
         try:
-            cache[name] = json.loads(raw)
-        except ValueError as exc:
-            raise FigureError(f"{path.name} is not JSON ({exc}): record it again") from exc
+            cache[name] = loads_strict(
+                read_bounded(path, MAX_DATA_BYTES, what=path.name, stdin_ok=False), what=path.name
+            )
+        except EocError as exc:
+            raise FigureError(
+                f"{path.name} is not JSON we can read ({exc}): record it again"
+            ) from exc
     return cache[name]
 
 

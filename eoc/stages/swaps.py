@@ -61,6 +61,17 @@ def traded_words(a: Sequence[str], b: Sequence[str]) -> tuple[str, str] | None:
     return a[i], a[j]
 
 
+def differing_middle(a: Sequence[str], b: Sequence[str]) -> tuple[int, int]:
+    """Where two word sequences of one length differ: ``a[lo:hi]`` and ``b[lo:hi]``, the
+    words before ``lo`` and from ``hi`` on the same in both."""
+    lo, hi = 0, len(a)
+    while lo < hi and a[lo] == b[lo]:
+        lo += 1
+    while hi > lo and a[hi - 1] == b[hi - 1]:
+        hi -= 1
+    return lo, hi
+
+
 def traded_blocks(q: Sequence[str], s: Sequence[str]) -> tuple[str, str] | None:
     """Two runs of words of ``q`` side by side that trade places in ``s`` (both as :func:`keys`
     gives them) ("is every rational
@@ -71,11 +82,7 @@ def traded_blocks(q: Sequence[str], s: Sequence[str]) -> tuple[str, str] | None:
     b = [w for w in s if w not in _DETERMINERS]
     if len(a) != len(b) or a == b or sorted(a) != sorted(b):
         return None
-    lo, hi = 0, len(a)
-    while lo < hi and a[lo] == b[lo]:
-        lo += 1
-    while hi > lo and a[hi - 1] == b[hi - 1]:
-        hi -= 1
+    lo, hi = differing_middle(a, b)
     x, y = a[lo:hi], b[lo:hi]
     for cut in range(1, len(x)):
         first, second = x[:cut], x[cut:]

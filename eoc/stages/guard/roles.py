@@ -6,7 +6,7 @@ from __future__ import annotations
 from eoc.stages.guard.analysis import Analysis
 from eoc.stages.guard.case import Case
 from eoc.stages.guard.stems import _stem
-from eoc.stages.swaps import traded_around, traded_blocks, traded_words
+from eoc.stages.swaps import differing_middle, traded_around, traded_blocks, traded_words
 
 
 def _mirrored(
@@ -19,11 +19,7 @@ def _mirrored(
     leaves other words between)."""
     if len(q) != len(s) or len(q) < 3 or set(q) != set(s):
         return None
-    lo, hi = 0, len(q)
-    while lo < hi and q[lo] == s[lo]:
-        lo += 1
-    while hi > lo and q[hi - 1] == s[hi - 1]:
-        hi -= 1
+    lo, hi = differing_middle(q, s)
     a_, b_ = q[lo:hi], s[lo:hi]
     for i in range(1, len(a_) - 1):
         for j in range(i + 1, len(a_)):
@@ -41,11 +37,7 @@ def _swapped_names(q: Analysis, s: Analysis) -> tuple[str, str] | None:
     a, b = q.order, s.order
     if len(a) != len(b) or a == b or set(a) != set(b):
         return None
-    lo, hi = 0, len(a)
-    while lo < hi and a[lo] == b[lo]:
-        lo += 1
-    while hi > lo and a[hi - 1] == b[hi - 1]:
-        hi -= 1
+    lo, hi = differing_middle(a, b)
     x, y = a[lo:hi], b[lo:hi]
     names = {w for e in (*q.entity_parts, *s.entity_parts) for p in e for w in (p, _stem(p))}
     for i in range(1, len(x)):
