@@ -138,10 +138,10 @@ FOCUS: dict[str, list[str]] = {
         "test_on_without_a_judge_model_is_an_error_and_auto_keeps_the_student"
     ],
     "eoc's runner reads the judge's shared prompt again for every pair": [
-        "tests/native/test_judge.py::test_eoc_s_runner_judges_as_llama_cpp_does"
+        "tests/native/test_judge.py::test_eoc_s_runner_reads_only_what_follows_the_shared_start"
     ],
     "eoc's runner keeps cached tokens the next prompt does not share": [
-        "tests/native/test_judge.py::test_eoc_s_runner_judges_as_llama_cpp_does"
+        "tests/native/test_judge.py::test_eoc_s_runner_reads_only_what_follows_the_shared_start"
     ],
     "the judge's mix does not read the judge": [
         "tests/native/test_judge.py::test_the_shipped_mix_and_its_checks"

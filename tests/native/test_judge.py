@@ -24,6 +24,7 @@ from eoc_native.judge.student import (
 )
 from eoc_native.remote import OpenAIBackend
 from eoc_native.semantic import semantic_kv_options
+from tests.native.smollm2 import SMOLLM2, needs_smollm2
 
 REWORDING = ("can i bring a carry-on bag onto the plane", "Can I take hand luggage on the plane?")
 ANOTHER = ("how do i get a refund", "How do I cancel my subscription?")
@@ -61,13 +62,33 @@ def test_eoc_s_runner_judges_as_llama_cpp_does(
     p_ref, _ = judge.probability(*ANOTHER)
     assert abs(p_ours - p_ref) < 0.05, (p_ours, p_ref)
     assert "eoc's runner" in cost.basis and "multiply-adds" in cost.basis
-    # a second pair reads only what follows the prompt's shared start, and judges as a fresh
-    # runner does
+    # a second pair reads only what follows the prompt's shared start, and judges as llama.cpp
+    # does (that it judges as a fresh runner does: the SmolLM2 test below, in a second)
     p_next, cost_next = ours.probability(*REWORDING)
     assert _new_tokens(cost_next.basis) < _new_tokens(cost.basis) / 2
     assert cost_next.uj < cost.uj / 2
-    p_fresh, _ = ModelJudge(runtime="eoc").probability(*REWORDING)
-    assert abs(p_next - p_fresh) < 1e-3, (p_next, p_fresh)
+    p_next_ref, _ = judge.probability(*REWORDING)
+    assert abs(p_next - p_next_ref) < 0.05, (p_next, p_next_ref)
+
+
+@needs_smollm2
+def test_eoc_s_runner_reads_only_what_follows_the_shared_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The cache rule of eoc's runner on a small model (SmolLM2-135M standing in for the judge's
+    1.5B, loaded in a second; a prompt of two worked examples): a second pair reads only what
+    follows the prompt's shared start, and judges exactly as a fresh runner does (a kept token
+    the new prompt does not share would change the probability)."""
+    import eoc_native.judge.prompt as prompt
+
+    monkeypatch.setattr(prompt, "EXAMPLES", prompt.EXAMPLES[:2])
+    ours = ModelJudge(SMOLLM2, runtime="eoc", mix=None)
+    _, cost = ours.probability(*ANOTHER)
+    p_next, cost_next = ours.probability(*REWORDING)
+    assert _new_tokens(cost_next.basis) < _new_tokens(cost.basis) / 2
+    p_fresh, cost_fresh = ModelJudge(SMOLLM2, runtime="eoc", mix=None).probability(*REWORDING)
+    assert _new_tokens(cost_fresh.basis) > _new_tokens(cost_next.basis)
+    assert abs(p_next - p_fresh) < 1e-4, (p_next, p_fresh)
 
 
 def test_the_runtime_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
