@@ -94,8 +94,10 @@ $(VOCABS)/.ok: | $(BIN)/.installed
 	rm -rf $(VOCABS)/sdist
 	touch $@
 
+# The suite on every core (pytest-xdist): each worker takes whole test files, so a file's
+# module-scoped fixtures (a loaded model, a browser page) are made once, in one worker.
 unit: lint web chromium postgres $(VOCABS)/.ok
-	$(BIN)/python -m pytest --durations=25
+	$(BIN)/python -m pytest -n auto --dist loadfile --durations=25
 
 # The pages in docs/ and the API reference from the docstrings (MkDocs, strict: a warning fails
 # the build), written to build/site. It installs only what the docs need, the docs extra of

@@ -19,17 +19,25 @@ For each it forks a child that sets these and calls ``pytest.main``, and answers
 child is a copy of a process that has run nothing but imports, so each run starts from the same
 state, as a fresh process would, minus the imports' time.
 
-No threads are started before a fork (nothing preloaded starts one), and numpy, whose BLAS may
-start a thread pool when imported, is not preloaded.
+No Python thread is started before a fork (checked at start). numpy's OpenBLAS starts a native
+thread pool when imported and restarts it in a forked child (its own ``pthread_atfork``
+handlers), so numpy and the libraries on it are preloaded too. The preloaded heap is frozen
+(``gc.freeze``): a child's collections, pytest's at its end among them, do not walk it again.
+A child ends as a fresh process does, minus the interpreter's teardown: its output flushed and
+its ``atexit`` handlers run (the session's temporary folders are removed), then ``os._exit``
+with pytest's status.
 """
 
 from __future__ import annotations
 
+import atexit
+import gc
 import importlib
 import json
 import os
 import signal
 import sys
+import threading
 import time
 import traceback
 
@@ -61,6 +69,23 @@ PRELOAD = (
     "anyio._backends._trio",
     "platformdirs",
     "platformdirs.pytest_plugin",
+    "xdist.plugin",
+    "xdist.looponfail",
+    "pytest_playwright.pytest_playwright",
+    # what the native tests import (each a tenth of a second or more a run)
+    "numpy",
+    "numba",
+    "psycopg",
+    "psycopg_pool",
+    "pyoxigraph",
+    "gguf",
+    "tokenizers",
+    "pint",
+    "jinja2",
+    "requests",
+    "pydantic",
+    "playwright.sync_api",
+    "schemathesis",
 )
 """Modules every run would import and none of which imports eoc (checked at start)."""
 
@@ -74,6 +99,10 @@ def _preload() -> None:
     mine = sorted(m for m in sys.modules if m.split(".")[0] in ("eoc", "eoc_native", "tests"))
     if mine:
         raise SystemExit(f"falsify_zygote: a preloaded module imported {mine[0]}: drop it")
+    if threading.active_count() != 1:
+        raise SystemExit("falsify_zygote: a preloaded module started a thread: drop it")
+    gc.collect()
+    gc.freeze()
 
 
 def _child(req: dict[str, object]) -> int:
@@ -126,9 +155,12 @@ def main() -> None:
         req = json.loads(line)
         pid = os.fork()
         if pid == 0:
-            # a normal exit, as a fresh process makes: atexit handlers run (the session's
-            # temporary folders are removed) and the output is flushed
-            sys.exit(_child(req))
+            rc = _child(req)
+            # as a fresh process ends, minus the teardown of the interpreter's heap
+            atexit._run_exitfuncs()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(rc)
         rc = _wait(pid, float(req.get("timeout", 600)))
         print(json.dumps({"rc": rc}), flush=True)
 
