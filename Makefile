@@ -126,7 +126,19 @@ readme-check: $(BIN)/.installed
 falsify: $(BIN)/.installed
 	$(BIN)/python scripts/falsify.py --jobs 2
 
-test: unit docs readme-check pyodide-test falsify bench-serve-quick
+# What the tests need installed comes first (one apt-get at a time); then the unit suite on every
+# core with the light checks beside it (the docs build, the transcripts, the Pyodide suite: one
+# process each, filling the time the suite's workers wait on servers and subprocesses); then the
+# falsifier, 2 lanes; then the quick benchmark alone, as its ratios need a machine at rest.
+SYNC := $(if $(filter output-sync,$(.FEATURES)),--output-sync=target)
+test:
+	$(MAKE) --no-print-directory test-deps
+	$(MAKE) --no-print-directory -j 4 $(SYNC) unit docs readme-check pyodide-test
+	$(MAKE) --no-print-directory falsify
+	$(MAKE) --no-print-directory bench-serve-quick
+
+.PHONY: test-deps
+test-deps: $(BIN)/.installed chromium postgres $(VOCABS)/.ok $(PYODIDE_TEST_WHEELS)/.ok
 
 # Every benchmark; those whose figures the README and the docs cite record them (--record, into
 # docs/figures/), and the pages are rendered from them afterwards.
