@@ -93,6 +93,20 @@ def _copy_tree(dest: Path) -> None:
             shutil.copytree(src, target, ignore=SKIP)
         else:
             shutil.copy2(src, target)
+    # the bytecode of every module the tests import, and of the tests as pytest rewrites them,
+    # written once into the copy (the runs write none: a break's bytecode could outlive it), so a
+    # run compiles only what its break changed, whether or not the checkout's tests ran first
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
+        cwd=dest,
+        env={
+            **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+            "PYTHONPATH": os.pathsep.join([str(dest / "native"), str(dest)]),
+        },
+        capture_output=True,
+        timeout=RUN_TIMEOUT_S,
+        check=False,
+    )
 
 
 FIRST_RED = ROOT / "scripts" / "falsify_first_red.json"
@@ -280,11 +294,9 @@ def main() -> int:
     chosen = [b for b in BREAKS if any(k in b[0] for k in args.k.split("|"))]
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="eoc-falsify-") as tmp:
-        works = []
-        for i in range(max(1, args.jobs)):
-            w = Path(tmp) / f"w{i}"
-            _copy_tree(w)
-            works.append(w)
+        works = [Path(tmp) / f"w{i}" for i in range(max(1, args.jobs))]
+        with ThreadPoolExecutor(len(works)) as pool:
+            list(pool.map(_copy_tree, works))
         # one queue for every lane: a lane that drew a slow break (a judge test runs a model for a
         # minute) does not leave the others idle at the end
         queue = list(reversed(chosen))
