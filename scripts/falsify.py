@@ -93,20 +93,6 @@ def _copy_tree(dest: Path) -> None:
             shutil.copytree(src, target, ignore=SKIP)
         else:
             shutil.copy2(src, target)
-    # the bytecode of every module the tests import, and of the tests as pytest rewrites them,
-    # written once into the copy (the runs write none: a break's bytecode could outlive it), so a
-    # run compiles only what its break changed, whether or not the checkout's tests ran first
-    subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
-        cwd=dest,
-        env={
-            **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
-            "PYTHONPATH": os.pathsep.join([str(dest / "native"), str(dest)]),
-        },
-        capture_output=True,
-        timeout=RUN_TIMEOUT_S,
-        check=False,
-    )
 
 
 FIRST_RED = ROOT / "scripts" / "falsify_first_red.json"
