@@ -40,6 +40,7 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
         ["tests/test_replay.py", "tests/test_ttl.py", "tests/test_made_cost.py"],
     ),
     ("eoc/cli/userstore.py", ["tests/test_userstore.py"]),
+    ("tests/native/pg.py", ["tests/native/test_store_postgres.py"]),
     ("eoc/store/forget.py", ["tests/test_forget.py"]),
     ("eoc/files/trust.py", ["tests/test_trustfile.py", "tests/native/test_planted_files.py"]),
     ("eoc/store/keys.py", ["tests/test_trustfile.py", "tests/test_store_keys.py"]),

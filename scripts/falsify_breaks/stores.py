@@ -2,6 +2,12 @@
 
 BREAKS: list[tuple[str, str, str, str]] = [
     (
+        "the test servers' cluster template is taken from a folder others may write",
+        "tests/native/pg.py",
+        "    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022",
+        "    return stat.S_ISDIR(st.st_mode)",
+    ),
+    (
         "kv write not persisted",
         "eoc/store/sqlite.py",
         '                self.db.write(_KV_UPSERT, encoded[0], "storing a kv pair")',
@@ -162,6 +168,10 @@ BREAKS: list[tuple[str, str, str, str]] = [
 
 _CONTRACT = "tests/native/test_store_contract.py"
 FOCUS: dict[str, list[str]] = {
+    "the test servers' cluster template is taken from a folder others may write": [
+        "tests/native/test_store_postgres.py::"
+        "test_the_test_servers_template_is_used_only_from_a_folder_of_this_user_s"
+    ],
     "a store imports a stage": [
         "tests/test_layering.py::test_no_core_module_imports_a_higher_floor"
     ],

@@ -13,6 +13,7 @@ import glob
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -59,7 +60,11 @@ class PgServer:
         initdb'd once), as initdb would make it in a few seconds more."""
         if os.geteuid() == 0:
             shutil.chown(self.root, "postgres")
-        copy = ["cp", "-a", str(_template(self)), str(self.data)]
+        template = _template(self)
+        if template is None:
+            self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync")
+            return
+        copy = ["cp", "-a", str(template), str(self.data)]
         if os.geteuid() == 0:
             copy = ["runuser", "-u", "postgres", "--", *copy]
         subprocess.run(copy, capture_output=True, text=True, timeout=60, check=True)
@@ -98,13 +103,29 @@ class PgServer:
         return self.url(name)
 
 
-def _template(server: PgServer) -> Path:
+def _own_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder of this user's that no one else can write (not a link)."""
+    try:
+        st = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
+
+def _template(server: PgServer) -> Path | None:
     """A cluster initdb made once for this machine, its PostgreSQL version and user, never
     started, only copied (initdb is most of a server's start; every test session and every
-    falsifier run that starts one would pay it). Made in a folder of its own and renamed into
-    place, so a session never copies a half-made one; a damaged one is made again."""
-    version = server.bindir.parent.name
-    where = Path(tempfile.gettempdir()) / f"eoc-pg-template-{version}-{os.geteuid()}"
+    falsifier run that starts one would pay it). It lives in a folder of this user's that no one
+    else can write (a cluster someone else planted would run their settings: without such a
+    folder, ``None``, and the server is initdb'd afresh), made in a folder of its own and renamed
+    into place, so a session never copies a half-made one; a damaged one is made again."""
+    home = Path(tempfile.gettempdir()) / f"eoc-pg-templates-{os.geteuid()}"
+    with contextlib.suppress(FileExistsError):
+        home.mkdir(mode=0o711)  # others may pass through to the postgres user's folders only
+    if not _own_folder(home):
+        return None
+    home.chmod(0o711)  # whatever the umask made it
+    where = home / server.bindir.parent.name  # the PostgreSQL version
     data = where / "data"
 
     def whole() -> bool:
@@ -112,7 +133,7 @@ def _template(server: PgServer) -> Path:
 
     if whole():
         return data
-    making = Path(tempfile.mkdtemp(prefix="eoc-pg-template-making-"))
+    making = Path(tempfile.mkdtemp(prefix="making-", dir=home))
     if os.geteuid() == 0:
         shutil.chown(making, "postgres")
     maker = PgServer(making, 0)

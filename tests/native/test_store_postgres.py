@@ -4,8 +4,11 @@ kept current through LISTEN/NOTIFY (on a throwaway server the tests start themse
 from __future__ import annotations
 
 import itertools
+import os
+import shutil
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -434,3 +437,28 @@ def test_a_replica_with_another_key_is_refused(url: str) -> None:
     PgStore(url).close()
     with pytest.raises(StoreUnusable, match="same key file"):
         PgStore(url, key=b"another replica's key, 32 bytes")
+
+
+def test_the_test_servers_template_is_used_only_from_a_folder_of_this_user_s(
+    tmp_path: Path,
+) -> None:
+    """tests/native/pg.py copies a cluster initdb'd once, never one from a folder someone else
+    owns or can write (their settings would run in the test server), nor through a link."""
+    from tests.native.pg import _own_folder
+
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o711)
+    assert _own_folder(mine)
+    writable = tmp_path / "writable"
+    writable.mkdir()
+    writable.chmod(0o777)
+    assert not _own_folder(writable)
+    link = tmp_path / "link"
+    link.symlink_to(mine)
+    assert not _own_folder(link)
+    assert not _own_folder(tmp_path / "missing")
+    if os.geteuid() == 0:
+        theirs = tmp_path / "theirs"
+        theirs.mkdir(mode=0o711)
+        shutil.chown(theirs, "nobody")
+        assert not _own_folder(theirs)
