@@ -50,10 +50,10 @@ class PgServer:
         self.data = root / "data"
 
     def _run(self, *argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        cmd = [str(self.bindir / argv[0]), *argv[1:]]
-        if os.geteuid() == 0:
-            cmd = ["runuser", "-u", "postgres", "--", *cmd]
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=check)
+        return _as_postgres([str(self.bindir / argv[0]), *argv[1:]], check=check)
+
+    def _initdb(self) -> None:
+        self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync")
 
     def init(self) -> None:
         """A new cluster in ``data``: a copy of this machine's template (:func:`_template`,
@@ -62,12 +62,9 @@ class PgServer:
             shutil.chown(self.root, "postgres")
         template = _template(self)
         if template is None:
-            self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync")
-            return
-        copy = ["cp", "-a", str(template), str(self.data)]
-        if os.geteuid() == 0:
-            copy = ["runuser", "-u", "postgres", "--", *copy]
-        subprocess.run(copy, capture_output=True, text=True, timeout=60, check=True)
+            self._initdb()
+        else:
+            _as_postgres(["cp", "-a", str(template), str(self.data)])
 
     def start(self) -> None:
         options = f"-k {self.root} -p {self.port} -c listen_addresses=127.0.0.1 -c fsync=on"
@@ -103,6 +100,14 @@ class PgServer:
         return self.url(name)
 
 
+def _as_postgres(cmd: list[str], *, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run ``cmd`` as the ``postgres`` user when this is root (initdb and the server refuse root),
+    else as this user."""
+    if os.geteuid() == 0:
+        cmd = ["runuser", "-u", "postgres", "--", *cmd]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=check)
+
+
 def _own_folder(path: Path) -> bool:
     """Whether ``path`` is a folder of this user's that no one else can write (not a link)."""
     try:
@@ -136,8 +141,7 @@ def _template(server: PgServer) -> Path | None:
     making = Path(tempfile.mkdtemp(prefix="making-", dir=home))
     if os.geteuid() == 0:
         shutil.chown(making, "postgres")
-    maker = PgServer(making, 0)
-    maker._run("initdb", "-D", str(making / "data"), "-A", "trust", "-U", "postgres", "--no-sync")
+    PgServer(making, 0)._initdb()
     (making / "made").write_text("initdb done\n", encoding="utf-8")
     try:
         making.rename(where)
