@@ -97,10 +97,15 @@ $(VOCABS)/.ok: | $(BIN)/.installed
 # The suite in parallel (pytest-xdist), two workers a core and 8 at most: a worker waits on
 # servers, subprocesses and browsers about as long as it computes (on 2 cores the suite took
 # 415 s with 4 workers, 520 s with 2). Each worker takes whole test files, so a file's
-# module-scoped fixtures (a loaded model, a browser page) are made once, in one worker.
+# module-scoped fixtures (a loaded model, a browser page) are made once, in one worker. Each
+# worker runs its models and BLAS on one thread (EOC_THREADS, OPENBLAS_NUM_THREADS; a test of
+# thread counts sets its own): with more workers than cores, a second thread only spins while
+# it waits for the first (tests/native/test_llm.py beside 3 busy loops on 2 cores: 65 s with
+# 2 threads, 37 s with 1).
 UNIT_WORKERS = $$($(BIN)/python -c "import os; n = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count(); print(min(8, 2 * (n or 1)))")
 unit: lint web chromium postgres $(VOCABS)/.ok
-	$(BIN)/python -m pytest -n $(UNIT_WORKERS) --dist loadfile --durations=25
+	EOC_THREADS=1 OPENBLAS_NUM_THREADS=1 \
+	  $(BIN)/python -m pytest -n $(UNIT_WORKERS) --dist loadfile --durations=25
 
 # The pages in docs/ and the API reference from the docstrings (MkDocs, strict: a warning fails
 # the build), written to build/site. It installs only what the docs need, the docs extra of
@@ -133,14 +138,14 @@ falsify: $(BIN)/.installed
 # core with the light checks beside it (the docs build, the transcripts, the Pyodide suite: one
 # process each, filling the time the suite's workers wait on servers and subprocesses); then the
 # falsifier, 2 lanes (beside the suite, even at nice 19, it saved 35 s of 13 min and slowed the
-# suite by 95 s: both keep these 2 cores busy); then the quick benchmark alone, as its ratios need
-# a machine at rest.
+# suite by 95 s: both keep these 2 cores busy), with the quick benchmark beside it: its lanes
+# leave a quarter of the cores idle while their tests wait on pipes, servers and clocks, and the
+# quick benchmark checks answers, not ratios (those come from a whole run on a machine at rest).
 SYNC := $(if $(filter output-sync,$(.FEATURES)),--output-sync=target)
 test:
 	$(MAKE) --no-print-directory test-deps
 	$(MAKE) --no-print-directory -j 4 $(SYNC) unit docs readme-check pyodide-test
-	$(MAKE) --no-print-directory falsify
-	$(MAKE) --no-print-directory bench-serve-quick
+	$(MAKE) --no-print-directory -j 2 $(SYNC) falsify bench-serve-quick
 
 .PHONY: test-deps
 test-deps: $(BIN)/.installed chromium postgres $(VOCABS)/.ok $(PYODIDE_TEST_WHEELS)/.ok

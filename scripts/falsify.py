@@ -112,6 +112,11 @@ def _load_first_red() -> dict[str, str]:
 
 RUN_TIMEOUT_S = 600
 
+ONE_THREAD = {"EOC_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+"""Each run's models and BLAS on one thread: the lanes keep the cores busy, and a second thread
+only spins while it waits for the first (as in ``make unit``; a test of thread counts sets its
+own)."""
+
 
 class Runner:
     """Runs pytest for one lane: in a child forked from the lane's zygote
@@ -127,6 +132,7 @@ class Runner:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
+            env={**os.environ, **ONE_THREAD},  # numpy's BLAS sizes its pool at its import
         )
         assert proc.stdout is not None
         if proc.stdout.readline().strip() == '{"ready": true}':
@@ -186,6 +192,7 @@ class Runner:
 def _pytest(runner: Runner, work: Path, tests: list[str], red_file: Path) -> tuple[int, str]:
     red_file.unlink(missing_ok=True)
     env = {
+        **ONE_THREAD,
         "EOC_PROPERTY_EXAMPLES": "400",
         "PYTHONDONTWRITEBYTECODE": "1",
         "EOC_FALSIFY_RED": str(red_file),

@@ -117,13 +117,17 @@ def test_a_forward_runs_on_eocs_thread_count_and_puts_the_pools_back(
 
     model.dispatcher.apply = spy  # type: ignore[method-assign]
     numba_before = kernels.get_num_threads()
-    blas_before = threadpoolctl.threadpool_info()
-    model.forward(PROMPT * 2)  # 10 rows: the BLAS path
-    model.forward([3])
+    # the BLAS pool at 2 threads first, whatever OPENBLAS_NUM_THREADS or the cores made it
+    # (make unit runs at 1: a pass that left it alone would pass unseen)
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        blas_before = threadpoolctl.threadpool_info()
+        assert {p["num_threads"] for p in blas_before if p["user_api"] == "blas"} == {2}
+        model.forward(PROMPT * 2)  # 10 rows: the BLAS path
+        model.forward([3])
+        assert threadpoolctl.threadpool_info() == blas_before
     assert seen and all(n == 1 for n, _ in seen)
     assert all(b == 1 for _, blas in seen[:-1] for b in blas)  # the prompt's products
     assert kernels.get_num_threads() == numba_before
-    assert threadpoolctl.threadpool_info() == blas_before
 
 
 def test_the_pools_are_set_only_for_the_pass(kernels: Any) -> None:

@@ -12,7 +12,7 @@ from eoc.stages import KVStage
 from eoc.stages.judging import Judging
 from eoc.stages.neural import NeuralStage
 from eoc_native.judge import JUDGE_FLOOR, ModelJudge, default_judging
-from eoc_native.judge.model import SERVE_AT, runtime_choice
+from eoc_native.judge.model import SERVE_AT, llama_cpp_threads, runtime_choice
 from eoc_native.judge.student import (
     FEATURES,
     MIX_FEATURES,
@@ -22,6 +22,7 @@ from eoc_native.judge.student import (
     shipped_mix,
     shipped_student,
 )
+from eoc_native.llm.threads import cores
 from eoc_native.remote import OpenAIBackend
 from eoc_native.semantic import semantic_kv_options
 from tests.native.smollm2 import SMOLLM2, needs_smollm2
@@ -125,6 +126,19 @@ def test_the_runtime_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
         runtime_choice()
     monkeypatch.setenv("EOC_JUDGE_RUNTIME", "eoc")
     assert runtime_choice() == "eoc"
+
+
+def test_llama_cpp_judges_on_the_threads_eoc_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EOC_THREADS", raising=False)
+    assert llama_cpp_threads(None) == min(4, cores())
+    assert llama_cpp_threads(1) == 1
+    monkeypatch.setenv("EOC_THREADS", "1")
+    assert llama_cpp_threads(None) == 1
+    with pytest.raises(ConfigError, match="at most"):
+        llama_cpp_threads(cores() + 1)
+    monkeypatch.setenv("EOC_THREADS", "two")
+    with pytest.raises(ConfigError, match="EOC_THREADS must be a whole number"):
+        llama_cpp_threads(None)
 
 
 def test_the_shipped_student_and_its_checks() -> None:

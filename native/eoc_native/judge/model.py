@@ -72,7 +72,8 @@ class ModelJudge:
     Args:
         path: the GGUF file (``None``: ``$EOC_JUDGE_MODEL``, else the joined part packages).
         serve_at: the least P(yes) that serves.
-        threads: the runner's thread count (``None``: its default).
+        threads: the runner's thread count (``None``: ``$EOC_THREADS``, else eoc's runner
+            runs on the cores this process may use and llama.cpp on as many, at most 4).
     """
 
     name = "Qwen2.5-Coder-1.5B judge"
@@ -152,7 +153,7 @@ class ModelJudge:
         self._tokenizer = GGUFTokenizer(gf.metadata)  # the chat template, in eoc's sandbox
         import llama_cpp
 
-        threads = self.threads or max(1, min(4, os.cpu_count() or 1))
+        threads = llama_cpp_threads(self.threads)
         self._model = llama_cpp.Llama(
             model_path=str(path), n_ctx=N_CTX, n_threads=threads, n_batch=N_CTX, verbose=False
         )
@@ -246,6 +247,20 @@ class ModelJudge:
         return Verdict(q >= self.mix.serve_at, q, self.name, cost)
 
 
+def llama_cpp_threads(requested: int | None) -> int:
+    """llama.cpp's thread count for the judge: ``requested``, else ``$EOC_THREADS`` (as for eoc's
+    runner, :mod:`eoc_native.llm.threads`), else the cores this process may run on, at most 4.
+
+    Raises:
+        ConfigError: a count below 1, above the cores, or ``$EOC_THREADS`` not a whole number.
+    """
+    from eoc_native.llm.threads import ENV, cores, model_threads
+
+    if requested is None and not os.environ.get(ENV, "").strip():
+        return min(4, cores())
+    return model_threads(requested, pool=cores())
+
+
 def _shared_start(cached: Any, ids: list[int]) -> int:
     """How many of ``ids`` the cache already holds from its start (never the last: its logits
     are what a judgement reads)."""
@@ -278,6 +293,7 @@ __all__ = [
     "SERVE_AT",
     "TYPICAL_TOKENS",
     "ModelJudge",
+    "llama_cpp_threads",
     "prior_uj",
     "runtime_choice",
 ]
