@@ -71,7 +71,7 @@ postgres:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
 
 # pytest and hypothesis for Python 3.14 as pure-Python wheels, for the suite inside Pyodide.
-$(PYODIDE_TEST_WHEELS)/.ok: pyproject.toml | $(BIN)/.installed
+$(PYODIDE_TEST_WHEELS)/.ok: pyproject.toml | $(BIN)/.venv
 	rm -rf $(PYODIDE_TEST_WHEELS)
 	$(BIN)/python -m pip download -q --only-binary=:all: --python-version 3.14 --platform any \
 	  pytest hypothesis -d $(PYODIDE_TEST_WHEELS)
@@ -84,7 +84,7 @@ lint: $(BIN)/.installed
 
 # llama.cpp's tokenizer test vocabularies (Llama 3, Qwen2, Llama 2's SentencePiece: the file and the token ids its
 # reference tokenizer gives for a set of hard strings), from the llama-cpp-python source package.
-$(VOCABS)/.ok: | $(BIN)/.installed
+$(VOCABS)/.ok: | $(BIN)/.venv
 	rm -rf $(VOCABS) && mkdir -p $(VOCABS)/sdist
 	$(BIN)/python -m pip download -q --no-deps --no-binary :all: "llama-cpp-python==0.3.36" -d $(VOCABS)/sdist
 	tar xzf $(VOCABS)/sdist/llama_cpp_python-0.3.36.tar.gz -C $(VOCABS) --strip-components=4 \
@@ -134,7 +134,7 @@ readme-check: $(BIN)/.installed
 falsify: $(BIN)/.installed
 	$(BIN)/python scripts/falsify.py --jobs 2
 
-# What the tests need installed comes first (one apt-get at a time); then the unit suite on every
+# What the tests need installed comes first (test-deps); then the unit suite on every
 # core with the light checks beside it (the docs build, the transcripts, the Pyodide suite: one
 # process each, filling the time the suite's workers wait on servers and subprocesses); then the
 # falsifier, 2 lanes (beside the suite, even at nice 19, it saved 35 s of 13 min and slowed the
@@ -143,12 +143,17 @@ falsify: $(BIN)/.installed
 # quick benchmark checks answers, not ratios (those come from a whole run on a machine at rest).
 SYNC := $(if $(filter output-sync,$(.FEATURES)),--output-sync=target)
 test:
-	$(MAKE) --no-print-directory test-deps
+	$(MAKE) --no-print-directory -j 4 $(SYNC) test-deps
 	$(MAKE) --no-print-directory -j 4 $(SYNC) unit docs readme-check pyodide-test
 	$(MAKE) --no-print-directory -j 2 $(SYNC) falsify bench-serve-quick
 
-.PHONY: test-deps
-test-deps: $(BIN)/.installed chromium postgres $(VOCABS)/.ok $(PYODIDE_TEST_WHEELS)/.ok
+# The venv's packages, the test vocabularies, the Pyodide package and its suite's wheels, Debian's packages
+# side by side (pip installs on one core, downloads wait on the network), apt-get one at a time.
+.PHONY: test-deps debian-packages
+test-deps: $(BIN)/.installed $(VOCABS)/.ok $(PYODIDE_TEST_WHEELS)/.ok web/node_modules/pyodide/pyodide.mjs \
+  debian-packages
+debian-packages:
+	$(MAKE) --no-print-directory -j 1 chromium postgres
 
 # Every benchmark; those whose figures the README and the docs cite record them (--record, into
 # docs/figures/), and the pages are rendered from them afterwards.

@@ -14,7 +14,8 @@ applied in throwaway copies of the checkout, never in the working tree, and each
 test files that cover its source file (``TESTS_FOR``). A break that leaves its tests green, or a
 pattern that does not match, makes the run exit 1. Each break first runs the one test that went
 red for it last time (``scripts/falsify_first_red.json``, written by ``--record``), and its whole
-group only when that test stays green. Each lane forks its pytest runs from a process that
+group only when that test stays green; the lanes take the breaks that took longest last time
+first (``scripts/falsify_seconds.json``, also written by ``--record``). Each lane forks its pytest runs from a process that
 imported pytest, hypothesis and the tests' third-party libraries once
 (scripts/falsify_zygote.py; ``--no-fork``: a fresh process for each run); a run pytest itself
 could not make, with no test red, is never counted red.
@@ -108,6 +109,28 @@ def _load_first_red() -> dict[str, str]:
     except (OSError, ValueError):
         return {}
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+SECONDS = ROOT / "scripts" / "falsify_seconds.json"
+"""For each break, the seconds its run took last time (``--record`` writes them). The lanes take
+the longest first, so the run does not end on one lane waiting out a slow break while the
+other is idle; a break without an entry counts as :data:`UNKNOWN_S`."""
+UNKNOWN_S = 1.0
+
+
+def _load_seconds() -> dict[str, float]:
+    try:
+        data = json.loads(SECONDS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): float(v) for k, v in data.items() if isinstance(v, (int, float))}
+
+
+def longest_first(names: list[str], seconds: dict[str, float]) -> list[str]:
+    """``names`` ordered by the seconds each took last time, longest first (ties: as listed)."""
+    return sorted(names, key=lambda n: -seconds.get(n, UNKNOWN_S))
 
 
 RUN_TIMEOUT_S = 600
@@ -218,8 +241,8 @@ def _pytest(runner: Runner, work: Path, tests: list[str], red_file: Path) -> tup
 
 def _run_one(
     runner: Runner, work: Path, name: str, site: Site, first_red: dict[str, str]
-) -> tuple[str, str, str]:
-    """(name, verdict, the node id of the test that went red or "")."""
+) -> tuple[str, str, str, float]:
+    """(name, verdict, the node id of the test that went red or "", seconds taken)."""
     group = FOCUS.get(name) or tests_for(site.path)
     target = work / site.path
     original = target.read_text(encoding="utf-8")
@@ -237,25 +260,26 @@ def _run_one(
             done = _pytest(runner, work, group, red_file)
             how = "group"
     except subprocess.TimeoutExpired:
-        return name, "RED (timed out)", ""
+        return name, "RED (timed out)", "", float(RUN_TIMEOUT_S)
     finally:
         target.write_text(original, encoding="utf-8")
-    took = f"{time.perf_counter() - t0:5.1f} s"
+    seconds = time.perf_counter() - t0
+    took = f"{seconds:5.1f} s"
     red = red_file.read_text(encoding="utf-8") if red_file.exists() else ""
     rc, output = done
     failed = [line for line in output.splitlines() if line.startswith(("FAILED", "ERROR"))]
     if rc == 0:
-        return name, f"{took} still green", ""
+        return name, f"{took} still green", "", seconds
     if rc in (4, 5):  # a usage error, or no test ran (all skipped): nothing shown
-        return name, f"{took} still green (no test ran: pytest exit {rc})", ""
+        return name, f"{took} still green (no test ran: pytest exit {rc})", "", seconds
     if rc not in (1, 2) and not failed and rc >= 0:
         # pytest's own failure (3) with no test red: no verdict, never a red. A run the broken
         # code crashed (a signal: memory it wrote past) or that failed a test before it ended
         # is red, as it was in a fresh process.
         tail = " | ".join(output.strip().splitlines()[-3:])[:300]
-        return name, f"{took} still green (pytest failed to run: exit {rc}: {tail})", ""
+        return name, f"{took} still green (pytest failed to run: exit {rc}: {tail})", "", seconds
     shown = (red or (failed[0][7:] if failed else f"exit {rc}"))[:72]
-    return name, f"{took} RED ({how}) {shown}", red
+    return name, f"{took} RED ({how}) {shown}", red, seconds
 
 
 def main() -> int:
@@ -291,22 +315,22 @@ def main() -> int:
         works = [Path(tmp) / f"w{i}" for i in range(max(1, args.jobs))]
         with ThreadPoolExecutor(len(works)) as pool:
             list(pool.map(_copy_tree, works))
-        # one queue for every lane: a lane that drew a slow break (a judge test runs a model for a
-        # minute) does not leave the others idle at the end
-        queue = list(reversed(chosen))
+        # one queue for every lane, the slowest breaks first: a lane that drew a slow break (a
+        # test that waits out a bound) does not leave the others idle at the end
+        queue = list(reversed(longest_first([b[0] for b in chosen], _load_seconds())))
         taking = threading.Lock()
 
         first_red = _load_first_red()
         runners = [Runner(not args.no_fork) for _ in works]
 
-        def lane(i: int) -> list[tuple[str, str, str]]:
-            done: list[tuple[str, str, str]] = []
+        def lane(i: int) -> list[tuple[str, str, str, float]]:
+            done: list[tuple[str, str, str, float]] = []
             while True:
                 with taking:
                     if not queue:
                         return done
-                    b = queue.pop()
-                done.append(_run_one(runners[i], works[i], b[0], sites[b[0]], first_red))
+                    name = queue.pop()
+                done.append(_run_one(runners[i], works[i], name, sites[name], first_red))
 
         try:
             with ThreadPoolExecutor(len(works)) as pool:
@@ -315,17 +339,21 @@ def main() -> int:
             for runner in runners:
                 runner.close()
         results = [by_name[b[0]] for b in chosen]  # in the order the breaks are listed
-    for name, verdict, _ in results:
+    for name, verdict, _, _ in results:
         print(f"{name:55s} {verdict}")
     if args.record:
         known = {b[0] for b in BREAKS}
         updated = {k: v for k, v in _load_first_red().items() if k in known}
-        updated.update({name: red for name, _, red in results if red})
+        updated.update({name: red for name, _, red, _ in results if red})
         FIRST_RED.write_text(
             json.dumps(dict(sorted(updated.items())), indent=1) + "\n", encoding="utf-8"
         )
         print(f"wrote {FIRST_RED.relative_to(ROOT)} ({len(updated)} breaks)")
-    green = [n for n, v, _ in results if " still green" in v]
+        took = {k: v for k, v in _load_seconds().items() if k in known}
+        took.update({name: round(s, 1) for name, _, _, s in results})
+        SECONDS.write_text(json.dumps(dict(sorted(took.items())), indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {SECONDS.relative_to(ROOT)} ({len(took)} breaks)")
+    green = [n for n, v, _, _ in results if " still green" in v]
     print(
         f"falsify: {len(results)} breaks, {len(results) - len(green)} red, "
         f"{len(green)} still green, {time.perf_counter() - started:.0f} s"

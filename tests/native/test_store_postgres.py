@@ -306,7 +306,7 @@ def test_an_answer_whose_write_meets_a_stopped_database_is_held_and_written_when
         assert again.stage == "cache"
         postgres.start()
         stopped.clear()
-        wait_for(lambda: store.pending_writes == 0, 20)
+        wait_for(lambda: store.pending_writes == 0, 10)  # reconnects within 2 s of backoff
         other = PgStore(url)
         assert [p for _q, p, *_ in other.rows("cache", [])] == [answer.payload]
         assert [r[2] for r in other.rows("kv", [])] == [answer.payload]
