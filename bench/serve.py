@@ -199,11 +199,21 @@ elif mode == "forward":
     pool, local = ThreadPoolExecutor(4), threading.local()
     MODELS = b'{"object":"list","data":[{"id":"stub","object":"model","created":0,"owned_by":"x"}]}'
     def forward(path, raw):
-        conn = getattr(local, "conn", None)
-        if conn is None:
-            conn = local.conn = http.client.HTTPConnection(up_host, int(up_port))
-        conn.request("POST", path, raw, {"content-type": "application/json"})
-        return conn.getresponse().read()
+        # a kept-alive connection the upstream closed while idle (uvicorn's keep-alive timeout
+        # is 5 s) is replaced and the request sent once more, as eoc's own client does
+        for _ in range(2):
+            conn = getattr(local, "conn", None)
+            fresh = conn is None
+            if fresh:
+                conn = local.conn = http.client.HTTPConnection(up_host, int(up_port))
+            try:
+                conn.request("POST", path, raw, {"content-type": "application/json"})
+                return conn.getresponse().read()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                conn.close()
+                local.conn = None
+                if fresh:
+                    raise
     async def app(scope, receive, send):
         raw = await body_of(scope, receive)
         if scope["method"] == "POST":
