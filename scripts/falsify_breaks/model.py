@@ -447,6 +447,54 @@ BREAKS += [
         "sqrt(ss + (double)eps)",
     ),
     (
+        "the C float16 rounding breaks ties upward, not to even",
+        "native/eoc_native/quant/ckernels.c",
+        "        x += ((uint32_t)(15 - 127) << 23) + 0xfffu + odd;",
+        "        x += ((uint32_t)(15 - 127) << 23) + 0x1000u;",
+    ),
+    (
+        "the C float16 rounding flushes subnormal halves to zero",
+        "native/eoc_native/quant/ckernels.c",
+        "        out = (uint16_t)(y - magic_bits);",
+        "        out = (uint16_t)(0 * (y - magic_bits));",
+    ),
+    (
+        "the C float16 rounding keeps too large a scale finite",
+        "native/eoc_native/quant/ckernels.c",
+        "        out = x > 255u << 23 ? 0x7e00 : 0x7c00;",
+        "        out = 0x7bff;",
+    ),
+    (
+        "the C Q4_K conversion drops the upper scales' top bits",
+        "native/eoc_native/quant/ckernels.c",
+        "(p[s + 4] & 0xF) | ((p[s - 4] >> 6) << 4)",
+        "(p[s + 4] & 0xF)",
+    ),
+    (
+        "the C Q4_K conversion adds the minimums",
+        "native/eoc_native/quant/ckernels.c",
+        "hm = f2h(-(dmin * (float)mn));",
+        "hm = f2h(dmin * (float)mn);",
+    ),
+    (
+        "the C Q6_K conversion drops the weights' high pairs",
+        "native/eoc_native/quant/ckernels.c",
+        " | (((qh[l] >> (2 * r)) & 3) << 4)) - 32;",
+        ") - 32;",
+    ),
+    (
+        "the C Q6_K conversion takes a neighbour's sub-block scale",
+        "native/eoc_native/quant/ckernels.c",
+        "(float)scales[8 * h + 2 * r + l / 16]",
+        "(float)scales[8 * h + 2 * r]",
+    ),
+    (
+        "the C Q6_K conversion rounds halves down",
+        "native/eoc_native/quant/ckernels.c",
+        "v = floorf(fabsf(x) + 0.5f);",
+        "v = floorf(fabsf(x));",
+    ),
+    (
         "an array of the wrong type goes to the C kernels",
         "native/eoc_native/quant/ckernels.py",
         "        or a.dtype != dtype\n",
@@ -556,7 +604,13 @@ _ONE_BY_ONE = _LAYER + "test_a_decode_step_in_one_call_a_layer_is_the_products_o
 _WHOLE_PROMPT = _LAYER + "test_the_layer_kernel_keeps_the_whole_prompt_in_its_cache"
 _POOLS = _LAYER + "test_a_forward_runs_on_eocs_thread_count_and_puts_the_pools_back"
 
+_C_KQUANTS = "tests/native/test_kquants.py::test_the_c_kernels_convert_byte_for_byte_as_numpy_does"
 FOCUS: dict[str, list[str]] = {
+    **{
+        name: [_C_KQUANTS]
+        for name, *_ in BREAKS
+        if name.startswith(("the C float16 rounding", "the C Q4_K conversion", "the C Q6_K"))
+    },
     "the 4-bit kernel takes the block scale for its minimum": [_KERNELS],
     "the C 4-bit kernel drops the high nibble": [_KERNELS],
     "the C 8-bit kernel forgets the block scale": [_KERNELS],

@@ -15,6 +15,7 @@ import pytest
 
 gguf = pytest.importorskip("gguf", reason="the llm extra is not installed: pip install gguf")
 
+from eoc.errors import InputError  # noqa: E402
 from eoc_native.quant import kquants  # noqa: E402
 from eoc_native.quant.formats import CONVERTED, FORMATS, dequantize  # noqa: E402
 
@@ -154,3 +155,37 @@ def test_k_quant_weights_load_as_kernel_blocks(tmp_path: Path) -> None:
     order = np.arange(64)[::-1].copy()
     flipped = read_weight(gf, "a", row_orders={"a": order})
     np.testing.assert_array_equal(flipped.dense(), one.dense()[:, order])
+
+
+def _finite_halves(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """Random float16 bit patterns, every finite one possible (subnormals, zeros, up to 65504)."""
+    bits = rng.integers(0, 1 << 16, shape, dtype=np.uint16)
+    bits[(bits & 0x7C00) == 0x7C00] &= 0xBFFF  # an infinity's or a NaN's exponent made finite
+    return bits.view(np.uint8)
+
+
+@pytest.mark.parametrize("type_name", ["Q4_K", "Q6_K"])
+def test_the_c_kernels_convert_byte_for_byte_as_numpy_does(type_name: str) -> None:
+    """The C conversion a model load runs where eoc's C kernels run: the same bytes as the numpy
+    functions above, over any bytes with finite float16 scales (their rounding to float16 at
+    every exponent, subnormals and overflow to infinity included)."""
+    from eoc_native.quant import cbuild, ckernels
+
+    if cbuild.compiler() is None:
+        pytest.skip("no C compiler here")
+    size = kquants.Q4_K_BYTES if type_name == "Q4_K" else kquants.Q6_K_BYTES
+    ours = kquants.q4_k_to_q4_1 if type_name == "Q4_K" else kquants.q6_k_to_q8_0
+    theirs = ckernels.q4_k_to_q4_1 if type_name == "Q4_K" else ckernels.q6_k_to_q8_0
+    rng = np.random.default_rng(11)
+    raw = rng.integers(0, 256, (300, 3, size), dtype=np.uint8)
+    for at in (0, 2) if type_name == "Q4_K" else (208,):
+        raw[..., at : at + 2] = _finite_halves(rng, (300, 3, 1))
+    raw[0] = random_blocks(1, 3, size, seed=5).reshape(3, size)  # small scales, as models have
+    with np.errstate(over="ignore"):  # numpy warns where a scale rounds to infinity
+        want = ours(raw.reshape(300, -1))
+    got = theirs(raw.reshape(300, -1))
+    assert got.dtype == np.uint8 and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    assert theirs(np.zeros((0, size), np.uint8)).shape == (0, want.shape[1] // 3)
+    with pytest.raises(InputError, match="not whole blocks"):
+        theirs(np.zeros((2, size + 1), np.uint8))

@@ -266,6 +266,92 @@ void eoc_decode_layers(const eoc_layer *layers, int64_t n_layers, float *x, int6
     }
 }
 
+/* float32 to float16 bits, rounded to nearest even as numpy's astype(float16) rounds: values
+ * past the largest half become infinity, those below the smallest normal half subnormals. */
+static inline uint16_t f2h(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    const uint32_t sign = x & 0x80000000u;
+    x ^= sign;
+    uint16_t out;
+    if (x >= (127u + 16u) << 23) { /* 2^16 and up: infinity (NaN stays NaN) */
+        out = x > 255u << 23 ? 0x7e00 : 0x7c00;
+    } else if (x < 113u << 23) { /* below 2^-14: a subnormal half, rounded by the float add */
+        const uint32_t magic_bits = ((127u - 15u) + (23u - 10u) + 1u) << 23;
+        float v, magic;
+        memcpy(&v, &x, 4);
+        memcpy(&magic, &magic_bits, 4);
+        v += magic;
+        uint32_t y;
+        memcpy(&y, &v, 4);
+        out = (uint16_t)(y - magic_bits);
+    } else { /* a normal half: exponent rebiased, the 13 dropped bits rounded to nearest even */
+        const uint32_t odd = (x >> 13) & 1u;
+        x += ((uint32_t)(15 - 127) << 23) + 0xfffu + odd;
+        out = (uint16_t)(x >> 13);
+    }
+    return (uint16_t)(out | (sign >> 16));
+}
+
+/* Q4_K super-blocks (144 bytes: d, dmin, 12 bytes of 6-bit scales and minimums, 128 of nibbles)
+ * to Q4_1 blocks (20 bytes: D, M, 16 nibble pairs), eight a super-block, as kquants.py's
+ * q4_k_to_q4_1: D = half(d * sc), M = half(-(dmin * mn)), the same nibbles. */
+void eoc_q4_k_to_q4_1(const uint8_t *src, uint8_t *dst, int64_t n, int nth) {
+    PARALLEL_FOR
+    for (int64_t k = 0; k < n; k++) {
+        const uint8_t *b = src + k * 144, *p = b + 4, *qs = b + 16;
+        const float d = h2f((uint16_t)(b[0] | (b[1] << 8)));
+        const float dmin = h2f((uint16_t)(b[2] | (b[3] << 8)));
+        for (int s = 0; s < 8; s++) {
+            const uint8_t sc = s < 4 ? p[s] & 63 : (p[s + 4] & 0xF) | ((p[s - 4] >> 6) << 4);
+            const uint8_t mn = s < 4 ? p[s + 4] & 63 : (p[s + 4] >> 4) | ((p[s] >> 6) << 4);
+            const uint16_t hd = f2h(d * (float)sc), hm = f2h(-(dmin * (float)mn));
+            uint8_t *o = dst + (k * 8 + s) * 20;
+            o[0] = (uint8_t)hd, o[1] = (uint8_t)(hd >> 8), o[2] = (uint8_t)hm, o[3] = (uint8_t)(hm >> 8);
+            /* sub-block 2j is run j's low nibbles, 2j + 1 its high ones; weight i and i + 16 of
+             * the sub-block share output byte i */
+            const uint8_t *run = qs + (s / 2) * 32;
+            const int shift = (s % 2) * 4;
+            for (int i = 0; i < 16; i++)
+                o[4 + i] = (uint8_t)(((run[i] >> shift) & 0xF) | (((run[i + 16] >> shift) & 0xF) << 4));
+        }
+    }
+}
+
+/* Q6_K super-blocks (210 bytes: 128 of low nibbles, 64 of high pairs, 16 int8 scales, d) to
+ * Q8_0 blocks (34 bytes: d, 32 int8), eight a super-block, as kquants.py's q6_k_to_q8_0:
+ * w = q * sc * d in float32, then d8 = max|w| / 127, q8 = sign(x) * floor(|x| + 0.5) with
+ * x = w * (1 / d8) (0 where d8 is 0). Output block 4h + r holds run r of half h. */
+void eoc_q6_k_to_q8_0(const uint8_t *src, uint8_t *dst, int64_t n, int nth) {
+    PARALLEL_FOR
+    for (int64_t k = 0; k < n; k++) {
+        const uint8_t *b = src + k * 210;
+        const int8_t *scales = (const int8_t *)(b + 192);
+        const float d = h2f((uint16_t)(b[208] | (b[209] << 8)));
+        for (int h = 0; h < 2; h++) {
+            const uint8_t *ql = b + 64 * h, *qh = b + 128 + 32 * h;
+            for (int r = 0; r < 4; r++) {
+                float w[32], amax = 0.0f;
+                for (int l = 0; l < 32; l++) {
+                    const uint8_t lo = r % 2 ? ql[32 + l] : ql[l];
+                    const int q = ((r < 2 ? lo & 0xF : lo >> 4) | (((qh[l] >> (2 * r)) & 3) << 4)) - 32;
+                    w[l] = (float)q * (float)scales[8 * h + 2 * r + l / 16] * d;
+                    const float a = fabsf(w[l]);
+                    if (a > amax) amax = a;
+                }
+                const float d8 = amax / 127.0f, inv = d8 != 0.0f ? 1.0f / d8 : 0.0f;
+                const uint16_t hd = f2h(d8);
+                uint8_t *o = dst + (k * 8 + 4 * h + r) * 34;
+                o[0] = (uint8_t)hd, o[1] = (uint8_t)(hd >> 8);
+                for (int l = 0; l < 32; l++) {
+                    const float x = w[l] * inv, v = floorf(fabsf(x) + 0.5f);
+                    o[2 + l] = (uint8_t)(int8_t)(x < 0.0f ? -v : v);
+                }
+            }
+        }
+    }
+}
+
 int eoc_kernels_openmp(void) {
 #ifdef _OPENMP
     return 1;

@@ -62,6 +62,8 @@ def _load(progress: Callable[[str], None] | None = None) -> ctypes.CDLL:
             *(i64, i64, i64, f32, i64, _p, i32),
         ],
         "eoc_tile_blocks": [_p, i64, i64, i64, i64, i64, i64, _p, _p, _p, i64, i32],
+        "eoc_q4_k_to_q4_1": [_p, _p, i64, i32],
+        "eoc_q6_k_to_q8_0": [_p, _p, i64, i32],
         "eoc_kernels_openmp": [],
     }
     for name, args in sigs.items():
@@ -392,6 +394,34 @@ def tile_blocks(
     )
 
 
+def _k_quant(raw: Any, size: int, type_name: str, out_size: int, fn: str) -> Any:
+    """K-quant rows (n_rows, bytes) converted by the C function ``fn``: eight ``out_size``-byte
+    blocks for each ``size``-byte super-block."""
+    data = np.ascontiguousarray(raw, dtype=np.uint8)
+    if data.ndim != 2 or data.shape[1] % size:
+        raise InputError(f"{type_name} rows of {data.shape[-1]} bytes are not whole blocks")
+    n_rows, n_super = data.shape[0], data.shape[1] // size
+    out = np.empty((n_rows, n_super * 8 * out_size), np.uint8)
+    if out.size:
+        getattr(library(), fn)(
+            _ptr(data, np.uint8, "raw", 2),
+            _ptr(out, np.uint8, "out", 2),
+            n_rows * n_super,
+            get_num_threads(),
+        )
+    return out
+
+
+def q4_k_to_q4_1(raw: Any) -> Any:
+    """Q4_K rows as Q4_1 rows, byte for byte as :func:`eoc_native.quant.kquants.q4_k_to_q4_1`."""
+    return _k_quant(raw, 144, "Q4_K", 20, "eoc_q4_k_to_q4_1")
+
+
+def q6_k_to_q8_0(raw: Any) -> Any:
+    """Q6_K rows as Q8_0 rows, byte for byte as :func:`eoc_native.quant.kquants.q6_k_to_q8_0`."""
+    return _k_quant(raw, 210, "Q6_K", 34, "eoc_q6_k_to_q8_0")
+
+
 def decode_scratch(dim: int, q_size: int, n_qkv: int, n_o: int, n_gate_up: int) -> int:
     """Floats of the decode scratch buffer (as :func:`eoc_native.quant.kernels.decode_scratch`)."""
     return dim + n_qkv + q_size + n_o + n_gate_up + n_gate_up // 2
@@ -409,7 +439,9 @@ __all__ = [
     "library",
     "pool_size",
     "q4_dequant",
+    "q4_k_to_q4_1",
     "q4_matvec",
+    "q6_k_to_q8_0",
     "q8_dequant",
     "q8_matvec",
     "rms_norm_row",
