@@ -169,7 +169,8 @@ bench: $(BIN)/.installed web chromium
 	$(BIN)/python bench/native.py
 	$(BIN)/python bench/semantic.py --record
 	$(BIN)/python bench/kvquality.py
-	$(BIN)/python bench/graph.py
+	$(BIN)/python bench/graph.py --record
+	$(BIN)/python bench/embeddings.py --record
 	node web/test/kvquality.mjs
 	$(BIN)/python scripts/figures.py --write
 

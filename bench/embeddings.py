@@ -3,6 +3,7 @@
     python bench/embeddings.py            # 300 texts one at a time, then in lists of 32
     python bench/embeddings.py --quick    # 60 texts
     python bench/embeddings.py --json     # machine-readable
+    python bench/embeddings.py --record   # a full run, written to docs/figures/embeddings.json
 
 One ``eoc serve --no-store --quiet`` process (``EOC_MODEL=none``: no chat model is loaded) on a
 free port of 127.0.0.1, stopped when the script ends. The texts are short sentences made from a
@@ -32,6 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from record import record
 from serve import Client, child_env, eoc_serve_cmd, free_port, running
 
 WORDS = (
@@ -88,7 +90,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="60 texts a phase, not 300")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument(
+        "--record",
+        action="store_true",
+        help="write the result to docs/figures/embeddings.json, which the docs cite "
+        "(not with --quick)",
+    )
     args = ap.parse_args()
+    if args.record and args.quick:
+        ap.error("--record records a whole run: leave out --quick")
     n = 60 if args.quick else 300
     one, listed = texts(n, 1), texts(2 * n, 2)[n:]
     port = free_port()
@@ -125,6 +135,8 @@ def main() -> None:
             "made_uj_over_hit_uj": round(made["uj_per_embedding"] / hit["uj_per_embedding"], 1),
         },
     }
+    if args.record:
+        record("embeddings", result)
     if args.json:
         print(json.dumps(result, indent=1))
         return
