@@ -166,7 +166,7 @@ bench: $(BIN)/.installed web chromium
 	$(BIN)/python bench/lookalikes.py --suite lookalikes-sealed --record
 	$(BIN)/python bench/serve.py --record
 	$(BIN)/python bench/web.py
-	$(BIN)/python bench/native.py
+	$(BIN)/python bench/native.py --record
 	$(BIN)/python bench/semantic.py --record
 	$(BIN)/python bench/kvquality.py
 	$(BIN)/python bench/graph.py --record

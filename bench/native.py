@@ -1,10 +1,11 @@
 """Native benchmarks: the cost of one counter read per reader, and GFLOP/s per backend.
 
-    python bench/native.py [--json]
+    python bench/native.py [--json] [--record]   # --record: docs/figures/native.json
 
 Counter reads are timed on what this machine has: the RAPL reader on a powercap tree of
 regular files (the same pread path as /sys), the perf reader's syscall path on a software
-event (the power PMU is absent on this project's VMs), the IOReport arithmetic on replayed
+event (the same read as the power PMU's, which this project's VMs lack or expose frozen), the
+IOReport arithmetic on replayed
 samples, and, where a GPU exists, NVML. GFLOP/s are medians of timed runs of the decode
 (m=1) and prefill (m=256) shapes of n=k=4096 for every backend that runs here.
 """
@@ -28,6 +29,9 @@ from eoc_native.backends import Shape, all_backends, check
 from eoc_native.counters.ioreport import IOReportCounter
 from eoc_native.counters.perf import SyscallPerfEvents
 from eoc_native.counters.rapl import RaplCounter, discover_zones, plan_zones
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record import record
 
 IOREPORT_REFERENCE_US = 80.0  # the Rust reference's cost of one IOReport read
 
@@ -109,8 +113,15 @@ def gflops(repeats: int = 5) -> dict[str, dict[str, object]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="write the result to docs/figures/native.json, which the docs cite",
+    )
     args = parser.parse_args()
     result = {"machine": platform.machine(), "reads": counter_reads(), "gflops": gflops()}
+    if args.record:
+        record("native", result)
     if args.json:
         print(json.dumps(result, indent=2))
         return
