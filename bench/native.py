@@ -5,8 +5,7 @@
 Counter reads are timed on what this machine has: the RAPL reader on a powercap tree of
 regular files (the same pread path as /sys), the perf reader's syscall path on a software
 event (the same read as the power PMU's, which this project's VMs lack or expose frozen), the
-IOReport arithmetic on replayed
-samples, and, where a GPU exists, NVML. GFLOP/s are medians of timed runs of the decode
+IOReport arithmetic on replayed samples, and, where a GPU exists, NVML. GFLOP/s are medians of timed runs of the decode
 (m=1) and prefill (m=256) shapes of n=k=4096 for every backend that runs here.
 """
 
