@@ -15,10 +15,10 @@ test files that cover its source file (``TESTS_FOR``). A break that leaves its t
 pattern that does not match, makes the run exit 1. Each break first runs the one test that went
 red for it last time (``scripts/falsify_first_red.json``, written by ``--record``), and its whole
 group only when that test stays green; the lanes take the breaks that took longest last time
-first (``scripts/falsify_seconds.json``, also written by ``--record``). Each lane forks its pytest runs from a process that
-imported pytest, hypothesis and the tests' third-party libraries once
-(scripts/falsify_zygote.py; ``--no-fork``: a fresh process for each run); a run pytest itself
-could not make, with no test red, is never counted red.
+first (``scripts/falsify_seconds.json``, also written by ``--record``). Each lane forks its
+pytest runs from a process that imported pytest, hypothesis and the tests' third-party libraries
+once (scripts/falsify_zygote.py; ``--no-fork``: a fresh process for each run); a run pytest
+itself could not make, with no test red, is never counted red.
 """
 
 from __future__ import annotations

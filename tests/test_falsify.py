@@ -128,3 +128,20 @@ def test_each_lane_runs_pytest_under_a_temporary_root_of_its_own(tmp_path: Path)
     roots = [args[args.index("--basetemp") + 1] for args in runner.args]
     assert len(set(roots)) == 2
     assert all(Path(r).parent == tmp_path for r in roots)
+
+
+@pytest.mark.skipif(IN_BROWSER, reason="scripts/ is not mounted in Pyodide")
+def test_the_lanes_take_the_slowest_breaks_first() -> None:
+    """The breaks that took longest last time go first (a lane that draws a slow break late
+    leaves the others idle at the end); one never timed counts a second; ties keep their order."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import falsify
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    took = {"slow": 24.0, "quick": 0.4, "also quick": 0.4, "mid": 3.0}
+    order = falsify.longest_first(["quick", "new", "slow", "also quick", "mid"], took)
+    assert order == ["slow", "mid", "new", "quick", "also quick"]
+    assert falsify.UNKNOWN_S == 1.0
+    recorded = falsify._load_seconds()
+    assert recorded and all(v >= 0 for v in recorded.values())

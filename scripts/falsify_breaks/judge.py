@@ -106,6 +106,12 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "        self._model.rewind(self._model.pos)\n",
     ),
     (
+        "the judge on llama.cpp ignores EOC_THREADS",
+        "native/eoc_native/judge/model.py",
+        '    if requested is None and not os.environ.get(ENV, "").strip():\n        return min(4, cores())',
+        "    if requested is None:\n        return min(4, cores())",
+    ),
+    (
         "the judge's mix does not read the judge",
         _STUDENT,
         "        x = [math.log(p / (1 - p)), *features(query, stored, reason=reason, cosine=cosine)]\n",
@@ -142,6 +148,9 @@ FOCUS: dict[str, list[str]] = {
     ],
     "eoc's runner keeps cached tokens the next prompt does not share": [
         "tests/native/test_judge.py::test_eoc_s_runner_reads_only_what_follows_the_shared_start"
+    ],
+    "the judge on llama.cpp ignores EOC_THREADS": [
+        "tests/native/test_judge.py::test_llama_cpp_judges_on_the_threads_eoc_is_given"
     ],
     "the judge's mix does not read the judge": [
         "tests/native/test_judge.py::test_the_shipped_mix_and_its_checks"
