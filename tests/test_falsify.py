@@ -145,3 +145,24 @@ def test_the_lanes_take_the_slowest_breaks_first() -> None:
     assert falsify.UNKNOWN_S == 1.0
     recorded = falsify._load_seconds()
     assert recorded and all(v >= 0 for v in recorded.values())
+
+
+@pytest.mark.skipif(IN_BROWSER, reason="scripts/ is not mounted in Pyodide")
+def test_every_break_of_a_python_file_still_compiles() -> None:
+    """A break that leaves a Python file that does not compile (an emptied block) turns every
+    test that imports it red, whatever the guard does: such a break proves nothing."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import falsify
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    sites, _ = falsify.located()
+    broken = []
+    for name, site in sites.items():
+        if site.path.endswith(".py"):
+            text = (ROOT / site.path).read_text(encoding="utf-8").replace(site.old, site.new, 1)
+            try:
+                compile(text, site.path, "exec")
+            except SyntaxError as exc:
+                broken.append(f"{name}: {exc.msg} at line {exc.lineno}")
+    assert broken == []
