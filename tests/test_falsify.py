@@ -166,3 +166,33 @@ def test_every_break_of_a_python_file_still_compiles() -> None:
             except SyntaxError as exc:
                 broken.append(f"{name}: {exc.msg} at line {exc.lineno}")
     assert broken == []
+
+
+@pytest.mark.skipif(IN_BROWSER, reason="scripts/ is not mounted in Pyodide")
+def test_every_break_of_the_c_kernels_still_compiles(tmp_path: Path) -> None:
+    """As above for ckernels.c: a break the compiler refuses leaves eoc on numba's kernels or
+    failing to load, not running the broken guard."""
+    import subprocess
+
+    cbuild = pytest.importorskip("eoc_native.quant.cbuild")
+    cc = cbuild.compiler()
+    if cc is None:
+        pytest.skip("no C compiler here")
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import falsify
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    sites, _ = falsify.located()
+    refused = []
+    for name, site in sites.items():
+        if site.path.endswith(".c"):
+            source = tmp_path / "broken.c"
+            text = (ROOT / site.path).read_text(encoding="utf-8").replace(site.old, site.new, 1)
+            source.write_text(text, encoding="utf-8")
+            done = subprocess.run(
+                [cc, "-fsyntax-only", str(source)], capture_output=True, text=True, timeout=60
+            )
+            if done.returncode != 0:
+                refused.append(f"{name}: {done.stderr.strip()[:200]}")
+    assert refused == []
