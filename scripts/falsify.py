@@ -278,7 +278,7 @@ def _run_one(
         # is red, as it was in a fresh process.
         tail = " | ".join(output.strip().splitlines()[-3:])[:300]
         return name, f"{took} still green (pytest failed to run: exit {rc}: {tail})", "", seconds
-    shown = (red or (failed[0][7:] if failed else f"exit {rc}"))[:72]
+    shown = (red or (failed[0].split(" ", 1)[-1] if failed else f"exit {rc}"))[:72]
     return name, f"{took} RED ({how}) {shown}", red, seconds
 
 
