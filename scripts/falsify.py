@@ -33,6 +33,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -103,12 +104,23 @@ writes it). A break runs that one test first; only if it stays green does the wh
 so a stale entry costs time, never a verdict."""
 
 
-def _load_first_red() -> dict[str, str]:
+def _load_record(path: Path) -> dict[str, object]:
+    """What ``--record`` wrote to ``path``: a JSON object, else nothing (a missing or damaged
+    record costs time, never a verdict)."""
     try:
-        data = json.loads(FIRST_RED.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write_record(path: Path, data: Mapping[str, object]) -> None:
+    path.write_text(json.dumps(dict(sorted(data.items())), indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {path.relative_to(ROOT)} ({len(data)} breaks)")
+
+
+def _load_first_red() -> dict[str, str]:
+    return {str(k): str(v) for k, v in _load_record(FIRST_RED).items()}
 
 
 SECONDS = ROOT / "scripts" / "falsify_seconds.json"
@@ -119,13 +131,9 @@ UNKNOWN_S = 1.0
 
 
 def _load_seconds() -> dict[str, float]:
-    try:
-        data = json.loads(SECONDS.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    return {str(k): float(v) for k, v in data.items() if isinstance(v, (int, float))}
+    return {
+        str(k): float(v) for k, v in _load_record(SECONDS).items() if isinstance(v, int | float)
+    }
 
 
 def longest_first(names: list[str], seconds: dict[str, float]) -> list[str]:
@@ -345,14 +353,10 @@ def main() -> int:
         known = {b[0] for b in BREAKS}
         updated = {k: v for k, v in _load_first_red().items() if k in known}
         updated.update({name: red for name, _, red, _ in results if red})
-        FIRST_RED.write_text(
-            json.dumps(dict(sorted(updated.items())), indent=1) + "\n", encoding="utf-8"
-        )
-        print(f"wrote {FIRST_RED.relative_to(ROOT)} ({len(updated)} breaks)")
+        _write_record(FIRST_RED, updated)
         took = {k: v for k, v in _load_seconds().items() if k in known}
         took.update({name: round(s, 1) for name, _, _, s in results})
-        SECONDS.write_text(json.dumps(dict(sorted(took.items())), indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {SECONDS.relative_to(ROOT)} ({len(took)} breaks)")
+        _write_record(SECONDS, took)
     green = [n for n, v, _, _ in results if " still green" in v]
     print(
         f"falsify: {len(results)} breaks, {len(results) - len(green)} red, "

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -12,13 +15,28 @@ from tests.helpers import IN_BROWSER
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.skipif(IN_BROWSER, reason="scripts/ is not mounted in Pyodide")
-def test_every_falsify_pattern_matches_exactly_once() -> None:
+def _script(name: str) -> ModuleType:
+    """A module of scripts/ (the folder on ``sys.path`` only while it is imported)."""
     sys.path.insert(0, str(ROOT / "scripts"))
     try:
-        import falsify
+        return importlib.import_module(name)
     finally:
         sys.path.remove(str(ROOT / "scripts"))
+
+
+def _broken_texts(suffix: str) -> Iterator[tuple[str, str, str]]:
+    """(break, file, the file's text with the break applied) for every break of a ``suffix``
+    file."""
+    sites, _ = _script("falsify").located()
+    for name, site in sites.items():
+        if site.path.endswith(suffix):
+            text = (ROOT / site.path).read_text(encoding="utf-8")
+            yield name, site.path, text.replace(site.old, site.new, 1)
+
+
+@pytest.mark.skipif(IN_BROWSER, reason="scripts/ is not mounted in Pyodide")
+def test_every_falsify_pattern_matches_exactly_once() -> None:
+    falsify = _script("falsify")
     assert falsify.check_patterns() == []
     assert len(falsify.BREAKS) >= 100
     for _, path, _, _ in falsify.BREAKS:  # and every break names tests that cover it
@@ -31,11 +49,7 @@ def test_a_forked_run_gives_the_verdict_a_fresh_process_gives(tmp_path: Path, fo
     """The falsifier's runs forked from a process that imported pytest and hypothesis once
     (scripts/falsify_zygote.py) pass, fail and see their environment as fresh processes do,
     and import eoc afresh (the zygote never imports it: a break changes its source)."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import falsify
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
+    falsify = _script("falsify")
     (tmp_path / "test_ok.py").write_text("def test_ok():\n    assert 1 + 1 == 2\n")
     (tmp_path / "test_bad.py").write_text(
         "import hypothesis\n\n\ndef test_bad():\n    assert 1 + 1 == 3\n"
@@ -60,11 +74,7 @@ def test_a_forked_run_gives_the_verdict_a_fresh_process_gives(tmp_path: Path, fo
 
 
 def _anchor():  # type: ignore[no-untyped-def]
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import falsify_anchor
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
+    falsify_anchor = _script("falsify_anchor")
     return falsify_anchor
 
 
@@ -108,11 +118,7 @@ def test_a_break_whose_guard_is_twice_or_nowhere_applies_nowhere(tmp_path: Path)
 def test_each_lane_runs_pytest_under_a_temporary_root_of_its_own(tmp_path: Path) -> None:
     """Two lanes under pytest's shared temporary root race to clear each other's old folders,
     and the warning that race raises fails a run without a verdict (a CI run saw it)."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import falsify
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
+    falsify = _script("falsify")
 
     class Recording:
         def __init__(self) -> None:
@@ -134,11 +140,7 @@ def test_each_lane_runs_pytest_under_a_temporary_root_of_its_own(tmp_path: Path)
 def test_the_lanes_take_the_slowest_breaks_first() -> None:
     """The breaks that took longest last time go first (a lane that draws a slow break late
     leaves the others idle at the end); one never timed counts a second; ties keep their order."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import falsify
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
+    falsify = _script("falsify")
     took = {"slow": 24.0, "quick": 0.4, "also quick": 0.4, "mid": 3.0}
     order = falsify.longest_first(["quick", "new", "slow", "also quick", "mid"], took)
     assert order == ["slow", "mid", "new", "quick", "also quick"]
@@ -151,20 +153,12 @@ def test_the_lanes_take_the_slowest_breaks_first() -> None:
 def test_every_break_of_a_python_file_still_compiles() -> None:
     """A break that leaves a Python file that does not compile (an emptied block) turns every
     test that imports it red, whatever the guard does: such a break proves nothing."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import falsify
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
-    sites, _ = falsify.located()
     broken = []
-    for name, site in sites.items():
-        if site.path.endswith(".py"):
-            text = (ROOT / site.path).read_text(encoding="utf-8").replace(site.old, site.new, 1)
-            try:
-                compile(text, site.path, "exec")
-            except SyntaxError as exc:
-                broken.append(f"{name}: {exc.msg} at line {exc.lineno}")
+    for name, path, text in _broken_texts(".py"):
+        try:
+            compile(text, path, "exec")
+        except SyntaxError as exc:
+            broken.append(f"{name}: {exc.msg} at line {exc.lineno}")
     assert broken == []
 
 
@@ -178,21 +172,13 @@ def test_every_break_of_the_c_kernels_still_compiles(tmp_path: Path) -> None:
     cc = cbuild.compiler()
     if cc is None:
         pytest.skip("no C compiler here")
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import falsify
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
-    sites, _ = falsify.located()
     refused = []
-    for name, site in sites.items():
-        if site.path.endswith(".c"):
-            source = tmp_path / "broken.c"
-            text = (ROOT / site.path).read_text(encoding="utf-8").replace(site.old, site.new, 1)
-            source.write_text(text, encoding="utf-8")
-            done = subprocess.run(
-                [cc, "-fsyntax-only", str(source)], capture_output=True, text=True, timeout=60
-            )
-            if done.returncode != 0:
-                refused.append(f"{name}: {done.stderr.strip()[:200]}")
+    source = tmp_path / "broken.c"
+    for name, _, text in _broken_texts(".c"):
+        source.write_text(text, encoding="utf-8")
+        done = subprocess.run(
+            [cc, "-fsyntax-only", str(source)], capture_output=True, text=True, timeout=60
+        )
+        if done.returncode != 0:
+            refused.append(f"{name}: {done.stderr.strip()[:200]}")
     assert refused == []
