@@ -390,8 +390,12 @@ def test_a_thumbs_down_on_one_replica_forgets_the_answer_on_every_replica(url: s
         made = ca.resolve("who wrote hamlet")
         other = ca.resolve("who wrote macbeth")
         stages_b[1].put("what is 2+2", "4")  # a fact B holds
-        wait_for(lambda: cb.resolve("who wrote hamlet").stage.value == "cache")
-        wait_for(lambda: cb.resolve("Who wrote Hamlet?").stage.value == "kv")
+        # wait on lookups that change nothing: a resolve that misses while A's kv row is on its
+        # way would ask B's model and remember that answer on B
+        wait_for(lambda: cb.cached("who wrote hamlet") is not None)
+        wait_for(lambda: stages_b[1].lookup(Query("Who wrote Hamlet?")) is not None)
+        assert cb.resolve("who wrote hamlet").stage.value == "cache"
+        assert cb.resolve("Who wrote Hamlet?").stage.value == "kv"
         assert ca.forget_answer(made) == {"cache": 2, "kv": 1}
         assert cb.cached("who wrote macbeth") is not None
         wait_for(lambda: cb.cached("who wrote hamlet") is None, 2.0)
