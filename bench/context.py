@@ -1,7 +1,7 @@
 """Right in context: does a cheap answer stay right when earlier turns change what is asked?
 
     python bench/context.py [--suite context-conversations|context-conversations-sealed]
-                            [--no-minilm] [--json] [--show N]
+                            [--no-minilm] [--json] [--show N] [--record]
 
 The suite (``bench/suites/context-conversations.jsonl``, and a sealed part run once at the end)
 holds conversations written by hand, one by one, apart from eoc's rules: about half where an
@@ -21,6 +21,9 @@ Configurations: eoc's native default (MiniLM kv), eoc's core and browser default
 n-grams), and for reference GPTCache's default: its ``last_content`` pre-processing keys a
 request by its last message alone, so a cache that once answered that question asked alone
 (with the pack's answer, which is right for it alone) serves it in every conversation.
+
+``--record`` writes the result to ``docs/figures/<suite>.json`` (``context-conversations`` is
+recorded as ``context``, the sealed part as ``context-sealed``), which the docs cite.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's eoc, if run from it
+
+from record import record
 
 from eoc import Cascade
 from eoc.assemble import EMBEDDER_ENV, default_stages
@@ -159,7 +164,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-minilm", action="store_true")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--show", type=int, default=0, help="list up to N wrong answers")
+    ap.add_argument(
+        "--record",
+        action="store_true",
+        help="write the result to docs/figures/ (context.json or context-sealed.json), which the "
+        "docs cite (not with --no-minilm)",
+    )
     args = ap.parse_args(argv)
+    if args.record and args.no_minilm:
+        ap.error("--record records every configuration: leave out --no-minilm")
     rows = load(args.suite)
     configs = [("eoc core default: hashed n-grams + guard", "hashed")]
     if not args.no_minilm:
@@ -173,6 +186,9 @@ def main(argv: list[str] | None = None) -> int:
             if o["served"] and not o["right"] and len(shown) < args.show:
                 shown.append(f"  {label[:18]} wrong [{o['class']}] {o['id']}: {o['payload']!r:.60}")
     results.append(summary("GPTCache default (last message alone)", gptcache_default(rows)))
+    if args.record:
+        file = args.suite.replace("-conversations", "")
+        record("context", {"suite": args.suite, "results": results}, file=file, argv=argv)
     if args.json:
         print(json.dumps({"suite": args.suite, "results": results}, indent=1))
         return 0

@@ -3,7 +3,7 @@ store, as on a first run) and warm (the same folders again: the answer is a cach
 store), side by side with the floor every Python tool with numpy pays (``python -c "import
 numpy"``) and the bare interpreter.
 
-    python bench/firstrun.py [--eoc PATH] [--runs 5] [--model]
+    python bench/firstrun.py [--eoc PATH] [--runs 5] [--model] [--json] [--record [NAME]]
 
 ``--model`` adds a question only the model can answer (:data:`MODEL_QUESTION`, greedy, 32
 tokens at most), whole process, side by side: ``eoc query --no-store`` against a one-shot
@@ -17,12 +17,15 @@ eoc within 1.5x of llama.cpp warm, 2x cold.
 ``--eoc`` is the ``eoc`` command to time (default: the one next to this Python, e.g. a fresh
 environment outside the checkout that installed the built wheel). Targets (issue 13): cold
 <= 2 s, warm <= 0.3 s. Each figure is the median of ``--runs`` runs, wall time of the whole
-process.
+process. ``--json`` prints the result as one JSON object; ``--record`` writes it to
+``docs/figures/firstrun.json`` (``--record NAME``: ``NAME.json``, e.g. ``firstrun-wheel`` for a
+fresh environment's ``--eoc``), which the docs cite.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -30,6 +33,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
+
+from record import record
 
 QUESTION = "what is 2+2"
 MODEL_QUESTION = "Write one short sentence about the sea."
@@ -63,21 +69,56 @@ def main() -> int:
     parser.add_argument("--eoc", default=str(Path(sys.executable).with_name("eoc")))
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--model", action="store_true", help="a model answer against llama.cpp")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument(
+        "--record",
+        nargs="?",
+        const="firstrun",
+        metavar="NAME",
+        help="write the result to docs/figures/NAME.json (default firstrun), which the docs cite",
+    )
     args = parser.parse_args()
+    if args.runs < 1:
+        parser.error("--runs takes a count of 1 or more")
     python = str(Path(args.eoc).with_name("python"))
     base = {k: v for k, v in os.environ.items() if not k.startswith("EOC_")}
+    result: dict[str, Any] = {"eoc": args.eoc, "runs": args.runs, "question": QUESTION}
+    result["query"] = query_answer(args.eoc, python, base, args.runs)
+    if args.model:
+        result["model"] = model_answer(args.eoc, python, base, args.runs)
+    if args.record:
+        record("firstrun", result, file=args.record)
+    if args.json:
+        print(json.dumps(result, indent=1))
+        return 0
+    show(result)
+    return 0
+
+
+def query_answer(eoc: str, python: str, base: dict[str, str], runs: int) -> dict[str, float]:
+    """Medians of ``eoc query QUESTION`` cold and warm, and the interpreter's floors."""
     cold: list[float] = []
-    warm: list[float] = []
     with tempfile.TemporaryDirectory(prefix="eoc-firstrun-") as tmp:
-        for i in range(args.runs):  # each in a folder no eoc has used: the first run
-            cold.append(timed([args.eoc, "query", QUESTION], _fresh(base, Path(tmp) / f"cold{i}")))
+        for i in range(runs):  # each in a folder no eoc has used: the first run
+            cold.append(timed([eoc, "query", QUESTION], _fresh(base, Path(tmp) / f"cold{i}")))
         env = _fresh(base, Path(tmp) / "cold0")
-        warm = [timed([args.eoc, "query", QUESTION], env) for _ in range(args.runs)]
-    bare = [timed([python, "-c", "pass"], base) for _ in range(args.runs)]
-    numpy = [timed([python, "-c", "import numpy"], base) for _ in range(args.runs)]
-    c, w = statistics.median(cold), statistics.median(warm)
-    b, n = statistics.median(bare), statistics.median(numpy)
-    print(f'eoc query "{QUESTION}" ({args.eoc}), medians of {args.runs} runs, whole process:')
+        warm = [timed([eoc, "query", QUESTION], env) for _ in range(runs)]
+    bare = [timed([python, "-c", "pass"], base) for _ in range(runs)]
+    numpy = [timed([python, "-c", "import numpy"], base) for _ in range(runs)]
+    return {
+        "cold_s": statistics.median(cold),
+        "warm_s": statistics.median(warm),
+        "numpy_floor_s": statistics.median(numpy),
+        "bare_floor_s": statistics.median(bare),
+    }
+
+
+def show(result: dict[str, Any]) -> None:
+    q = result["query"]
+    c, w, n, b = q["cold_s"], q["warm_s"], q["numpy_floor_s"], q["bare_floor_s"]
+    print(
+        f'eoc query "{QUESTION}" ({result["eoc"]}), medians of {result["runs"]} runs, whole process:'
+    )
     print(
         f"  cold (fresh cache folder) : {c:6.2f} s   (target <= 2 s: {'PASS' if c <= 2 else 'FAIL'})"
     )
@@ -86,12 +127,24 @@ def main() -> int:
     )
     print(f"  floor: python -c 'import numpy' : {n:6.2f} s   (warm is {w / n:.1f}x this)")
     print(f"  floor: python -c 'pass'         : {b:6.2f} s")
-    if args.model:
-        model_answer(args.eoc, python, base, args.runs)
-    return 0
+    m = result.get("model")
+    if m is None:
+        return
+    ll = m["llama_cpp_s"]
+    print(
+        f'a model answer, "{MODEL_QUESTION}" (greedy, <= 32 tokens), medians of {result["runs"]} runs:'
+    )
+    for name, key, target in (("eoc cold", "cold", 2.0), ("eoc warm", "warm", 1.5)):
+        ratio = m[f"ratio_{key}"]
+        verdict = "PASS" if ratio <= target else "FAIL"
+        print(
+            f"  {name:9}: {m[f'eoc_{key}_s']:6.2f} s  ({ratio:.2f}x llama.cpp; target <= {target}x: {verdict})"
+        )
+    print(f"  llama.cpp: {ll:6.2f} s  (one-shot llama-cpp-python script, same file)")
+    print(f"  eoc's kernels on the cold runs: {m['kernels']}")
 
 
-def model_answer(eoc: str, python: str, base: dict[str, str], runs: int) -> None:
+def model_answer(eoc: str, python: str, base: dict[str, str], runs: int) -> dict[str, Any]:
     """eoc query against a one-shot llama.cpp script on the same file and question."""
     from eoc_native.llm.backend import default_model_path
 
@@ -109,15 +162,15 @@ def model_answer(eoc: str, python: str, base: dict[str, str], runs: int) -> None
             times["llama.cpp"].append(timed(llama, base))
     med = {k: statistics.median(v) for k, v in times.items()}
     ll = med["llama.cpp"]
-    print(f'a model answer, "{MODEL_QUESTION}" (greedy, <= 32 tokens), medians of {runs} runs:')
-    for name, target in (("eoc cold", 2.0), ("eoc warm", 1.5)):
-        ratio = med[name] / ll
-        verdict = "PASS" if ratio <= target else "FAIL"
-        print(
-            f"  {name:9}: {med[name]:6.2f} s  ({ratio:.2f}x llama.cpp; target <= {target}x: {verdict})"
-        )
-    print(f"  llama.cpp: {ll:6.2f} s  (one-shot llama-cpp-python script, same file)")
-    print(f"  eoc's kernels on the cold runs: {_kernels_state(python)}")
+    return {
+        "question": MODEL_QUESTION,
+        "eoc_cold_s": med["eoc cold"],
+        "eoc_warm_s": med["eoc warm"],
+        "llama_cpp_s": ll,
+        "ratio_cold": med["eoc cold"] / ll,
+        "ratio_warm": med["eoc warm"] / ll,
+        "kernels": _kernels_state(python),
+    }
 
 
 def _kernels_state(python: str) -> str:

@@ -35,6 +35,33 @@ def test_counter_that_reads_zero_forever_is_frozen() -> None:
     assert "advanced in 0" in result.status.reason
 
 
+def test_a_counter_that_reads_zero_forever_is_known_frozen_after_three_intervals() -> None:
+    """No later interval could make it live (it would need 4 of every 5 over 12), so the probe
+    stops there: a process on a VM whose perf energy-psys holds at 0 waits 75 ms, not 300."""
+    clock = FakeClock()
+    result = probe(FakeCounter.frozen(0), clock=clock, sleep=clock.sleep)
+    assert not result.status.is_live
+    assert clock.now_ns == 3 * TICK
+    assert "advanced in 0 of 3 intervals" in result.status.reason
+
+
+@pytest.mark.parametrize(
+    "readings",
+    [
+        [0, 0, 0, *range(15, 15 * 12, 15)],  # holds for two intervals, then advances
+        [0, 15, 15, 15, *range(30, 15 * 12, 15)],  # holds for two in the middle
+    ],
+    ids=["holds-first", "holds-in-the-middle"],
+)
+def test_a_counter_that_holds_for_two_intervals_is_probed_to_the_end_and_live(
+    readings: list[int],
+) -> None:
+    clock = FakeClock()
+    result = probe(FakeCounter(readings), clock=clock, sleep=clock.sleep)
+    assert result.status.is_live, result.status.reason
+    assert (result.counted, result.advancing) == (12, 10)
+
+
 def test_failing_counter_is_unavailable_with_the_reason() -> None:
     clock = FakeClock()
     result = probe(FakeCounter.failing(), clock=clock, sleep=clock.sleep)

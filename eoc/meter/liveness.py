@@ -120,7 +120,14 @@ def judge(
         if e1 > e0:
             advancing += 1
     need_ns = int(rule.min_counted_s * 1e9)
-    if counted_ns < need_ns:
+    more = -(-(need_ns - counted_ns) // int(rule.tick_s * 1e9)) if counted_ns < need_ns else 0
+    if counted_ns < need_ns and not _can_be_live(rule, counted, advancing, more):
+        status = CounterStatus.frozen(
+            f"advanced in {advancing} of {counted} intervals, so it cannot advance in "
+            f"{rule.advancing_num} of every {rule.advancing_den} over "
+            f"{need_ns / 1e6:.0f} ms"
+        )
+    elif counted_ns < need_ns:
         reason = (
             f"only {counted_ns / 1e6:.0f} ms of {counted} usable intervals "
             f"(need {need_ns / 1e6:.0f} ms): the host held the probe; try again when it is quieter"
@@ -159,7 +166,8 @@ def probe(
     need_ns = int(rule.min_counted_s * 1e9)
     deadline = clock() + int(rule.max_probe_s * 1e9)
     samples: list[tuple[int, int]] = []
-    counted_ns = 0
+    counted_ns = counted = advancing = 0
+    shortest_ns = int(rule.tick_s * 1e9)
     try:
         samples.append((clock(), _read(counter)))
         while True:
@@ -169,8 +177,13 @@ def probe(
             dt = t - samples[-2][0]
             if 0 < dt <= max_ns:
                 counted_ns += dt
+                counted += 1
+                advancing += samples[-1][1] > samples[-2][1]
+                shortest_ns = max(1, min(shortest_ns, dt))
             if counted_ns >= need_ns or t >= deadline:
                 break
+            if not _can_be_live(rule, counted, advancing, -(-(need_ns - counted_ns) // shortest_ns)):
+                break  # the verdict is FROZEN whatever the rest would show: stop waiting
     except EocError as exc:
         out = ProbeResult(
             CounterStatus.unavailable(exc.reason), len(samples), 0, 0, 0, str(counter.name), "eoc"
@@ -188,6 +201,18 @@ def probe(
         )
     _GENUINE.add(out)
     return out
+
+
+def _can_be_live(rule: LivenessRule, counted: int, advancing: int, more: int) -> bool:
+    """Whether ``more`` further counted intervals, every one advancing, could still meet the
+    rule after ``advancing`` of ``counted``. The probe stops at ``more`` intervals at most (each
+    lasts a tick or longer, and it stops once it has counted ``min_counted_s``), so where this
+    is false the probe's verdict is FROZEN already: a counter that reads 0 forever is known so
+    after three intervals, not after the whole 300 ms."""
+    best = advancing + more
+    return best >= rule.min_advancing and best * rule.advancing_den >= (
+        (counted + more) * rule.advancing_num
+    )
 
 
 def _read(counter: Counter) -> int:

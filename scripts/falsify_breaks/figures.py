@@ -87,6 +87,18 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "    if elapsed <= 0:",
     ),
     (
+        "the probe stops before a counter is known frozen",
+        "eoc/meter/liveness.py",
+        "    best = advancing + more\n",
+        "    best = advancing + more - 1\n",
+    ),
+    (
+        "the probe waits the whole 300 ms on a counter that holds",
+        "eoc/meter/liveness.py",
+        "                break  # the verdict is FROZEN whatever the rest would show: stop waiting",
+        "                pass",
+    ),
+    (
         "probe ignores implausible jumps",
         "eoc/meter/liveness.py",
         "            max_power_uw is not None\n            and e1 > e0",
