@@ -7,6 +7,7 @@ import re
 from eoc.compute import compute
 from eoc.query import Query, Stage
 from eoc.stages.base import Answer, stage_figure, work_estimate
+from eoc.stages.factwords import FactWords
 from eoc.stages.questions import Ask, QuestionMatcher, Relation, Vocabulary
 from eoc.store.triples import MAX_TERM_BYTES, TripleSource, TripleStore
 from eoc.text.forms import normalize
@@ -57,6 +58,8 @@ class GraphStage:
         self._flat = figure_uj is not None
         self._matcher: QuestionMatcher | None = None
         self._matcher_preds: tuple[str, ...] = ()
+        self._words: FactWords | None = None
+        self._words_preds: tuple[str, ...] = ()
 
     def _get_matcher(self) -> QuestionMatcher:
         preds = tuple(self.store.predicates())
@@ -84,18 +87,47 @@ class GraphStage:
                 )
                 return Answer(done.answer, figure.with_basis(f"{done.how}; {figure.basis}"))
         text = normalize(query.prompt)
+        distinct = self._answers(text)
+        repairs: tuple[tuple[str, str], ...] = ()
+        if not distinct:  # nothing found as written: the question's slips repaired, if any
+            repaired, repairs = self._fact_words().repair(text)
+            if repairs:
+                distinct = self._answers(repaired)
+        if len(distinct) != 1:
+            return None  # nothing found, or two readings with two answers: passed on
+        # Matching scales with the prompt, so the charge does too (not one flat figure).
+        figure = self.figure if self._flat else work_estimate(Stage.GRAPH, nbytes=query.size)
+        if repairs:
+            read = ", ".join(f"{a!r} as {b!r}" for a, b in repairs)
+            return Answer(distinct[0], figure.with_basis(f"read {read}; {figure.basis}"))
+        return Answer(distinct[0]) if self._flat else Answer(distinct[0], figure)
+
+    def _answers(self, text: str) -> list[str]:
+        """The distinct answers of every reading of normalized ``text``."""
         answers = []
         for ask in self._get_matcher().parse(text):
             found = self._resolve(ask)
             if found is not None:
                 answers.append(found)
-        distinct = list(dict.fromkeys(answers))
-        if len(distinct) != 1:
-            return None  # nothing found, or two readings with two answers: passed on
-        if self._flat:
-            return Answer(distinct[0])
-        # Matching scales with the prompt, so the charge does too (not one flat figure).
-        return Answer(distinct[0], work_estimate(Stage.GRAPH, nbytes=query.size))
+        return list(dict.fromkeys(answers))
+
+    def _fact_words(self) -> FactWords:
+        """The words the graph reads, for repairing slips (:mod:`eoc.stages.factwords`): the
+        question forms' and relations' words and the names of every thing of a kind the
+        vocabulary names (up to :data:`MAX_NAMES`; a larger store repairs the forms' words
+        only), with what each is also called."""
+        matcher = self._get_matcher()
+        if self._words is None or self._words_preds != self._matcher_preds:
+            names: list[str] = []
+            for kind in sorted(set(self.vocabulary.kinds.values())):
+                names += self.store.subjects(KIND_PREDICATE, kind)
+                if len(names) > MAX_NAMES:
+                    names = []
+                    break
+            aliases = [a for n in names for a in self.store.objects(n, ALIAS_PREDICATE)]
+            self._words = FactWords(matcher.words(), [*names, *aliases])
+            self._words_preds = self._matcher_preds
+        return self._words
 
     def _names(self, name: str) -> list[str]:
         """``name`` as written, without a leading "the", then the one thing it is also called."""
@@ -182,6 +214,9 @@ class GraphStage:
 
 MAX_LISTED = 20
 """Most things a count names after its number; a larger count is the number alone."""
+
+MAX_NAMES = 50_000
+"""The most names :meth:`GraphStage._fact_words` indexes for repairing slips."""
 
 
 def _counted(found: list[str], note: str) -> str | None:

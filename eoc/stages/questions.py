@@ -252,6 +252,12 @@ def _template(head: str, tail: str) -> re.Pattern[str]:
     return re.compile(f"^{re.escape(head)}(?:the )?(?P<x>.+?){re.escape(tail)}$")
 
 
+_FORM_WORDS = (
+    "what which who whose whats tell give name show list know used spoken there total exist "
+    "stand stands represented does have uses"
+).split()
+"""The fixed words of the forms below, beside the relations' own."""
+
 _COUNT_WORDS = ("how many", "number", "count")
 """A word every count question holds (one of :data:`_COUNT`'s openings)."""
 
@@ -305,6 +311,26 @@ class QuestionMatcher:
         )
         self._built = False
         self._build_lock = threading.Lock()
+
+    def words(self) -> frozenset[str]:
+        """Every word a pattern reads outside its slots: the relations' labels, adjectives,
+        verbs, object nouns and templates, the kind nouns and the fixed words of the forms
+        ("what", "capital", "population", "largest"), for repairing a question's slips
+        (:mod:`eoc.stages.factwords`)."""
+        phrases = [
+            *self._by_label,
+            *self._by_adjective,
+            *(w for rel in self._rels for w in (*(rel.verbs or ()), *rel.objects)),
+            *(part for head, tail, *_ in self._templates for part in (head, tail)),
+            *self.vocabulary.kinds,
+            *_GENERIC_KINDS,
+            *_COUNT_WORDS,
+            *_SUPER_MAX,
+            *_SUPER_MIN,
+            *_ORDINALS,
+            *_FORM_WORDS,
+        ]
+        return frozenset(w for p in phrases for w in re.findall(r"[a-z]+", p))
 
     def could_ask(self, text: str) -> bool:
         """Whether a pattern might read normalized ``text``: False when it holds no label,

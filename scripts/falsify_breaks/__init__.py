@@ -9,6 +9,7 @@ path, ``FOCUS`` by its name.
 from falsify_breaks import (
     counters,
     docfigures,
+    factwords,
     figures,
     gateway,
     gguf_mutations,
@@ -136,9 +137,11 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
     ("eoc/text/facts.py", ["tests/test_facts.py", "tests/test_stages.py"]),
     ("eoc/stages/browser_remote.py", ["tests/test_browser_remote.py"]),
     ("eoc/openai/", ["tests/test_browser_remote.py", "tests/native/test_remote.py"]),
+    ("eoc/stages/factwords.py", ["tests/test_factwords.py"]),
     (
         "eoc/stages/graph.py",
         [
+            "tests/test_factwords.py",
             "tests/test_facts.py",
             "tests/test_stages.py",
             "tests/test_compute.py",
@@ -282,6 +285,7 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
 BREAKS: list[tuple[str, str, str, str]] = [
     *figures.BREAKS,
     *docfigures.BREAKS,
+    *factwords.BREAKS,
     *guard.BREAKS,
     *ledger.BREAKS,
     *stages.BREAKS,

@@ -95,8 +95,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "graph hit flat",
         "eoc/stages/graph.py",
-        "        if self._flat:\n            return Answer(distinct[0])",
-        "        if True:\n            return Answer(distinct[0])",
+        "        return Answer(distinct[0]) if self._flat else Answer(distinct[0], figure)",
+        "        return Answer(distinct[0])",
     ),
     (
         "index walks a feature past the posting cap",
