@@ -96,8 +96,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-minilm", action="store_true", help="the core's hashed embedder only")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--show", type=int, default=0, help="print N misses and wrong hits")
+    ap.add_argument(
+        "--record",
+        action="store_true",
+        help="write every part (sealed included) to docs/figures/human.json (/<part>/<n>, the "
+        "configurations in kvquality's order), which the docs cite",
+    )
     args = ap.parse_args(argv)
-    parts = args.part or ["tune", "heldout"]
+    if args.record and (args.part or args.no_minilm):
+        ap.error("--record records every part and configuration: leave out --part, --no-minilm")
+    parts = args.part or (list(PARTS) if args.record else ["tune", "heldout"])
     data = {p: load(p) for p in parts}
     minilm = not args.no_minilm
     vectors: dict[str, Any] = {}
@@ -135,9 +143,16 @@ def main(argv: list[str] | None = None) -> int:
                 for kind, items in (("missed", m["misses"]), ("wrong", m["wrongs"])):
                     for cls, stored, asked in items[: args.show]:
                         print(f"    {kind:6s} [{cls}] {stored!r} <- {asked!r}")
-    if args.json:
+    for r in report:
+        r["misses"], r["wrongs"] = len(r["misses"]), len(r["wrongs"])
+    if args.record:
+        from record import record
+
+        table: dict[str, list[dict[str, Any]]] = {}
         for r in report:
-            r.pop("misses"), r.pop("wrongs")
+            table.setdefault(r["part"], []).append(r)
+        record("human", table, argv=argv)
+    if args.json:
         print(json.dumps(report, indent=2))
     return 0
 

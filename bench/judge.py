@@ -1,7 +1,7 @@
 """The kv's judge of meaning on people's everyday rewordings: served, wrong, ms and J per judgement.
 
     python bench/judge.py [--set everyday|human] [--part tune|heldout|sealed|sealed2 ...]
-                          [--scores FILE] [--sweep] [--json] [--show N]
+                          [--scores FILE] [--sweep] [--json] [--show N] [--record]
 
 For each part, a kv stage holds every stored FAQ question of the part with its answer; each
 pair's asked text is looked up (as ``bench/human.py`` does): a should-hit pair served its own
@@ -24,6 +24,11 @@ judge alone would serve at each threshold: tune it on ``tune`` only.
 ``--set everyday`` (default) is ``bench/suites/everyday`` (its README says how it was written and
 split); ``--set human`` the older ``bench/suites/human``. ``sealed`` and ``sealed2`` are each run
 once, after the last change to what they measure.
+
+``--record`` writes the result to ``docs/figures/judge-<set>.json`` (each part under its name,
+each configuration under its key: ``judge_off``, ``student``, ``judge``, ``judge_student``,
+``gptcache``), which the docs cite. A recording re-runs no tuning: the sealed parts' figures are
+what the shipped judge serves of them.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ sys.path.append(str(Path(__file__).resolve().parent))
 
 from human import measure
 from kvquality import GPTCACHE_COSINE, GivenVectors, minilm_vectors
+from record import record
 
 from eoc import Query
 from eoc.stages import KVStage
@@ -167,7 +173,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sweep", action="store_true", help="the judge alone at each threshold")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--show", type=int, default=0, help="print N misses and wrong hits")
+    ap.add_argument(
+        "--record",
+        action="store_true",
+        help="write the result to docs/figures/judge-<set>.json, which the docs cite",
+    )
     args = ap.parse_args(argv)
+    if args.record and args.sweep:
+        ap.error("--record records the configurations' figures: leave out --sweep")
     from eoc_native.judge import JUDGE_FLOOR
     from eoc_native.judge.model import SERVE_AT
     from eoc_native.judge.student import shipped_student
@@ -187,6 +200,13 @@ def main(argv: list[str] | None = None) -> int:
     configs: list[tuple[str, float, Any, Callable[[], Judging | None]]] = [
         ("native default, judge off (MiniLM + guard)", 0.7, EntityGuard(), lambda: None),
     ]
+    keys = {
+        "native default, judge off (MiniLM + guard)": "judge_off",
+        "student alone": "student",
+        "judge alone (EOC_JUDGE=on, no student)": "judge",
+        "judge + student (EOC_JUDGE=on): native default": "judge_student",
+        "plain cosine, GPTCache default (>= 0.6)": "gptcache",
+    }
     if student is not None:
         configs.append(
             (
@@ -238,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
             m["judgements"] = len(runs)
             m["ms_per_judgement"] = sum(r["ms"] for r in runs) / len(runs) if runs else None
             m["j_per_judgement"] = sum(r["uj"] for r in runs) / len(runs) / 1e6 if runs else None
-            report.append({"configuration": label, "part": part, **m})
+            report.append({"configuration": label, "key": keys[label], "part": part, **m})
             if not args.json:
                 per = (
                     f"  judged {len(runs)}: {m['ms_per_judgement']:.0f} ms, "
@@ -254,9 +274,14 @@ def main(argv: list[str] | None = None) -> int:
                 for kind, items in (("missed", m["misses"]), ("wrong", m["wrongs"])):
                     for cls, stored, asked in items[: args.show]:
                         print(f"    {kind:6s} [{cls}] {stored!r} <- {asked!r}")
-    if args.json:
+    for r in report:
+        r["misses"], r["wrongs"] = len(r["misses"]), len(r["wrongs"])
+    if args.record:
+        by_part: dict[str, dict[str, Any]] = {}
         for r in report:
-            r.pop("misses"), r.pop("wrongs")
+            by_part.setdefault(r["part"], {})[r["key"]] = r
+        record("judge", {"set": args.set, "parts": by_part}, file=f"judge-{args.set}", argv=argv)
+    if args.json:
         print(json.dumps(report, indent=1))
     return 0
 

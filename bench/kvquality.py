@@ -1,6 +1,6 @@
 """Semantic kv quality on eoc's own evaluation sets (``bench/kvsets.py``), tuning and held-out.
 
-    python bench/kvquality.py [--part tune|held-out] [--set facts|requests] [--json]
+    python bench/kvquality.py [--part tune|held-out] [--set facts|requests] [--json] [--record]
 
 For each set and part, a kv stage is loaded with the part's stored questions; each paraphrase
 is asked (served its own answer: right; another: wrong; nothing: missed) and each hard negative
@@ -15,7 +15,9 @@ Configurations, all on the same vectors:
   (4 - squared L2 distance) / 4 and serves at 0.8, which on unit vectors is cosine >= 0.6;
 * plain cosine at RedisVL's default: ``distance_threshold`` 0.1 of cosine distance, cosine >= 0.9.
 
-Tune only on ``--part tune``; report both.
+Tune only on ``--part tune``; report both. ``--record`` writes every set, part and configuration
+to ``docs/figures/kvquality.json`` (``/<set>/<part>/<n>``, the configurations in the order
+above), which the docs cite.
 """
 
 from __future__ import annotations
@@ -195,8 +197,22 @@ def main() -> None:
     parser.add_argument("--part", choices=PARTS, action="append")
     parser.add_argument("--no-minilm", action="store_true", help="the core's embedder only")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="write every set and part to docs/figures/kvquality.json, which the docs cite",
+    )
     args = parser.parse_args()
+    if args.record and (args.set or args.part or args.no_minilm):
+        parser.error("--record records every set, part and configuration: leave out the others")
     rows = run(args.set or sorted(SETS), args.part or list(PARTS), not args.no_minilm)
+    if args.record:
+        from record import record
+
+        table: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        for r in rows:
+            table.setdefault(r["set"], {}).setdefault(r["part"], []).append(r)
+        record("kvquality", table)
     if args.json:
         print(json.dumps(rows, indent=2))
         return

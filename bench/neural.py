@@ -5,6 +5,8 @@
     python bench/neural.py --json     # machine-readable
     python bench/neural.py --threads 1   # one thread per engine (a busy, shared machine)
     python bench/neural.py --one ENGINE --json   # one engine only (what the main run spawns)
+    python bench/neural.py --record      # write docs/figures/neural.json (--threads N:
+                                         # neural-threads-N.json), which the docs cite
 
 Engines: eoc's runner on each matmul backend that runs here (``cpu-quant``, ``numpy``,
 ``mlx``) and llama.cpp (``llama_cpp.Llama``, n_ctx=512, n_threads = the core count). Each is
@@ -48,6 +50,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from record import record
 
 EOC_BACKENDS = ("cpu-quant", "numpy", "mlx")
 LLAMA_CPP = "llama.cpp"
@@ -318,9 +322,19 @@ def main() -> None:
         "OPENBLAS_NUM_THREADS / NUMBA_NUM_THREADS where set. On a busy machine, 1 keeps "
         "spinning thread pools from waiting on each other",
     )
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="write the result to docs/figures/neural.json (neural-threads-N.json with "
+        "--threads N), which the docs cite (not with --quick, --one or --engines)",
+    )
     args = parser.parse_args()
     if args.threads is not None and args.threads < 1:
         parser.error("--threads must be at least 1")
+    if args.record and (args.quick or args.one or args.engines != ",".join(ENGINES)):
+        parser.error(
+            "--record records the full run of every engine: leave out --quick, --one, --engines"
+        )
     if args.threads is not None:  # before numpy, numba or llama.cpp is imported here
         os.environ.update(child_env(args.threads))
     if args.one:
@@ -352,6 +366,12 @@ def main() -> None:
         "engines": rows,
         "ratios": ratios(rows),
     }
+    if args.record:
+        record(
+            "neural",
+            result,
+            file="neural" if args.threads is None else f"neural-threads-{args.threads}",
+        )
     if args.json:
         print(json.dumps(result, indent=2))
         return

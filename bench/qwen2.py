@@ -132,6 +132,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=2, help="runs of each prefill (2)")
     parser.add_argument("--threads", type=int, default=None, help="threads for both")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="write the figures to docs/figures/qwen2.json, which docs/model.md cites",
+    )
     args = parser.parse_args(argv)
 
     from eoc_native.llm.gguf import GGUFFile
@@ -144,7 +149,18 @@ def main(argv: list[str] | None = None) -> int:
     yes_no = [tok.encode("yes")[0], tok.encode("no")[0]]
     ours = bench_eoc(path, ids, yes_no, args)
     theirs = bench_llama_cpp(path, ids, args)
-    figures = {"prompt_tokens": len(ids), "eoc": ours, "llama_cpp": theirs}
+    figures: dict[str, Any] = {"prompt_tokens": len(ids), "eoc": ours, "llama_cpp": theirs}
+    figures["ratios"] = {
+        "load_first": ours["load_first_s"] / theirs["load_s"],
+        "load_cached": ours["load_cached_s"] / theirs["load_s"],
+        "prefill": ours["prefill_s"] / theirs["prefill_s"],
+        "decode": ours["decode_ms"] / theirs["decode_ms"],
+    }
+    if args.record:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from record import record
+
+        record("qwen2", figures, argv=argv)
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0

@@ -4,6 +4,8 @@
     python bench/replay.py --model-run   # and a third server that sends all to the model (+6 min)
     python bench/replay.py --before      # only the figure before partitions
     python bench/replay.py --json        # machine-readable
+    python bench/replay.py --model-run --record   # write docs/figures/replay.json, which the
+                                                  # docs cite
 
 The traffic is ``bench/suites/replay.json``: one app's requests in order, written by hand, each
 with the app's one fixed system prompt and a non-default ``max_tokens`` (40): first questions,
@@ -249,7 +251,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--before", action="store_true", help="only the 'before' configuration")
     ap.add_argument("--json", action="store_true", help="print the runs as JSON")
     ap.add_argument("--show", action="store_true", help="print every request's stage and answer")
+    ap.add_argument(
+        "--record",
+        action="store_true",
+        help="write the runs (without each request's row) to docs/figures/replay.json, which "
+        "the docs cite (with --model-run and the default configurations only)",
+    )
     args = ap.parse_args(argv)
+    if args.record and (not args.model_run or args.before or args.only != "before,after"):
+        ap.error("--record records the model, before and after runs: give --model-run alone")
     sys.path[:0] = [str(ROOT), str(ROOT / "native")]
     names = ["before"] if args.before else [n.strip() for n in args.only.split(",") if n.strip()]
     if args.model_run and "model" not in names:
@@ -260,6 +270,11 @@ def main(argv: list[str] | None = None) -> int:
     suite = json.loads(SUITE.read_text(encoding="utf-8"))
     model = smollm2()
     runs = [replay(name, suite, model) for name in names]
+    if args.record:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from record import record
+
+        record("replay", {r["config"]: {k: v for k, v in r.items() if k != "rows"} for r in runs})
     if args.json:
         print(json.dumps(runs, indent=1, ensure_ascii=False))
         return 0

@@ -1,7 +1,7 @@
 """Browser benchmarks: time to first answer, the cost of hits inside Pyodide, and the model in
 the page against the same model natively.
 
-    python bench/web.py [--loads 5] [--tokens 64] [--no-model] [--json]
+    python bench/web.py [--loads 5] [--tokens 64] [--no-model] [--json] [--record]
     # needs `make web` and Debian's chromium; the native rows need the native extra and
     # llama-cpp-python (make test installs both)
 
@@ -19,6 +19,8 @@ the page against the same model natively.
   llama.cpp (``llama_cpp.Llama.create_chat_completion``, n_threads = the page's threads), each
   loaded and warmed by another question first. Each row's text is printed, so one can see they
   are the same model's answer.
+
+``--record`` writes the result to ``docs/figures/web.json``, which the docs cite.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "web"))
 
 from chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from record import record  # noqa: E402
 from serve import DIST, make_server  # noqa: E402
 
 # Defines measure(); run both in the page (Pyodide) and here (CPython).
@@ -180,7 +183,19 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=64, help="most tokens of the model's answer")
     parser.add_argument("--no-model", action="store_true", help="leave out the model rows")
     parser.add_argument("--dist", type=Path, default=DIST, help="the built page (web/dist)")
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="write the result to docs/figures/web.json, which the docs cite (not with "
+        "--no-model or --dist)",
+    )
     args = parser.parse_args()
+    if args.loads < 1 or args.tokens < 1:
+        parser.error("--loads and --tokens take a count of 1 or more")
+    if args.record and (args.no_model or args.dist != DIST):
+        parser.error(
+            "--record records this checkout's page with its model: leave out --no-model, --dist"
+        )
     from playwright.sync_api import sync_playwright
 
     server = make_server(args.dist, port=0)
@@ -220,6 +235,7 @@ def main() -> None:
             "llama.cpp": native_llama_cpp(args.tokens, in_page["threads"]),
             "load_average": os.getloadavg(),
         }
+        compare_to_page(model)
     result = {
         "first_answer_ms": {
             "median": statistics.median(firsts),
@@ -233,6 +249,8 @@ def main() -> None:
         "native": native,
         "model": model,
     }
+    if args.record:
+        record("web", result)
     if args.json:
         print(json.dumps(result, indent=2))
         return
@@ -271,26 +289,36 @@ def main() -> None:
     for name in ("page", "eoc", "llama.cpp"):
         row = model[name]
         rate = row["decode_tokens_per_s"]
-        ratio = (
-            f"{rate / pg['decode_tokens_per_s']:.2f}" if rate and pg["decode_tokens_per_s"] else "-"
-        )
+        ratio = "-" if row["decode_vs_page"] is None else f"{row['decode_vs_page']:.2f}"
         label = {"page": "in the page", "eoc": "eoc's runner", "llama.cpp": "llama.cpp"}[name]
         print(
             f"  {label:13}: first token {row['first_token_ms']:7.0f} ms after the question, "
             f"decode {rate or 0:5.1f} tokens/s ({ratio}× the page's), {row['tokens']} tokens"
         )
-    texts = {name: model[name]["text"].split() for name in ("page", "eoc", "llama.cpp")}
     for name in ("eoc", "llama.cpp"):
+        print(
+            f"  {name} said the page's first {model[name]['same_words_as_page']} words of "
+            f"{model['page']['words']} (greedy; the engines' arithmetic differs in "
+            "the last bits, so a near tie can go another way)"
+        )
+
+
+def compare_to_page(model: dict[str, Any]) -> None:
+    """Add to each engine's row its decode rate over the page's (``decode_vs_page``) and how
+    many of the page's first words it said too (``same_words_as_page``)."""
+    page = model["page"]
+    words = page["text"].split()
+    for name in ("page", "eoc", "llama.cpp"):
+        row = model[name]
+        rate, base = row["decode_tokens_per_s"], page["decode_tokens_per_s"]
+        row["decode_vs_page"] = rate / base if rate and base else None
         same = 0
-        for a, b in zip(texts["page"], texts[name], strict=False):
+        for a, b in zip(words, row["text"].split(), strict=False):
             if a != b:
                 break
             same += 1
-        print(
-            f"  {name} said the page's first {same} words of {len(texts['page'])} "
-            "(greedy; the engines' arithmetic differs in the last bits, so a near tie can go "
-            "another way)"
-        )
+        row["same_words_as_page"] = same
+        row["words"] = len(row["text"].split())
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from falsify_anchor import Site, Tree  # noqa: E402
 from falsify_breaks import BREAKS, FOCUS, TESTS_FOR  # noqa: E402
 
-COPY = ("eoc", "native", "tests", "bench", "scripts", "pyproject.toml", "web")
+COPY = ("eoc", "native", "tests", "bench", "scripts", "pyproject.toml", "web", "docs", "mkdocs.yml")
 # __pycache__ is copied: its bytecode and numba's compiled kernels stay valid in the copies
 # (both are checked against the source file's time and size, which a break changes), so each
 # break does not compile every kernel again

@@ -16,6 +16,7 @@ from eoc import Cascade, Provenance
 from eoc.errors import BackendError, ConfigError
 from eoc.query import Stage
 from eoc.stages.base import work_estimate
+from eoc.stages.degenerate import repetition_loop
 from eoc.stages.page_model import NJ_PER_MAC, PageModelBackend, page_rates
 from eoc.text.tokens import approx_tokens
 from tests.helpers import small_stages
@@ -95,6 +96,21 @@ def test_a_stopped_answer_is_served_but_never_remembered() -> None:
     assert len(b.asked) == 2  # type: ignore[attr-defined]
 
 
+def test_an_answer_the_page_stopped_in_a_loop_is_served_but_never_remembered() -> None:
+    """The page stops its model by the core's loop rule (web/src/loops.js) and says so: the
+    answer so far is served, and the next ask goes to the model again."""
+    said = "Rain on the old roof, the garden drinks and the street shines. " * 3
+    said += "a silent witness, " * 4  # too short a loop for the rule on the words alone
+    assert repetition_loop(said) is None
+    b = backend(reply(said, looped=True, completion_tokens=60))
+    c = Cascade(small_stages(b))
+    first = c.resolve("write a haiku about rain")
+    assert first.payload == said
+    assert "stopped in a repetition loop" in first.cost.basis
+    assert c.resolve("write a haiku about rain").stage is Stage.NEURAL
+    assert len(b.asked) == 2  # type: ignore[attr-defined]
+
+
 def test_a_stop_before_any_text_is_a_clear_error() -> None:
     b = backend(reply("", stopped=True, finish_reason=None, completion_tokens=0))
     with pytest.raises(BackendError, match="stopped before it said anything"):
@@ -131,6 +147,7 @@ def test_what_a_cheap_answer_avoided_is_priced_at_the_page_models_rates() -> Non
         (reply(threads=0), "threads"),
         (reply(threads=None), "threads"),
         (reply(stopped="yes"), "'stopped'"),
+        (reply(looped=1), "'looped'"),
         ("x" * (2 << 20) + "x", "longer than"),
     ],
 )

@@ -182,7 +182,9 @@ def probe(
                 shortest_ns = max(1, min(shortest_ns, dt))
             if counted_ns >= need_ns or t >= deadline:
                 break
-            if not _can_be_live(rule, counted, advancing, -(-(need_ns - counted_ns) // shortest_ns)):
+            if not _can_be_live(
+                rule, counted, advancing, -(-(need_ns - counted_ns) // shortest_ns)
+            ):
                 break  # the verdict is FROZEN whatever the rest would show: stop waiting
     except EocError as exc:
         out = ProbeResult(

@@ -79,8 +79,8 @@ class FactWords:
         n = len(word)
         if word in self._known or word in STOPWORDS or not MIN_LETTERS <= n <= MAX_LETTERS:
             return None
-        if not word.isascii() or is_word(word) or is_name(word):
-            return None  # a word or a name is read as itself: "Iraq" is no slip of "Iran"
+        if not word.isascii():
+            return None
         found: set[str] = set(self._by_delete.get(word, ()))  # a letter left out
         for d in _deletes(word):
             if d in self._known and len(d) >= MIN_LETTERS:  # a letter too many
@@ -89,6 +89,8 @@ class FactWords:
         found = {w for w in found if distance(word, w, 1) <= 1}
         if len(found) != 1:
             return None  # none, or no way to tell which was meant
+        if is_word(word) or is_name(word):  # (read only now: the word lists load on first use)
+            return None  # a word or a name is read as itself: "Iraq" is no slip of "Iran"
         (right,) = found
         if n == MIN_LETTERS:  # a short word: no other word of its first letter within two
             for size in range(n, n + 3):

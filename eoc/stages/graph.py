@@ -60,6 +60,8 @@ class GraphStage:
         self._matcher_preds: tuple[str, ...] = ()
         self._words: FactWords | None = None
         self._words_preds: tuple[str, ...] = ()
+        self._forms: FactWords | None = None
+        self._forms_preds: tuple[str, ...] = ()
 
     def _get_matcher(self) -> QuestionMatcher:
         preds = tuple(self.store.predicates())
@@ -89,7 +91,8 @@ class GraphStage:
         text = normalize(query.prompt)
         distinct = self._answers(text)
         repairs: tuple[tuple[str, str], ...] = ()
-        if not distinct:  # nothing found as written: the question's slips repaired, if any
+        if not distinct and self._may_read_repaired(text):
+            # nothing found as written: the question's slips repaired, if any
             repaired, repairs = self._fact_words().repair(text)
             if repairs:
                 distinct = self._answers(repaired)
@@ -110,6 +113,17 @@ class GraphStage:
             if found is not None:
                 answers.append(found)
         return list(dict.fromkeys(answers))
+
+    def _may_read_repaired(self, text: str) -> bool:
+        """Whether a pattern could read ``text`` once its question words' slips are repaired
+        (a name's repair never makes a question readable: names fill the patterns' slots). So
+        a question about something else ("write one short sentence about the sea", most of
+        what reaches a model) is passed on without indexing the store's names."""
+        matcher = self._get_matcher()
+        if self._forms is None or self._forms_preds != self._matcher_preds:
+            self._forms = FactWords(matcher.words(), ())
+            self._forms_preds = self._matcher_preds
+        return matcher.could_ask(self._forms.repair(text)[0])
 
     def _fact_words(self) -> FactWords:
         """The words the graph reads, for repairing slips (:mod:`eoc.stages.factwords`): the

@@ -13,6 +13,10 @@ with ``pyodide.ffi.run_sync``; see :func:`pyodide_run`). The reply is an object:
 
 ``stopped`` is true when the visitor pressed stop: the text so far is served, marked
 ``finish_reason`` "cancelled", and never remembered (the question was not answered in full).
+``looped`` is true when the page stopped the model in a repetition loop, by the rule eoc's own
+runner stops by (:func:`eoc.stages.degenerate.loop_ends`, the page applying
+:data:`~eoc.stages.degenerate.LOOP_RULE` to the pieces it streams): served, and never
+remembered either.
 
 Honesty (docs/design.md §3): a browser exposes no energy counter, so every figure is ESTIMATED,
 from the tokens the model counted and the multiply-adds one token takes in this model
@@ -152,6 +156,9 @@ class PageModelBackend:
             ) from None
         doc = self._document(raw)
         text, finish, stopped = self._text(doc)
+        looped = doc.get("looped", False)
+        if not isinstance(looped, bool):
+            raise self._fail("its reply's 'looped' is not true or false")
         tokens_in = self._count(doc, "prompt_tokens")
         tokens_out = self._count(doc, "completion_tokens")
         threads = doc.get("threads")
@@ -174,10 +181,12 @@ class PageModelBackend:
         )
         if stopped:
             basis += "; stopped by the visitor, so never remembered"
+        elif looped:
+            basis += "; stopped in a repetition loop, so never remembered"
         return Reply(
             text,
             None,
-            not stopped,
+            not (stopped or looped),
             tokens_in=tokens_in,
             tokens_out=tokens_out,
             estimate=JouleCost.estimated(est.uj, basis),

@@ -170,6 +170,9 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
     ("native/eoc_native/llm/layout_cache.py", ["tests/native/test_layout_cache.py"]),
     ("native/eoc_native/llm/gguf_header.py", ["tests/native/test_gguf_header.py"]),
     ("eoc/stages/page_model.py", ["tests/test_page_model.py"]),
+    ("web/src/loops.js", ["tests/web/test_loop_rule.py"]),
+    ("mkdocs.yml", ["tests/web/test_docs_offline.py"]),
+    ("scripts/site_offline.py", ["tests/web/test_docs_offline.py"]),
     ("web/ggufmacs.py", ["tests/native/test_ggufmacs.py"]),
     (
         "eoc/text/",
@@ -420,6 +423,11 @@ FOCUS: dict[str, list[str]] = {
     "a broken answer's basis does not say why it is not remembered": ["tests/test_degenerate.py"],
     "a loop of one word is no loop": ["tests/test_degenerate.py"],
     "generation runs on in a repetition loop": ["tests/native/test_model_backend.py"],
+    "the loop rule never finds a loop": [
+        "tests/native/test_model_backend.py",
+        "tests/test_degenerate.py",
+        "tests/web/test_loop_rule.py",
+    ],
     "a plain question's pieces never reach a streamed answer": ["tests/native/test_serve_once.py"],
     "a store's graph loses the pack's vocabulary": [
         "tests/test_assemble.py",

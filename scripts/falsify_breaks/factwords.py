@@ -4,21 +4,21 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a name is repaired into another",
         "eoc/stages/factwords.py",
-        "        if not word.isascii() or is_word(word) or is_name(word):",
-        "        if not word.isascii() or is_word(word):",
+        "        if is_word(word) or is_name(word):  # (read only now: the word lists load on first use)",
+        "        if is_word(word):  # (read only now: the word lists load on first use)",
     ),
     (
         "a word is repaired into a name",
         "eoc/stages/factwords.py",
-        "        if not word.isascii() or is_word(word) or is_name(word):",
-        "        if not word.isascii() or is_name(word):",
+        "        if is_word(word) or is_name(word):  # (read only now: the word lists load on first use)",
+        "        if is_name(word):  # (read only now: the word lists load on first use)",
     ),
     (
         "a slip one from two words is repaired to one of them",
         "eoc/stages/factwords.py",
-        "        if len(found) != 1:\n            return None  # none, or no way to tell which was meant\n"
-        "        (right,) = found\n",
-        "        if not found:\n            return None\n        right = sorted(found)[0]\n",
+        "        if len(found) != 1:\n            return None  # none, or no way to tell which was meant\n",
+        "        if not found:\n            return None  # none, or no way to tell which was meant\n"
+        "        found = {sorted(found)[0]}\n",
     ),
     (
         "a short word's neighbours two slips away are not read",
@@ -41,8 +41,14 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "the graph does not repair a question it cannot read",
         "eoc/stages/graph.py",
-        "        if not distinct:  # nothing found as written: the question's slips repaired, if any",
-        "        if False:  # nothing found as written: the question's slips repaired, if any",
+        "        if not distinct and self._may_read_repaired(text):",
+        "        if False:",
+    ),
+    (
+        "the graph indexes every name for a question no pattern could read",
+        "eoc/stages/graph.py",
+        "        return matcher.could_ask(self._forms.repair(text)[0])",
+        "        return True",
     ),
     (
         "a repaired answer does not say what it read",

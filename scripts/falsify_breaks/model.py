@@ -256,8 +256,14 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "generation runs on in a repetition loop",
         "native/eoc_native/llm/backend.py",
-        "            if span <= n and seen[n - span : n - period] == seen[n - span + period : n]:\n                return",
-        "            if span <= n and seen[n - span : n - period] == seen[n - span + period : n]:\n                pass",
+        "            if self.loop_stop:\n                tokens = until_loop(tokens)",
+        "            if False:\n                tokens = until_loop(tokens)",
+    ),
+    (
+        "the loop rule never finds a loop",
+        "eoc/stages/degenerate.py",
+        "        if span <= n and seen[n - span : n - period] == seen[n - span + period : n]:\n            return True",
+        "        if span <= n and seen[n - span : n - period] == seen[n - span + period : n]:\n            pass",
     ),
 ]
 

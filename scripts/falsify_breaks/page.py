@@ -4,8 +4,14 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a stopped page answer is remembered",
         "eoc/stages/page_model.py",
+        "            not (stopped or looped),\n",
+        "            not looped,\n",
+    ),
+    (
+        "an answer the page stopped in a loop is remembered",
+        "eoc/stages/page_model.py",
+        "            not (stopped or looped),\n",
         "            not stopped,\n",
-        "            True,\n",
     ),
     (
         "the page model's estimate leaves out the prompt",
@@ -48,6 +54,30 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "web/serve.py",
         '        if getattr(self.server, "isolation", True):',
         "        if False:",
+    ),
+    (
+        "the page's loop rule never finds a loop",
+        "web/src/loops.js",
+        "    if (same) return true;",
+        "    if (same) return false;",
+    ),
+    (
+        "the page's loop rule is not the core's",
+        "web/src/loops.js",
+        "export const DEFAULT_RULE = { period: 32, repeats: 4, min_tokens: 12 };",
+        "export const DEFAULT_RULE = { period: 32, repeats: 3, min_tokens: 12 };",
+    ),
+    (
+        "the docs site loads highlight.js from a CDN",
+        "mkdocs.yml",
+        "  highlightjs: false\n",
+        "  highlightjs: true\n",
+    ),
+    (
+        "the docs checker lets a request elsewhere through",
+        "scripts/site_offline.py",
+        '                if url.startswith(origin) or url.startswith("data:"):',
+        '                if url.startswith("http") or url.startswith("data:"):',
     ),
 ]
 

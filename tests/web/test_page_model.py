@@ -2,8 +2,10 @@
 
 A question no cheap tier answers gets the model's answer, streamed into its card, with nothing
 fetched from off 127.0.0.1; the repeat is a cache hit; every figure is ESTIMATED; the page stays
-responsive while the model works (a timer keeps ticking); stop ends an answer, which is then never
-remembered; without cross-origin isolation the model runs on one thread and the page says so.
+responsive while the model works (a timer keeps ticking); stop, or a next question, ends an answer
+within a second, which is then never remembered and says so on its card; a looping answer is
+stopped by eoc's loop rule; without cross-origin isolation the model runs on one thread and the
+page says so.
 """
 
 from __future__ import annotations
@@ -115,7 +117,16 @@ def test_cheap_answers_say_what_the_page_model_would_have_spent(model_session: S
     assert model_session.page.locator(".prov.measured").count() == 0
 
 
-def test_stop_ends_an_answer_which_is_served_and_never_remembered(
+def _wait_for_streaming(page, chars: int = 20) -> None:  # type: ignore[no-untyped-def]
+    page.wait_for_function(
+        "n => (document.querySelector('#answers > li.pending .payload') || {}).textContent"
+        "?.length > n",
+        arg=chars,
+        timeout=MODEL_TIMEOUT_MS,
+    )
+
+
+def test_stop_ends_an_answer_within_a_second_which_is_served_and_never_remembered(
     browser,  # type: ignore[no-untyped-def]
     site: str,
 ) -> None:
@@ -127,19 +138,70 @@ def test_stop_ends_an_answer_which_is_served_and_never_remembered(
         before = page.locator(done).count()
         page.fill("#prompt", prompt)
         page.press("#prompt", "Enter")
-        page.wait_for_function(
-            "() => (document.querySelector('#answers > li.pending .payload') || {}).textContent"
-            "?.length > 20",
-            timeout=MODEL_TIMEOUT_MS,
-        )
-        assert page.locator("#prompt").is_disabled()  # one question at a time
+        _wait_for_streaming(page)
+        assert page.locator("#prompt").is_enabled()  # a next question may be asked meanwhile
+        clicked = page.evaluate("performance.now()")
         page.click("#answers > li.pending .stop")
         page.wait_for_function(f"document.querySelectorAll('{done}').length > {before}")
+        took_ms = page.evaluate("performance.now()") - clicked
+        assert took_ms < 1000, took_ms
         card = page.locator(done).first
         assert card.get_attribute("data-stage") == "neural", attempt  # asked again: not kept
+        assert card.get_attribute("data-cut") == "stopped"
+        assert "never remembered" in card.locator(".cut-note").inner_text()  # said on the card
         doc = json.loads(card.get_attribute("data-json") or "{}")
         assert "stopped by the visitor, so never remembered" in doc["cost"]["basis"]
         assert doc["payload"].strip() and doc["tokens"]["out"] < 400
+    assert s.outside == []
+    page.close()
+
+
+def test_a_next_question_asked_while_an_answer_streams_stops_it_and_is_answered(
+    browser,  # type: ignore[no-untyped-def]
+    site: str,
+) -> None:
+    s = open_session(browser, f"{site}?max_tokens=400")
+    page = s.page
+    page.fill("#prompt", "Write a long story about a lighthouse keeper and a storm.")
+    page.press("#prompt", "Enter")
+    _wait_for_streaming(page)
+    asked = page.evaluate("performance.now()")
+    page.fill("#prompt", "what is 2+2")
+    page.press("#prompt", "Enter")
+    page.wait_for_function(
+        "() => document.querySelectorAll('#answers > li:not(.pending)').length >= 2",
+        timeout=10_000,
+    )
+    took_ms = page.evaluate("performance.now()") - asked
+    cards = page.locator("#answers > li:not(.pending)")
+    newest, stopped = cards.nth(0), cards.nth(1)
+    assert newest.get_attribute("data-stage") in ("kv", "graph")  # the pack's answer
+    assert newest.locator(".payload").inner_text() == "4"
+    assert stopped.get_attribute("data-stage") == "neural"
+    assert stopped.get_attribute("data-cut") == "stopped"
+    assert took_ms < 2000, took_ms
+    assert page.locator("#answers > li.pending").count() == 0
+    assert s.outside == []
+    page.close()
+
+
+def test_a_looping_answer_is_stopped_by_the_loop_rule_within_the_default_length(
+    browser,  # type: ignore[no-untyped-def]
+    site: str,
+) -> None:
+    """SmolLM2-135M at greedy decoding writes "a silent witness, a silent witness, ..." for
+    this prompt: the page stops it as eoc's runner would, well within the default 128 tokens,
+    says so on the card, and does not remember it."""
+    s = open_session(browser, site)  # the page's defaults
+    shown = s.ask("Write a haiku about rain", timeout_ms=MODEL_TIMEOUT_MS)
+    page = s.page
+    card = page.locator("#answers > li:not(.pending)").first
+    doc = json.loads(shown["json"])
+    assert card.get_attribute("data-cut") == "loop", doc["payload"]
+    assert "repetition loop" in card.locator(".cut-note").inner_text()
+    assert "stopped in a repetition loop, so never remembered" in doc["cost"]["basis"]
+    assert doc["tokens"]["out"] < 128
+    assert s.ask("Write a haiku about rain", timeout_ms=MODEL_TIMEOUT_MS)["stage"] == "neural"
     assert s.outside == []
     page.close()
 

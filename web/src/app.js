@@ -13,8 +13,11 @@ const stats = Object.fromEntries(STAGES.map((s) => [s, { count: 0, uj: 0 }]));
 const ledger = { answers: 0, avoidedUj: 0, costUj: 0, provenances: new Set() };
 let info = null;
 let maxPromptBytes = 16384; // replaced at boot by eoc.query.MAX_PROMPT_BYTES
-let maxTokens = 256; // the most tokens one model answer may have (?max_tokens=N, 1 to 4096)
+// The most tokens one model answer may have (?max_tokens=N, 1 to 4096): 128 is 6-10 s of the
+// page's model on two threads or one, a wait a reader sits through.
+let maxTokens = 128;
 let asking = false; // one question at a time: the cascade waits for the model in between
+let queued = null; // a question asked while the page's model answers: asked once it has stopped
 const FOLD_CHARS = 200; // a longer prompt is shown folded in its answer
 const utf8 = new TextEncoder();
 
@@ -40,6 +43,7 @@ from eoc import Cascade
 from eoc.errors import EocError
 from eoc.assemble import default_stages
 from eoc.meter import detect_all
+from eoc.stages.degenerate import LOOP_RULE
 from eoc.stages.browser_remote import BrowserOpenAIBackend
 from eoc.stages.page_model import PageModelBackend, pyodide_run
 
@@ -53,6 +57,7 @@ def _page_model(max_tokens):
     if model is None:
         return None, js.eocPageModelMissing
     entry = json.loads(js.JSON.stringify(model.entry))
+    model.setLoopRule(json.dumps(LOOP_RULE))  # the page stops a loop as eoc's runner does
     backend = PageModelBackend(
         pyodide_run(model.generate),
         model=entry["name"],
@@ -63,7 +68,7 @@ def _page_model(max_tokens):
     )
     return backend, None
 
-def eoc_connect(url, max_tokens=256):
+def eoc_connect(url, max_tokens=128):
     """(Re)build the cascade. With no URL, its neural stage is the model that runs in this page
     (when the page has one and the browser can wait for it); with "none", it says that no model
     is connected; with a URL, it asks that OpenAI-compatible server. A URL eoc cannot use leaves
@@ -327,7 +332,16 @@ function showPrompt(span, prompt) {
   span.append(text, " ", toggle);
 }
 
-function renderAnswer(prompt, doc) {
+// What the card says of an answer cut short: stopped by the visitor (or by a next question),
+// or stopped by the page in a repetition loop. Neither is ever remembered.
+function cutNote(doc, looped) {
+  if (looped) return "Stopped: the model fell into a repetition loop, so the page stopped it (as eoc's runner does). This answer is never remembered.";
+  if (doc.generation && doc.generation.finish_reason === "cancelled")
+    return "Stopped before the model finished: the answer is cut where it stopped, and never remembered.";
+  return "";
+}
+
+function renderAnswer(prompt, doc, looped = false) {
   const node = $("answer-template").content.firstElementChild.cloneNode(true);
   const badge = node.querySelector(".stage-badge");
   showPrompt(node.querySelector(".prompt"), prompt);
@@ -351,6 +365,14 @@ function renderAnswer(prompt, doc) {
     cost.append(prov);
     node.querySelector(".basis").textContent = doc.cost.basis;
     node.querySelector(".digest").textContent = doc.receipt.digest;
+    const note = cutNote(doc, looped);
+    if (note) {
+      const cut = document.createElement("p");
+      cut.className = "cut-note";
+      cut.textContent = note;
+      node.querySelector(".payload").after(cut);
+      node.dataset.cut = looped ? "loop" : "stopped";
+    }
     node.querySelector(".copy").addEventListener("click", async (event) => {
       try {
         await navigator.clipboard.writeText(JSON.stringify(doc, null, 2));
@@ -388,7 +410,22 @@ function showPending(text) {
 }
 
 async function submit(text) {
-  if (!window.eoc || asking) return;
+  if (!window.eoc) return;
+  if (asking) {
+    // the page's model is answering: a next question stops it (the answer so far is served,
+    // never remembered) and is asked as soon as it has stopped
+    const model = window.eocPageModel;
+    if (model && (model.generating || model.state === "loading")) {
+      queued = text;
+      if (model.generating) {
+        model.stop();
+        setStatus("Stopping the answer to ask your next question…");
+      } else {
+        setStatus("Your next question is asked once the model has loaded and answered this one…");
+      }
+    }
+    return;
+  }
   const neural = (info && info.neural) || {};
   const page = Boolean(neural.page);
   if (neural.model && !page) {
@@ -400,13 +437,19 @@ async function submit(text) {
   setEnabled(false);
   const t0 = performance.now();
   let doc;
+  let looped = false;
   try {
     if (page) {
+      window.eocPageModel.last = null;
       window.eocPageModel.on("start", () => {
         showPending(text);
-        setStatus("The model in this page is answering… (stop ends it; a stopped answer is never remembered)");
+        setEnabled(true); // the next question may be asked while this one streams
+        setStatus(
+          "The model in this page is answering… (stop, or a next question, ends it; a stopped answer is never remembered)",
+        );
       });
       doc = await window.eoc.askAsync(text);
+      looped = Boolean(doc.stage === "neural" && window.eocPageModel.last && window.eocPageModel.last.looped);
     } else {
       doc = window.eoc.ask(text);
     }
@@ -429,10 +472,15 @@ async function submit(text) {
     if (timings.firstAnswer === undefined) timings.firstAnswer = performance.now();
   }
   timings.lastResolveMs = performance.now() - t0;
-  renderAnswer(text, doc);
+  renderAnswer(text, doc, looped);
   renderChart($("chart"), stats);
   updateTotals();
   if (neural.model) setStatus("Ready — every figure here is estimated.");
+  if (queued !== null) {
+    const next = queued;
+    queued = null;
+    submit(next);
+  }
 }
 
 // A paste past the prompt limit (counted in UTF-8 bytes, as eoc counts it) is cut, and said so.

@@ -4,7 +4,12 @@
 //
 // The cascade (Python, in Pyodide) calls generate() and waits for its Promise with
 // pyodide.ffi.run_sync; generate() loads the model on first use (with a progress report in
-// bytes), streams each piece of the answer to the page's listener, and can be stopped.
+// bytes), streams each piece of the answer to the page's listener, and can be stopped: by the
+// visitor (stop(), or a next question), or by eoc's loop rule (loops.js) when the model falls into
+// a repetition loop. Either way generate() returns at once with the text so far; the worker
+// winds the generation down behind it, and the next answer waits for that.
+
+import { DEFAULT_RULE, LoopWatch } from "./loops.js";
 
 // Threads: llama.cpp's threaded build needs cross-origin isolation (SharedArrayBuffer). With it,
 // every logical core up to 4 (half of them past 4, where the other half are usually hyperthreads),
@@ -31,6 +36,22 @@ export class PageModel {
     this.listeners = { progress: () => {}, piece: () => {}, state: () => {}, start: () => {} };
     this.last = null; // the last reply, for the benchmark
     this.controller = null;
+    this.stopNow = null; // ends the answer being generated at once (stop(), the loop rule)
+    this.windingDown = null; // a stopped generation the worker is still ending
+    this.loopRule = DEFAULT_RULE;
+  }
+
+  // The loop rule's figures, from the core (eoc.stages.degenerate.LOOP_RULE, as JSON text).
+  setLoopRule(json) {
+    const rule = JSON.parse(json);
+    for (const key of ["period", "repeats", "min_tokens"])
+      if (!Number.isInteger(rule[key]) || rule[key] < 1) throw new Error(`the loop rule's ${key} is not a count`);
+    this.loopRule = rule;
+  }
+
+  // Whether an answer is being generated (and so can be stopped).
+  get generating() {
+    return this.stopNow !== null;
   }
 
   on(event, fn) {
@@ -80,50 +101,86 @@ export class PageModel {
 
   // Stops the answer being generated (its text so far is served, never remembered).
   stop() {
-    if (this.controller) this.controller.abort();
+    if (this.stopNow) this.stopNow("visitor");
   }
 
   // One greedy answer, as JSON text for eoc.stages.page_model.PageModelBackend.
   async generate(prompt, maxTokens) {
     this.listeners.start();
     const wllama = await this.load();
+    if (this.windingDown) await this.windingDown; // the worker ends the stopped one first
     const controller = (this.controller = new AbortController());
-    const reply = { text: "", finish_reason: null, stopped: false, prompt_tokens: 0, completion_tokens: 0 };
+    const reply = {
+      text: "",
+      finish_reason: null,
+      stopped: false,
+      looped: false,
+      prompt_tokens: 0,
+      completion_tokens: 0,
+    };
+    const watch = new LoopWatch(this.loopRule);
+    let why = null;
+    const ended = new Promise((resolve) => {
+      this.stopNow = (reason) => {
+        if (why) return;
+        why = reason;
+        controller.abort();
+        resolve();
+      };
+    });
     const started = performance.now();
     let chunks = 0;
     let timings = null;
+    const running = wllama.createChatCompletion({
+      messages: [{ role: "user", content: prompt }],
+      max_tokens: maxTokens,
+      temperature: 0,
+      stream: true,
+      timings_per_token: true, // token counts arrive with every piece, so a stopped answer has them
+      abortSignal: controller.signal,
+      onData: (chunk) => {
+        if (why) return; // stopped: the answer is what was shown when it stopped
+        const choice = chunk.choices && chunk.choices[0];
+        const piece = choice && choice.delta && choice.delta.content;
+        if (chunk.timings) timings = chunk.timings;
+        if (piece) {
+          chunks += 1;
+          const now = performance.now() - started;
+          if (reply.first_token_ms === undefined) reply.first_token_ms = now;
+          reply.last_token_ms = now;
+          reply.text += piece;
+          this.listeners.piece(piece, reply.text);
+          if (watch.add(piece)) this.stopNow("loop");
+        }
+        if (choice && choice.finish_reason) reply.finish_reason = choice.finish_reason;
+        if (chunk.usage) {
+          reply.prompt_tokens = chunk.usage.prompt_tokens;
+          reply.completion_tokens = chunk.usage.completion_tokens;
+        }
+      },
+    });
+    // a rejection after a stop is the abort itself; any other is the model's failure
+    const finished = running.then(
+      () => null,
+      (err) => (controller.signal.aborted ? null : err),
+    );
     try {
-      await wllama.createChatCompletion({
-        messages: [{ role: "user", content: prompt }],
-        max_tokens: maxTokens,
-        temperature: 0,
-        stream: true,
-        timings_per_token: true, // token counts arrive with every piece, so a stopped answer has them
-        abortSignal: controller.signal,
-        onData: (chunk) => {
-          const choice = chunk.choices && chunk.choices[0];
-          const piece = choice && choice.delta && choice.delta.content;
-          if (piece) {
-            chunks += 1;
-            const now = performance.now() - started;
-            if (reply.first_token_ms === undefined) reply.first_token_ms = now;
-            reply.last_token_ms = now;
-            reply.text += piece;
-            this.listeners.piece(piece, reply.text);
-          }
-          if (choice && choice.finish_reason) reply.finish_reason = choice.finish_reason;
-          if (chunk.usage) {
-            reply.prompt_tokens = chunk.usage.prompt_tokens;
-            reply.completion_tokens = chunk.usage.completion_tokens;
-          }
-          if (chunk.timings) timings = chunk.timings;
-        },
-      });
-    } catch (err) {
-      if (!controller.signal.aborted) throw err;
-      reply.stopped = true;
+      const failed = await Promise.race([finished, ended.then(() => null)]);
+      if (failed) throw failed;
     } finally {
       this.controller = null;
+      this.stopNow = null;
+    }
+    if (why) {
+      const done = (this.windingDown = finished.then(() => {
+        if (this.windingDown === done) this.windingDown = null;
+      }));
+      if (why === "loop") {
+        reply.looped = true;
+        reply.finish_reason = "stop";
+      } else {
+        reply.stopped = true;
+      }
     }
     if (!reply.completion_tokens) {
       // no usage came (a stop): the model's own counts of the last piece, else the pieces seen

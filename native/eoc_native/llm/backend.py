@@ -24,6 +24,7 @@ from eoc.chat.request import ChatRequest
 from eoc.cost import JouleCost
 from eoc.errors import BackendError, ConfigError, InputError
 from eoc.query import CONTROL_CHARS
+from eoc.stages.degenerate import until_loop  # re-exported: the rule lives in the core
 from eoc.stages.neural import DEFAULT_MAX_TOKENS, Reply, origin_of
 from eoc_native.autotune.dispatch import Dispatcher
 from eoc_native.llm.energy import estimate
@@ -323,31 +324,6 @@ class ReplyStream:
 def _repeatable(sampler: Sampler) -> bool:
     """Greedy and seeded answers repeat; unseeded samples do not (they are never remembered)."""
     return sampler.temperature <= 0.0 or sampler.seed is not None
-
-
-LOOP_PERIOD = 32
-"""The longest cycle of tokens :func:`until_loop` looks for."""
-LOOP_REPEATS = 4
-"""How many times in a row a cycle must come to be a loop."""
-LOOP_MIN_TOKENS = 12
-"""The fewest tokens a loop spans (a short run such as "!!!!" is not one)."""
-
-
-def until_loop(tokens: Iterator[int]) -> Iterator[int]:
-    """``tokens`` until the last ones are one cycle of 1 to :data:`LOOP_PERIOD` tokens said
-    :data:`LOOP_REPEATS` times in a row (spanning at least :data:`LOOP_MIN_TOKENS`): a
-    repetition loop, which a small model at greedy decoding falls into and never leaves. The
-    loop's last token is yielded, then generation stops (the answer so far shows the loop, and
-    the neural stage does not remember it: :mod:`eoc.stages.degenerate`)."""
-    seen: list[int] = []
-    for token in tokens:
-        seen.append(token)
-        yield token
-        n = len(seen)
-        for period in range(1, min(LOOP_PERIOD, n // LOOP_REPEATS) + 1):
-            span = max(period * LOOP_REPEATS, LOOP_MIN_TOKENS - LOOP_MIN_TOKENS % period)
-            if span <= n and seen[n - span : n - period] == seen[n - span + period : n]:
-                return
 
 
 def _counted(tokens: Iterator[int], produced: list[int]) -> Iterator[int]:
