@@ -34,35 +34,41 @@ def page_paths(site: Path) -> list[str]:
     return paths
 
 
-def off_origin_requests(site: Path) -> dict[str, list[str]]:
+def off_origin_requests(site: Path, browser=None) -> dict[str, list[str]]:  # type: ignore[no-untyped-def]
     """Each page of ``site`` (a built folder with an index.html) that asked for something off
-    127.0.0.1, with what it asked for (every such request is aborted, never sent)."""
-    from playwright.sync_api import sync_playwright
+    127.0.0.1, with what it asked for (every such request is aborted, never sent). ``browser``:
+    a Playwright browser to open the pages in (a test's); by default one is launched here."""
+    if browser is None:
+        from playwright.sync_api import sync_playwright
 
+        with sync_playwright() as p:
+            own = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                return off_origin_requests(site, own)
+            finally:
+                own.close()
     server = make_server(site, port=0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     origin = f"http://127.0.0.1:{server.server_address[1]}/"
     found: dict[str, list[str]] = {}
+    page = browser.new_page()
+    current = [""]
+
+    def route(r) -> None:  # type: ignore[no-untyped-def]
+        url = r.request.url
+        if url.startswith(origin) or url.startswith("data:"):
+            r.continue_()
+        else:
+            found.setdefault(current[0], []).append(url)
+            r.abort()
+
     try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = browser.new_page()
-            current = [""]
-
-            def route(r) -> None:  # type: ignore[no-untyped-def]
-                url = r.request.url
-                if url.startswith(origin) or url.startswith("data:"):
-                    r.continue_()
-                else:
-                    found.setdefault(current[0], []).append(url)
-                    r.abort()
-
-            page.route("**/*", route)
-            for path in page_paths(site):
-                current[0] = path or "/"
-                page.goto(origin + path, wait_until="load", timeout=30_000)
-            browser.close()
+        page.route("**/*", route)
+        for path in page_paths(site):
+            current[0] = path or "/"
+            page.goto(origin + path, wait_until="load", timeout=30_000)
     finally:
+        page.close()
         server.shutdown()
         server.server_close()
     return found

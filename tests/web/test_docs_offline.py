@@ -13,7 +13,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from site_offline import off_origin_requests, page_paths  # noqa: E402
 
 
-def test_the_checker_finds_what_a_page_asks_for_elsewhere(tmp_path: Path) -> None:
+def test_the_checker_finds_what_a_page_asks_for_elsewhere(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "index.html").write_text(
         '<!doctype html><link rel="stylesheet" href="https://cdn.example.invalid/a.css">'
         '<script src="https://cdn.example.invalid/b.js"></script>'
@@ -27,7 +27,7 @@ def test_the_checker_finds_what_a_page_asks_for_elsewhere(tmp_path: Path) -> Non
     )
     (tmp_path / "style.css").write_text("p { color: black }", encoding="utf-8")
     assert sorted(page_paths(tmp_path)) == ["", "clean/"]
-    found = off_origin_requests(tmp_path)
+    found = off_origin_requests(tmp_path, browser)
     assert set(found) == {"/"}
     assert sorted(found["/"]) == [
         "https://cdn.example.invalid/a.css",
