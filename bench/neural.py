@@ -13,8 +13,9 @@ Engines: eoc's runner on each matmul backend that runs here (``cpu-quant``, ``nu
 measured in its own subprocess, so the peak RSS of one is not counted for another. Both get
 the same prompt token ids (128 of them, built with eoc's tokenizer from the same GGUF file).
 
-Threads: each subprocess gets OPENBLAS_NUM_THREADS and NUMBA_NUM_THREADS = the core count
-(unless set) and llama.cpp n_threads = the core count; ``--threads N`` sets all three. Where
+Threads: each subprocess gets EOC_THREADS (eoc's kernels), OPENBLAS_NUM_THREADS and
+NUMBA_NUM_THREADS = the core count (unless set) and llama.cpp n_threads = the core count;
+``--threads N`` sets all four. Where
 other work holds a core, thread pools that spin while they wait (OpenBLAS, numba's, llama.cpp's)
 wait on each other's descheduled threads and every engine slows by 10x or more, so on a shared
 machine ``--threads 1`` is the fair comparison. The load average before and after is reported.
@@ -72,7 +73,8 @@ PROMPT_TEXT = (
 )
 
 
-THREAD_VARS = ("OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS")
+THREAD_VARS = ("EOC_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS")
+"""eoc's model threads (its C kernels' pool: ``eoc_native.llm.threads``), BLAS's and numba's."""
 
 
 def threads() -> int:

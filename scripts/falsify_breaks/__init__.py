@@ -422,7 +422,10 @@ FOCUS: dict[str, list[str]] = {
     "stop strings do not keep a fact out": ["tests/test_followups.py"],
     "a broken answer's basis does not say why it is not remembered": ["tests/test_degenerate.py"],
     "a loop of one word is no loop": ["tests/test_degenerate.py"],
-    "generation runs on in a repetition loop": ["tests/native/test_model_backend.py"],
+    "generation runs on in a repetition loop": [
+        "tests/native/test_model_backend.py::"
+        "test_the_runner_stops_its_model_in_a_loop_unless_told_not_to"
+    ],
     "the loop rule never finds a loop": [
         "tests/native/test_model_backend.py",
         "tests/test_degenerate.py",

@@ -126,6 +126,23 @@ def test_generation_stops_in_a_repetition_loop_and_only_there() -> None:
     assert list(until_loop(iter([7, 7, 7, 7, 1, 2]))) == [7, 7, 7, 7, 1, 2]  # short runs go on
 
 
+def test_the_runner_stops_its_model_in_a_loop_unless_told_not_to(
+    tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model (its token stream replaced by a cycle of three tokens) is stopped by the
+    core's loop rule after four rounds; with ``loop_stop=False`` it runs to ``max_tokens``."""
+    import eoc_native.llm.backend as backend
+
+    def looping(*_args: object, max_tokens: int, **_kw: object):  # type: ignore[no-untyped-def]
+        return iter(([5, 6, 7] * max_tokens)[:max_tokens])
+
+    monkeypatch.setattr(backend, "generate_ids", looping)
+    stopped = LocalModel(tiny, max_tokens=60).generate("tell me something")
+    assert stopped.tokens_out == 12
+    ran_on = LocalModel(tiny, max_tokens=60, loop_stop=False).generate("tell me something")
+    assert ran_on.tokens_out == 60
+
+
 def test_the_loop_stop_is_part_of_what_makes_an_answer(tiny: Path) -> None:
     on, off = LocalModel(tiny), LocalModel(tiny, loop_stop=False)
     assert on.origin != off.origin and '"loop_stop":false' in off.origin
