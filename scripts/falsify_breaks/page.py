@@ -76,8 +76,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "the docs checker lets a request elsewhere through",
         "scripts/site_offline.py",
-        '                if url.startswith(origin) or url.startswith("data:"):',
-        '                if url.startswith("http") or url.startswith("data:"):',
+        '        if url.startswith(origin) or url.startswith("data:"):',
+        '        if url.startswith("http") or url.startswith("data:"):',
     ),
 ]
 
