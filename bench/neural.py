@@ -52,8 +52,6 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from record import record
-
 EOC_BACKENDS = ("cpu-quant", "numpy", "mlx")
 LLAMA_CPP = "llama.cpp"
 ENGINES = (*EOC_BACKENDS, LLAMA_CPP)
@@ -369,6 +367,9 @@ def main() -> None:
         "ratios": ratios(rows),
     }
     if args.record:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from record import record
+
         record(
             "neural",
             result,

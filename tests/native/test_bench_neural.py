@@ -71,6 +71,7 @@ def test_quick_run_json_structure() -> None:
     result = json.loads(done.stdout)
     assert result["prompt_tokens"] == 128 and result["quick"] is True
     assert result["threads"] == {
+        "EOC_THREADS": 1,  # eoc's own kernels, not only the libraries'
         "OPENBLAS_NUM_THREADS": 1,
         "NUMBA_NUM_THREADS": 1,
         "llama_cpp_n_threads": 1,
