@@ -203,7 +203,7 @@ bench-judge: $(BIN)/.installed
 FIRSTRUN_VENV := $(or $(TMPDIR),/tmp)/eoc-firstrun-venv
 .PHONY: bench-firstrun
 bench-firstrun: $(BIN)/.installed
-	$(BIN)/python bench/firstrun.py --runs 7 --model --record
+	$(BIN)/python bench/firstrun.py --runs 7 --model --embedders --record
 	rm -rf $(FIRSTRUN_VENV) dist/eoc-*.whl
 	$(MAKE) --no-print-directory wheel
 	$(PYTHON) -m venv $(FIRSTRUN_VENV)

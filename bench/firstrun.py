@@ -3,7 +3,8 @@ store, as on a first run) and warm (the same folders again: the answer is a cach
 store), side by side with the floor every Python tool with numpy pays (``python -c "import
 numpy"``) and the bare interpreter.
 
-    python bench/firstrun.py [--eoc PATH] [--runs 5] [--model] [--json] [--record [NAME]]
+    python bench/firstrun.py [--eoc PATH] [--runs 5] [--model] [--embedders] [--json]
+                             [--record [NAME]]
 
 ``--model`` adds a question only the model can answer (:data:`MODEL_QUESTION`, greedy, 32
 tokens at most), whole process, side by side: ``eoc query --no-store`` against a one-shot
@@ -13,6 +14,12 @@ numba cache (``NUMBA_CACHE_DIR``), as on a first run after installing: the C ker
 unless the install built them (``make`` does: ``python -m eoc_native.quant.cbuild --install``;
 the output says which), numba's compile where they run; warm: the same folders again. llama.cpp has no cache of its own: its runs are all alike. Target (issue 26):
 eoc within 1.5x of llama.cpp warm, 2x cold.
+
+``--embedders`` times questions the cheap tiers answer without the kv (:data:`CHEAP_QUESTIONS`: a
+computation, a fact the graph reads), whole process, with the kv's MiniLM and with the hashed
+n-gram embedder (``EOC_EMBEDDER=hashed``), interleaved run by run, no model (``EOC_MODEL=none``)
+and no store: what the embedding model costs a question that never needed it (issue 40's target:
+MiniLM's within 1.2x of hashed).
 
 ``--eoc`` is the ``eoc`` command to time (default: the one next to this Python, e.g. a fresh
 environment outside the checkout that installed the built wheel). Targets (issue 13): cold
@@ -38,6 +45,7 @@ from typing import Any
 from record import record
 
 QUESTION = "what is 2+2"
+CHEAP_QUESTIONS = {"computed": "what is 17*23", "graph": "capital of Japan?"}
 MODEL_QUESTION = "Write one short sentence about the sea."
 LLAMA_CPP = """
 import sys
@@ -69,6 +77,11 @@ def main() -> int:
     parser.add_argument("--eoc", default=str(Path(sys.executable).with_name("eoc")))
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--model", action="store_true", help="a model answer against llama.cpp")
+    parser.add_argument(
+        "--embedders",
+        action="store_true",
+        help="a computed and a graph answer with MiniLM against the hashed embedder",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument(
         "--record",
@@ -86,6 +99,8 @@ def main() -> int:
     result["query"] = query_answer(args.eoc, python, base, args.runs)
     if args.model:
         result["model"] = model_answer(args.eoc, python, base, args.runs)
+    if args.embedders:
+        result["embedders"] = embedder_cost(args.eoc, base, args.runs)
     if args.record:
         record("firstrun", result, file=args.record)
     if args.json:
@@ -127,6 +142,12 @@ def show(result: dict[str, Any]) -> None:
     )
     print(f"  floor: python -c 'import numpy' : {n:6.2f} s   (warm is {w / n:.1f}x this)")
     print(f"  floor: python -c 'pass'         : {b:6.2f} s")
+    for kind, e in result.get("embedders", {}).items():
+        verdict = "PASS" if e["ratio"] <= 1.2 else "FAIL"
+        print(
+            f"  {kind} answer {e['question']!r}: MiniLM {e['minilm_s']:.2f} s, hashed "
+            f"{e['hashed_s']:.2f} s ({e['ratio']:.2f}x; target <= 1.2x: {verdict})"
+        )
     m = result.get("model")
     if m is None:
         return
@@ -171,6 +192,26 @@ def model_answer(eoc: str, python: str, base: dict[str, str], runs: int) -> dict
         "ratio_warm": med["eoc warm"] / ll,
         "kernels": _kernels_state(python),
     }
+
+
+def embedder_cost(eoc: str, base: dict[str, str], runs: int) -> dict[str, Any]:
+    """Medians of each of :data:`CHEAP_QUESTIONS` as a whole ``eoc query`` process, with the
+    default embedder (MiniLM where installed) and with the hashed one, interleaved."""
+    out: dict[str, Any] = {}
+    plain = {**base, "EOC_MODEL": "none"}
+    with tempfile.TemporaryDirectory(prefix="eoc-firstrun-emb-") as tmp:
+        env = _fresh(plain, Path(tmp))
+        for kind, q in CHEAP_QUESTIONS.items():
+            ask = [eoc, "query", "--no-store", q]
+            times: dict[str, list[float]] = {"minilm": [], "hashed": []}
+            timed(ask, env)  # once each first: the caches both runs read are warm
+            timed(ask, {**env, "EOC_EMBEDDER": "hashed"})
+            for _ in range(runs):
+                times["minilm"].append(timed(ask, env))
+                times["hashed"].append(timed(ask, {**env, "EOC_EMBEDDER": "hashed"}))
+            m, h = statistics.median(times["minilm"]), statistics.median(times["hashed"])
+            out[kind] = {"question": q, "minilm_s": m, "hashed_s": h, "ratio": m / h}
+    return out
 
 
 def _kernels_state(python: str) -> str:

@@ -205,10 +205,11 @@ class CountingEmbedder(HashedNgramEmbedder):
         return super().embed(text)
 
 
-def _counting_kv() -> tuple[KVStage, CountingEmbedder]:
-    """A kv over the pack with the exact-words guard, which names its terms."""
+def _counting_kv(guard: object = None) -> tuple[KVStage, CountingEmbedder]:
+    """A kv over the pack with the exact-words guard's terms (its fingerprint left out, so the
+    terms decide), or with ``guard``."""
     emb = CountingEmbedder()
-    kv = KVStage(embedder=emb, guard=ExactWordsGuard())
+    kv = KVStage(embedder=emb, guard=guard or TermsOnlyGuard())  # type: ignore[arg-type]
     kv.load_pairs(kv_pairs())
     emb.calls.clear()
     return kv, emb
@@ -235,6 +236,21 @@ def test_the_term_check_never_loses_a_hit_the_guard_would_serve() -> None:
     assert served > 100 and emb.calls  # hits were embedded and found
 
 
+class TermsOnlyGuard:
+    """The exact-words guard's decision and terms, without its fingerprint."""
+
+    name = "terms-only"
+
+    def __init__(self) -> None:
+        self._guard = ExactWordsGuard()
+
+    def allows(self, query: str, stored: str) -> bool:
+        return self._guard.allows(query, stored)
+
+    def terms(self, text: str) -> frozenset[object]:
+        return frozenset(self._guard.terms(text))
+
+
 def test_a_stored_prompt_without_terms_makes_every_lookup_embed() -> None:
     kv, emb = _counting_kv()
     kv.put("is it?", "maybe")  # stopwords only: no terms, so any query might pass the guard
@@ -243,13 +259,23 @@ def test_a_stored_prompt_without_terms_makes_every_lookup_embed() -> None:
     assert emb.calls == ["write a haiku about autumn leaves"]
 
 
+def test_a_query_whose_fingerprint_no_stored_prompt_shares_is_a_miss_without_an_embedding() -> None:
+    """The exact-words guard's fingerprint (the signature and operators): "is it?" has another,
+    so it cannot make a new question embed, as its missing terms would."""
+    kv, emb = _counting_kv(ExactWordsGuard())
+    kv.put("is it?", "maybe")
+    emb.calls.clear()
+    assert kv.lookup(Query("write a haiku about autumn leaves")) is None
+    assert emb.calls == []
+
+
 def test_the_term_check_reads_at_most_max_term_checks_stored_prompts() -> None:
     import itertools
 
     vocab = ["price", "hat", "red", "blue", "green", "big", "small", "old", "new", "cheap"]
     query = Query(" ".join(vocab))  # every word of the vocabulary, never "shoe"
     emb = CountingEmbedder()
-    kv = KVStage(embedder=emb, guard=ExactWordsGuard())
+    kv = KVStage(embedder=emb, guard=TermsOnlyGuard())  # no fingerprint: the terms decide
     for a, b in itertools.permutations(vocab, 2):  # 90 prompts, each needing "shoe"
         kv.put(f"shoe {a} {b}", "x")
     emb.calls.clear()
@@ -544,3 +570,36 @@ def test_the_exact_words_guard_never_matches_a_computation_or_another_operator()
     assert guard.fingerprint("what is 7+8") != guard.fingerprint("what is 7*8")
     assert not guard.allows("please calculate 7 times 8", "calculate 7 times 8")  # computed
     assert guard.allows("please, who wrote Hamlet?", "Who wrote Hamlet")
+
+
+def test_a_computation_is_a_miss_without_an_embedding_under_the_default_guard() -> None:
+    """The default guard refuses a computation beside every stored question (it is computed):
+    the kv misses before it embeds, so "what is 17*23" never loads an embedding model, even
+    where a stored prompt shares its numbers and operators ("please work out 2+2 for me" /
+    "what is 2+2")."""
+    emb = CountingEmbedder()
+    kv = KVStage(embedder=emb, guard=EntityGuard())
+    kv.load_pairs(kv_pairs())
+    emb.calls.clear()
+    for q in ("please work out 2+2 for me", "what is 17*23", "How many days are in 3 weeks?"):
+        assert kv.lookup(Query(q)) is None
+    assert emb.calls == []
+    kv.lookup(Query("what is the capital of the country Japan"))
+    assert emb.calls  # a question that is no computation is embedded as before
+
+
+def test_refuses_every_is_never_wrong_about_the_default_guard() -> None:
+    """Where the default guard says it refuses a query beside every stored question, it
+    refuses it beside each of the pack's questions."""
+    guard = EntityGuard()
+    stored = [prompt for prompt, _ in kv_pairs()][:400]
+    for q in (
+        "what is 2 + 2 ?",
+        "what is 17*23",
+        "convert 10 miles to km",
+        "what is the capital of France",
+    ):
+        if guard.refuses_every(q):
+            assert not any(guard.allows(q, s) for s in stored), q
+    assert guard.refuses_every("what is 17*23")
+    assert not guard.refuses_every("what is the capital of France")

@@ -243,6 +243,9 @@ class KVStage:
         self._terms: Callable[[str], frozenset[Hashable]] | None = getattr(
             self._guard, "terms", None
         )
+        self._refuses_every: Callable[[str], bool] | None = getattr(
+            self._guard, "refuses_every", None
+        )
         self._fps = _Fingerprints()
         self._needs: dict[str, frozenset[Hashable]] = {}  # key -> the guard's terms of its prompt
         self._by_term: dict[Hashable, list[str]] = {}  # a term -> keys indexed under it
@@ -721,18 +724,23 @@ class KVStage:
                     return self._answer(entry, query, 0)
         if part is not None and not part.facts and not any(t in self._parted for t in part.tags):
             return None  # nothing kept in its partition, and no fact may answer it
-        if vec is None:
-            if self._terms is not None and not self._may_pass(query.prompt):
-                return None  # the guard would refuse every stored prompt: no need to embed
-            vec = self.embedder.embed(self.embedded_text(query.prompt))
         entries, text, prepare = self._entries, query.prompt, self._prepare
-        allows: Callable[[Any, Any], bool] = self._guard.allows  # texts, or prepare()'s analyses
         matches = None
         fingerprint = self._fingerprint
         if fingerprint is not None:
             if len(self._fps.by_key) != len(entries):
                 self._sync_unput()
-            matches = self._fps.matcher(fingerprint(text))
+            fp = fingerprint(text)
+            if fp is not None and not self._fps.open and fp not in self._fps.groups:
+                return None  # no stored prompt has its numbers and operators: nothing to embed
+            matches = self._fps.matcher(fp)
+        if vec is None:
+            if self._refuses_every is not None and self._refuses_every(text):
+                return None  # the guard refuses it beside every stored prompt (a computation)
+            if self._terms is not None and not self._may_pass(text):
+                return None  # the guard would refuse every stored prompt: no need to embed
+            vec = self.embedder.embed(self.embedded_text(text))
+        allows: Callable[[Any, Any], bool] = self._guard.allows  # texts, or prepare()'s analyses
         if admitted is not None:  # the partition first, then the fingerprints
             matches = _both(admitted, matches)
         q_side: object = None if prepare is None else _UNKNOWN

@@ -143,7 +143,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "kv term check off: every miss embedded",
         "eoc/stages/kv.py",
-        "            if self._terms is not None and not self._may_pass(query.prompt):",
+        "            if self._terms is not None and not self._may_pass(text):",
         "            if False:",
     ),
     (
@@ -680,5 +680,23 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "eoc/openai/replies.py",
         "    if parts.username is not None or parts.password is not None:",
         "    if False:",
+    ),
+    (
+        "the kv embeds a query no stored fingerprint shares",
+        "eoc/stages/kv.py",
+        "            if fp is not None and not self._fps.open and fp not in self._fps.groups:",
+        "            if False:",
+    ),
+    (
+        "the kv embeds a computation the guard refuses everywhere",
+        "eoc/stages/kv.py",
+        "            if self._refuses_every is not None and self._refuses_every(text):",
+        "            if False:",
+    ),
+    (
+        "the guard says it refuses every stored question for any text",
+        "eoc/stages/guard/entity.py",
+        "        return is_computation(text)",
+        "        return True",
     ),
 ]

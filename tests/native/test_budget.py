@@ -99,4 +99,7 @@ def test_concurrent_requests_never_spend_more_than_the_budget() -> None:
     assert charged <= 5_000_000 and spent["used_joules"] <= 5.0
     assert upstream.asked == codes.count(200)  # a refused request never reached the upstream
     worst = cascade.worst_case("tell me fact 0").uj  # max_tokens 8 at 100 mJ, and the prompt
-    assert 800_000 < worst < 1_000_000 and codes.count(200) <= 5_000_000 // worst
+    assert 800_000 < worst < 1_000_000
+    # every worst case that fits is asked (5 of 0.84 J); once one settles at its 0.6 J, what it
+    # did not spend may admit another, but never past what 5 J pays for at 0.6 J an answer
+    assert 5_000_000 // worst <= codes.count(200) <= 5_000_000 // 600_000

@@ -45,7 +45,12 @@ Both are pure Python and work with any embedder. Besides ``allows``, a guard may
   whose fingerprints are both set and differ can never pass ``allows``. The kv stage keeps each
   stored prompt's fingerprint and skips mismatches without calling ``allows`` (a dict lookup
   instead of a text analysis), which is what keeps a store of prompts that differ only by a
-  number cheap to miss in.
+  number cheap to miss in. A query whose fingerprint no stored prompt shares (and no stored
+  prompt is unconstrained) is a miss before it is embedded: "what is 17*23" never loads an
+  embedding model.
+* ``refuses_every(text)``: true when ``allows(text, stored)`` is false for every ``stored``
+  (the default guard: a computation, which is computed, never answered by similarity); the kv
+  stage then misses without embedding the query.
 * ``prepare(text)``: an analysis of ``text`` that ``allows`` takes in place of the text, so the
   kv stage analyses a query once per lookup and a stored prompt once, not once per check.
 * ``terms(text)``: a set of hashable terms such that ``allows(query, stored)`` holds only if

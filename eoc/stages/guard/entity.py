@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
+from eoc.compute import is_computation
 from eoc.stages.guard.analysis import Analysis, _read
 from eoc.stages.guard.case import Case
 from eoc.stages.guard.reading import corrections, symbols
@@ -36,6 +37,13 @@ class EntityGuard:
         if corrections(text):
             return None
         return _read(text)[4], symbols(text)
+
+    @staticmethod
+    def refuses_every(text: str) -> bool:
+        """Whether every stored question would be refused for ``text`` whatever it says: a
+        computation is answered by computing it, never by a similar question (the first rule),
+        so the kv need not embed it to find candidates."""
+        return is_computation(text)
 
     def allows(self, query: str | Analysis, stored: str | Analysis) -> bool:
         return not self.refusal(query, stored)
