@@ -129,7 +129,7 @@ class GraphStage:
         """The words the graph reads, for repairing slips (:mod:`eoc.stages.factwords`): the
         question forms' and relations' words and the names of every thing of a kind the
         vocabulary names (up to :data:`MAX_NAMES`; a larger store repairs the forms' words
-        only), with what each is also called."""
+        only), with what each is also called (up to :data:`MAX_ALIAS_LOOKUPS` names)."""
         matcher = self._get_matcher()
         if self._words is None or self._words_preds != self._matcher_preds:
             names: list[str] = []
@@ -138,7 +138,13 @@ class GraphStage:
                 if len(names) > MAX_NAMES:
                     names = []
                     break
-            aliases = [a for n in names for a in self.store.objects(n, ALIAS_PREDICATE)]
+            # what each is also called: one lookup a name, so only for a store of few names
+            # (the pack's 409); a larger one repairs toward the names as they are stored
+            aliases = (
+                [a for n in names for a in self.store.objects(n, ALIAS_PREDICATE)]
+                if len(names) <= MAX_ALIAS_LOOKUPS
+                else []
+            )
             self._words = FactWords(matcher.words(), [*names, *aliases])
             self._words_preds = self._matcher_preds
         return self._words
@@ -231,6 +237,9 @@ MAX_LISTED = 20
 
 MAX_NAMES = 50_000
 """The most names :meth:`GraphStage._fact_words` indexes for repairing slips."""
+MAX_ALIAS_LOOKUPS = 5_000
+"""The most names whose other names :meth:`GraphStage._fact_words` looks up (one lookup each:
+an Oxigraph or PostgreSQL store answers each in tens of microseconds)."""
 
 
 def _counted(found: list[str], note: str) -> str | None:
