@@ -389,6 +389,10 @@ class RefuseAll:
         return False
 
 
+CORRECTED = "when does the museum, no sorry, the library open"
+"""A stored question that corrects itself: the default guard gives it no fingerprint."""
+
+
 def templated(n: int, guard: object | None = None) -> KVStage:
     kv = KVStage(guard=guard)  # type: ignore[arg-type]
     kv.load_pairs((TEMPLATE.format(i), f"${i}") for i in range(n))
@@ -398,6 +402,8 @@ def templated(n: int, guard: object | None = None) -> KVStage:
 def test_a_miss_that_differs_only_by_a_number_never_runs_the_guard() -> None:
     guard = CountingGuard()
     kv = templated(2 * MAX_POSTING, guard)
+    kv.put(CORRECTED, "at nine")  # no fingerprint: every query may be its candidate, so the
+    # kv cannot miss before it searches, and the fingerprints must rule the others out
     for i in range(20):
         assert kv.lookup(Query(TEMPLATE.format(10**6 + i))) is None  # the term check: no embedding
         # a stored prompt's number and one more: past the term check, to the fingerprints
@@ -415,6 +421,7 @@ def test_without_an_index_prefilter_fingerprint_mismatches_still_skip_the_guard(
     guard = CountingGuard()
     kv = KVStage(guard=guard, index=PlainIndex())
     kv.load_pairs((TEMPLATE.format(i), f"${i}") for i in range(100))
+    kv.put(CORRECTED, "at nine")  # as above: the search runs, and the fingerprints decide
     assert kv.lookup(Query(TEMPLATE.format(10**6))) is None and guard.calls == 0
     assert kv.lookup(Query(TEMPLATE.format("7 or 1000007"))) is None and guard.calls == 0
     hit = kv.lookup(Query("tell me the price of item 5 in the spring catalogue"))

@@ -140,6 +140,7 @@ def test_stop_ends_an_answer_within_a_second_which_is_served_and_never_remembere
         page.press("#prompt", "Enter")
         _wait_for_streaming(page)
         assert page.locator("#prompt").is_enabled()  # a next question may be asked meanwhile
+        assert page.locator("#llm-button").is_disabled()  # not another endpoint: it is busy
         clicked = page.evaluate("performance.now()")
         page.click("#answers > li.pending .stop")
         page.wait_for_function(f"document.querySelectorAll('{done}').length > {before}")

@@ -132,9 +132,8 @@ function setStatus(text, state) {
   if (state) document.body.dataset.state = state;
 }
 
-function setEnabled(on) {
-  for (const node of document.querySelectorAll("#prompt, #ask-button, .chip, #llm-url, #llm-button"))
-    node.disabled = !on;
+function setEnabled(on, selector = "#prompt, #ask-button, .chip, #llm-url, #llm-button") {
+  for (const node of document.querySelectorAll(selector)) node.disabled = !on;
 }
 
 const MB = (bytes) => `${(bytes / 1e6).toLocaleString("en-US", { maximumFractionDigits: 1 })} MB`;
@@ -443,7 +442,9 @@ async function submit(text) {
       window.eocPageModel.last = null;
       window.eocPageModel.on("start", () => {
         showPending(text);
-        setEnabled(true); // the next question may be asked while this one streams
+        // the next question may be asked while this one streams (not another endpoint: the
+        // cascade is busy with this answer until it stops)
+        setEnabled(true, "#prompt, #ask-button, .chip");
         setStatus(
           "The model in this page is answering… (stop, or a next question, ends it; a stopped answer is never remembered)",
         );
