@@ -201,14 +201,15 @@ def embedder_cost(eoc: str, base: dict[str, str], runs: int) -> dict[str, Any]:
     plain = {**base, "EOC_MODEL": "none"}
     with tempfile.TemporaryDirectory(prefix="eoc-firstrun-emb-") as tmp:
         env = _fresh(plain, Path(tmp))
+        hashed = {**env, "EOC_EMBEDDER": "hashed"}
         for kind, q in CHEAP_QUESTIONS.items():
             ask = [eoc, "query", "--no-store", q]
             times: dict[str, list[float]] = {"minilm": [], "hashed": []}
             timed(ask, env)  # once each first: the caches both runs read are warm
-            timed(ask, {**env, "EOC_EMBEDDER": "hashed"})
+            timed(ask, hashed)
             for _ in range(runs):
                 times["minilm"].append(timed(ask, env))
-                times["hashed"].append(timed(ask, {**env, "EOC_EMBEDDER": "hashed"}))
+                times["hashed"].append(timed(ask, hashed))
             m, h = statistics.median(times["minilm"]), statistics.median(times["hashed"])
             out[kind] = {"question": q, "minilm_s": m, "hashed_s": h, "ratio": m / h}
     return out

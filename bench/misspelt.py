@@ -87,6 +87,7 @@ def summary(outcomes: list[dict[str, Any]]) -> dict[str, Any]:
         if not mine:
             continue
         misspelt = [o for o in mine if normalize(o["asked"]) != normalize(o["meant"])]
+        spelled_right = [o for o in mine if o not in misspelt]
         out[part] = {
             "questions": len(mine),
             "misspelt": len(misspelt),
@@ -97,9 +98,9 @@ def summary(outcomes: list[dict[str, Any]]) -> dict[str, Any]:
             "names_changed": sum(len(o["names_changed"]) for o in mine),
             "meant_unanswered": sum(not o["meant_answered"] for o in mine),
             "spelled_right_kept": sum(
-                o["verdict"] == "right" and not o["repairs"] for o in mine if o not in misspelt
+                o["verdict"] == "right" and not o["repairs"] for o in spelled_right
             ),
-            "spelled_right": len(mine) - len(misspelt),
+            "spelled_right": len(spelled_right),
             "outcomes": mine,
         }
     return out

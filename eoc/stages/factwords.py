@@ -68,12 +68,6 @@ class FactWords:
                 for d in _deletes(w):
                     self._by_delete.setdefault(d, set()).add(w)
 
-    def __contains__(self, word: object) -> bool:
-        return word in self._known
-
-    def __len__(self) -> int:
-        return len(self._known)
-
     def correction(self, word: str) -> str | None:
         """The word the graph reads that ``word`` (lower case) is a slip of, or ``None``."""
         n = len(word)

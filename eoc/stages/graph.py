@@ -58,10 +58,8 @@ class GraphStage:
         self._flat = figure_uj is not None
         self._matcher: QuestionMatcher | None = None
         self._matcher_preds: tuple[str, ...] = ()
-        self._words: FactWords | None = None
-        self._words_preds: tuple[str, ...] = ()
+        self._words: FactWords | None = None  # both made again with the matcher
         self._forms: FactWords | None = None
-        self._forms_preds: tuple[str, ...] = ()
 
     def _get_matcher(self) -> QuestionMatcher:
         preds = tuple(self.store.predicates())
@@ -69,6 +67,7 @@ class GraphStage:
             asked = [p for p in preds if normalize(p) not in _STRUCTURE]
             self._matcher = QuestionMatcher(asked, self.vocabulary)
             self._matcher_preds = preds
+            self._words = self._forms = None
         return self._matcher
 
     def close(self) -> None:
@@ -120,9 +119,8 @@ class GraphStage:
         a question about something else ("write one short sentence about the sea", most of
         what reaches a model) is passed on without indexing the store's names."""
         matcher = self._get_matcher()
-        if self._forms is None or self._forms_preds != self._matcher_preds:
+        if self._forms is None:
             self._forms = FactWords(matcher.words(), ())
-            self._forms_preds = self._matcher_preds
         return matcher.could_ask(self._forms.repair(text)[0])
 
     def _fact_words(self) -> FactWords:
@@ -131,7 +129,7 @@ class GraphStage:
         vocabulary names (up to :data:`MAX_NAMES`; a larger store repairs the forms' words
         only), with what each is also called (up to :data:`MAX_ALIAS_LOOKUPS` names)."""
         matcher = self._get_matcher()
-        if self._words is None or self._words_preds != self._matcher_preds:
+        if self._words is None:
             names: list[str] = []
             for kind in sorted(set(self.vocabulary.kinds.values())):
                 names += self.store.subjects(KIND_PREDICATE, kind)
@@ -146,7 +144,6 @@ class GraphStage:
                 else []
             )
             self._words = FactWords(matcher.words(), [*names, *aliases])
-            self._words_preds = self._matcher_preds
         return self._words
 
     def _names(self, name: str) -> list[str]:
