@@ -50,17 +50,19 @@ from typing import Any
 from eoc.cost import JouleCost
 from eoc.errors import ConfigError, EocError, FactFileError, InputError
 from eoc.query import KvPartition, Query, Stage
+from eoc.stages import kv_hot
 from eoc.stages.base import Answer, stage_figure, work_estimate
 from eoc.stages.embed import Embedder, HashedNgramEmbedder, from_dense
 from eoc.stages.guard import EntityGuard, HitGuard, decisive_difference, judgeable
 from eoc.stages.index import SparseIndex, VectorIndex
 from eoc.stages.judging import Judging, Verdict
+from eoc.stages.kv_hot import HotEntries, StoreIndex
 from eoc.stages.repair import StoredWords
 from eoc.stages.wrappers import unwrap
 from eoc.store.entry import EntryMeta, Generation, checked_ttl
 from eoc.store.memory import MemoryKVStore
 from eoc.store.partition import SHARED, checked_tag, keyed, tag_of
-from eoc.store.protocols import Damage, KVRow, KVStore, Match
+from eoc.store.protocols import Damage, KVRow, KVStore, Match, VectorSearch
 from eoc.store.rules import checked_origin, kv_key, new_meta, replayed, stale
 from eoc.text.facts import read_fact_file, read_pairs
 from eoc.text.forms import fold
@@ -253,7 +255,7 @@ class KVStage:
         self.threshold = float(threshold)
         self.figure = stage_figure(Stage.KV, figure_uj)
         self._flat = figure_uj is not None  # a caller's flat figure: answers carry no cost
-        self._entries: dict[str, _Entry] = {}
+        self._entries: dict[str, _Entry] | HotEntries[_Entry] = {}
         self._parted: dict[str, set[str]] = {}  # a partition's tag -> its keys (not the shared)
         self._lock = threading.Lock()
         self._deferred: dict[str, str] = {}  # key -> prompt stored by defer_pairs, not embedded
@@ -269,6 +271,13 @@ class KVStage:
         self._write_lock = threading.RLock()  # one writer: memory changes in the store's order
         self.store: KVStore = MemoryKVStore() if store is None else store
         self._polls = bool(self.store.polls)
+        # a store that searches its own vectors (PostgreSQL with pgvector): memory keeps no
+        # vector, and a bounded set of the entries (eoc.stages.kv_hot)
+        self._searcher: VectorSearch | None = self.store.searcher(self.embedder, self.dense)
+        if self._searcher is not None:
+            self.index = StoreIndex(self._searcher, self._hold)
+            self._entries = HotEntries(kv_hot.HOT_ENTRIES)
+            self._fingerprint = self._terms = None  # the guard checks every candidate itself
         self._load()
         self.store.listen(self)
 
@@ -280,6 +289,8 @@ class KVStage:
     def _load(self) -> None:
         """Read the store's pairs, embedding those whose vector it does not hold for this
         embedder; an expired one is not kept, and is deleted from the store."""
+        if self._searcher is not None:
+            return  # the store searches its pairs: none is read at start
         rows = self.store.rows(self.embedder, self.dense)
         if not rows:
             return
@@ -304,10 +315,74 @@ class KVStage:
         except EocError as exc:
             self.store.damaged.append(("kv", row.rowid, exc.reason))
 
+    def _hold(self, rows: Sequence[KVRow]) -> list[str | None]:
+        """Keep among the hot entries the rows a searching store found (a held one whose answer
+        is unchanged is left as it is, with its guard analysis); the key each is held under, or
+        ``None`` for a row memory cannot serve (reported damaged)."""
+        keys: list[str | None] = []
+        for row in rows:
+            try:
+                tag = tag_of(row.key)
+                key = keyed(tag, kv_key(row.prompt, row.payload))
+                checked_origin(row.origin)
+            except EocError as exc:
+                self.store.damaged.append(("kv", row.rowid, exc.reason))
+                keys.append(None)
+                continue
+            held = self._entries.get(key)
+            if (
+                held is None
+                or held.prompt != row.prompt
+                or held.payload != row.payload
+                or held.origin != row.origin
+            ):
+                self._keep(key, row.prompt, row.payload, None, row.origin, row.meta, tag)
+            keys.append(key)
+        return keys
+
+    def _parts(self, part: KvPartition | None) -> list[str]:
+        """The partitions' tags whose entries may answer a query of partition ``part``."""
+        if part is None:
+            return [SHARED]
+        return [*part.tags, SHARED] if part.facts else list(part.tags)
+
+    def _nearest(
+        self,
+        vec: Any,
+        threshold: float,
+        limit: int,
+        accept: Callable[[Hashable], bool] | None,
+        prefilter: Callable[[Hashable], bool] | None,
+        part: KvPartition | None,
+    ) -> list[tuple[float, Hashable]]:
+        """The index's search, with ``prefilter`` where it takes one and, over a searching
+        store, only among ``part``'s partitions."""
+        index: Any = self.index
+        found: list[tuple[float, Hashable]]
+        if self._searcher is not None:
+            parts = self._parts(part)
+            found = index.search(vec, threshold, limit, accept, prefilter=prefilter, parts=parts)
+            return found
+        if prefilter is not None and getattr(index, "accepts_prefilter", False):
+            # mismatches are dropped before they are ranked or scored, not only before the guard
+            found = index.search(vec, threshold, limit, accept, prefilter=prefilter)
+        else:
+            found = index.search(vec, threshold, limit, accept)
+        return found
+
     # -- what a store calls (eoc.store.KVListener) ----------------------------------
 
     def take(self, rows: Sequence[KVRow]) -> None:
-        """Another process wrote ``rows`` to the store: serve them here too (not when expired)."""
+        """Another process wrote ``rows`` to the store: serve them here too (not when expired).
+        Over a searching store, the entries they replace are dropped from memory instead: the
+        store serves the new ones."""
+        if self._searcher is not None:
+            for row in rows:
+                try:
+                    self._drop(keyed(tag_of(row.key), kv_key(row.prompt, row.payload)))
+                except EocError:
+                    continue
+            return
         now = self.now()
         for row in rows:
             if not stale(row.origin, row.meta, now, self.ttl):
@@ -388,7 +463,7 @@ class KVStage:
         with self._lock:
             if meta is not None and meta.expires_at is not None:
                 self._aging = True
-            if partition:
+            if partition and self._searcher is None:
                 self._parted.setdefault(partition, set()).add(key)
             if needs is not None and key not in self._needs:
                 self._index_terms(key, needs)  # before the vector: never a vector without terms
@@ -634,8 +709,8 @@ class KVStage:
         vectors, at once (:meth:`load_pairs`), unless ``memory_only``: then they are kept in
         memory only, as with no store (a per-user store keeps answers, not the pack).
         """
-        if not (memory_only or self.store.defers):
-            return self.load_pairs(pairs)
+        if not (memory_only or self.store.defers) or self._searcher is not None:
+            return self.load_pairs(pairs)  # a searching store searches only what it holds
         items = list(pairs)
         fingerprint, terms = self._fingerprint, self._terms
         staged = []
@@ -717,12 +792,21 @@ class KVStage:
         part = query.partition
         admitted = self._admission(part)
         norm = fold(query.prompt)
-        for key in self._exact_keys(part, norm):
+        exact = self._exact_keys(part, norm)
+        if self._searcher is not None:  # what the store holds now (a forget elsewhere counts)
+            present = set(self._hold(self._searcher.fetch(exact)))
+            exact = tuple(k for k in exact if k in present)  # in the order they are tried
+        for key in exact:
             entry = self._entries.get(key)
             if entry is not None and not self._stale(entry):
                 if (admitted is None or admitted(key)) and self._same_question(query, entry):
                     return self._answer(entry, query, 0)
-        if part is not None and not part.facts and not any(t in self._parted for t in part.tags):
+        if (
+            part is not None
+            and not part.facts
+            and self._searcher is None
+            and not any(t in self._parted for t in part.tags)
+        ):
             return None  # nothing kept in its partition, and no fact may answer it
         entries, text, prepare = self._entries, query.prompt, self._prepare
         matches = None
@@ -769,12 +853,7 @@ class KVStage:
             return allows(q_side, s_side)
 
         self._index_deferred()
-        index: Any = self.index
-        if matches is not None and getattr(index, "accepts_prefilter", False):
-            # mismatches are dropped before they are ranked or scored, not only before the guard
-            found = index.search(vec, self.threshold, 1, accept, prefilter=matches)
-        else:
-            found = index.search(vec, self.threshold, 1, accept)
+        found = self._nearest(vec, self.threshold, 1, accept, matches, part)
         if not found:
             if self.judging is None:
                 return None
@@ -815,7 +894,9 @@ class KVStage:
                 and not (e.origin and not finished(e.meta))
             )
 
-        found = self.index.search(vec, judging.floor, judging.candidates, candidate)
+        found = self._nearest(
+            vec, judging.floor, judging.candidates, candidate, None, query.partition
+        )
         if not found:
             return None
         if prepare is not None and q_side is _UNKNOWN:
@@ -872,7 +953,9 @@ class KVStage:
         out: list[dict[str, object]] = []
         served = False
         self._index_deferred()
-        for score, k in self.index.search(vec, min(floor, self.threshold), limit):
+        for score, k in self._nearest(
+            vec, min(floor, self.threshold), limit, None, None, query.partition
+        ):
             candidate = self._entries.get(str(k))
             if candidate is None or (admitted is not None and not admitted(k)):
                 continue  # another partition's: never a candidate for this query
@@ -904,7 +987,7 @@ class KVStage:
         ``None``: every one (a plain question, and no partition holds anything)."""
         entries = self._entries
         if part is None:
-            if not self._parted:
+            if not self._parted and self._searcher is None:
                 return None
 
             def shared(k: Hashable) -> bool:
@@ -954,6 +1037,9 @@ class KVStage:
         return Answer(entry.payload, cost, entry.origin, meta=entry.meta, generation=generation)
 
     def __len__(self) -> int:
+        """Entries stored: in memory, or in a searching store (a count it makes)."""
+        if self._searcher is not None:
+            return self._searcher.count()
         return len(self._entries)
 
 

@@ -71,6 +71,10 @@ class MemoryKVStore:
     def rows(self, embedder: Embedding, dense: bool) -> Sequence[KVRow]:
         return ()
 
+    def searcher(self, embedder: Embedding, dense: bool) -> None:
+        """No search of its own: the stage reads the pairs and searches them in memory."""
+        return None
+
     def holds(self, key: str, payload: str, origin: str) -> bool:
         return False
 

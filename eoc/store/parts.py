@@ -31,6 +31,9 @@ class StoreParts:
     start: Callable[[], None] | None = None
     health: Callable[[], str] | None = None
     pending: Callable[[], int] | None = None
+    note: Callable[[], str] | None = None
+    """What a user should know of how the store works once the stages are built ("" for
+    nothing): where the kv's vectors are searched, and what that costs (``eoc serve`` prints it)."""
 
     def close(self) -> None:
         """Close each part (a store whose parts share one connection closes it once: a second

@@ -126,6 +126,27 @@ class KVRow:
     rowid: int = 0
 
 
+class VectorSearch(Protocol):
+    """A store's own search over the kv vectors it holds (PostgreSQL with pgvector): the stage
+    then keeps no vector and only a bounded set of recent entries in memory
+    (:class:`eoc.stages.kv_hot.HotEntries`), and asks the store for the rest.
+
+    ``nearest(vec, k, parts)``: up to ``k`` stored rows nearest ``vec`` as ``(cosine, row)``,
+    best first, among rows of the partitions tagged ``parts`` (``None``: every partition), each
+    row checked as ``rows`` checks it; ``fetch(keys)``: the rows stored under ``keys``, checked;
+    ``count()``: how many rows the store holds; ``what``: the search, in words, for a status."""
+
+    what: str
+
+    def nearest(
+        self, vec: object, k: int, parts: Sequence[str] | None
+    ) -> list[tuple[float, KVRow]]: ...
+
+    def fetch(self, keys: Sequence[str]) -> list[KVRow]: ...
+
+    def count(self) -> int: ...
+
+
 class KVListener(Protocol):
     """What a kv store may call on its stage when another process changed the store."""
 
@@ -158,7 +179,9 @@ class KVStore(Protocol):
     given); ``holds(key, payload, origin)`` says whether the store already holds that very pair
     (a bulk load skips it); ``put(rows)`` writes rows, vectors given, in one transaction; a
     ``forget`` returns the key memory serves each forgotten pair under; ``defers`` is true for
-    a store that keeps nothing beyond memory, so the stage may embed a bulk load lazily."""
+    a store that keeps nothing beyond memory, so the stage may embed a bulk load lazily;
+    ``searcher`` gives the store's own vector search where it has one (asked before ``rows``:
+    with one, ``rows`` is not read)."""
 
     damaged: list[Damage]
     polls: bool
@@ -179,6 +202,11 @@ class KVStore(Protocol):
     def listen(self, stage: KVListener) -> None: ...
 
     def close(self) -> None: ...
+
+    def searcher(self, embedder: Embedding, dense: bool) -> VectorSearch | None:
+        """The store's own search over ``embedder``'s vectors, or ``None``: the stage reads
+        every pair at start (``rows``) and searches them in memory."""
+        ...
 
 
 class TripleRows(Protocol):
@@ -210,4 +238,5 @@ __all__ = [
     "KVStore",
     "Match",
     "TripleRows",
+    "VectorSearch",
 ]

@@ -270,6 +270,10 @@ class SqliteKVStore:
         _rekey(self.db, groups)
         return out
 
+    def searcher(self, embedder: Embedding, dense: bool) -> None:
+        """No search of its own: the stage reads the pairs and searches them in memory."""
+        return None
+
     def holds(self, key: str, payload: str, origin: str) -> bool:
         return self._stored.get(key) == (payload, origin)
 

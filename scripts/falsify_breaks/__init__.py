@@ -199,6 +199,7 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
             "tests/test_stages.py",
         ],
     ),
+    ("eoc/stages/kv_hot.py", ["tests/native/test_store_pgvector.py", "tests/test_kv_hot.py"]),
     (
         "eoc/stages/",
         [
@@ -232,6 +233,10 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
             "tests/native/test_ioreport_nvml.py",
             "tests/test_detect.py",
         ],
+    ),
+    (
+        "native/eoc_native/semantic/index.py",
+        ["tests/native/test_ann_index.py", "tests/native/test_semantic.py"],
     ),
     ("native/eoc_native/semantic/", ["tests/native/test_semantic.py", "tests/test_kv_bounds.py"]),
     (
@@ -276,6 +281,7 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
     ("native/eoc_native/keepalive.py", ["tests/native/test_remote.py"]),
     ("eoc/chat/request.py", ["tests/test_chat.py"]),
     ("native/eoc_native/serve/", ["tests/native/test_serve.py"]),
+    ("native/eoc_native/store/pgvector.py", ["tests/native/test_store_pgvector.py"]),
     (
         "native/eoc_native/store/",
         ["tests/native/test_store_postgres.py", "tests/native/test_store_contract.py"],

@@ -91,4 +91,40 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "        self._made: ExactIndex | AnnIndex | None = None  # made on first use: numpy costs 0.1 s",
         "        self._made: ExactIndex | AnnIndex | None = ExactIndex(dim)",
     ),
+    (
+        "the HNSW index makes a tombstone of a key stored again with the same vector",
+        "native/eoc_native/semantic/index.py",
+        "                if row is not None and float(old.reconstruct(row) @ vec) >= SAME_VECTOR:",
+        "                if False:",
+    ),
+    (
+        "the HNSW index never asks for more candidates after all were refused",
+        "native/eoc_native/semantic/index.py",
+        "            k *= 4",
+        "            return hits",
+    ),
+    (
+        "a saved HNSW index is opened whatever its digest",
+        "native/eoc_native/semantic/index.py",
+        "        if hashlib.sha256(body).hexdigest() != want:",
+        "        if False:",
+    ),
+    (
+        "a saved HNSW index is opened from a file others could write",
+        "native/eoc_native/semantic/index.py",
+        '        fd = open_checked(target, what="the saved vector index")',
+        "        fd = os.open(target, os.O_RDONLY)",
+    ),
+    (
+        "a saved HNSW index of other dimensions is opened",
+        "native/eoc_native/semantic/index.py",
+        "            if dim is not None and dims != dim:",
+        "            if False:",
+    ),
+    (
+        "the HNSW graph is never rebuilt from its tombstones",
+        "native/eoc_native/semantic/index.py",
+        "        if self._dead <= max(1024, self._index.ntotal // 4):",
+        "        if True:",
+    ),
 ]

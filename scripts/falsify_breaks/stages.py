@@ -486,8 +486,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a lookup never indexes deferred pairs",
         "eoc/stages/kv.py",
-        "        self._index_deferred()\n        index: Any = self.index",
-        "        index: Any = self.index",
+        "        self._index_deferred()\n        found = self._nearest(",
+        "        found = self._nearest(",
     ),
     (
         "a put after defer_pairs loses to the deferred vector",

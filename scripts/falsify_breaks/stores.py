@@ -164,6 +164,54 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "from eoc.text.forms import fold\n",
         "from eoc.stages.base import work_estimate  # noqa: F401\nfrom eoc.text.forms import fold\n",
     ),
+    (
+        "pgvector: the search's rows are taken without their checksum",
+        "native/eoc_native/store/pgvector.py",
+        "            meta = meta_from_text(text) if ok == checksum else None",
+        "            meta = meta_from_text(text)",
+    ),
+    (
+        "pgvector: a partition's filter is dropped from the search",
+        "native/eoc_native/store/pgvector.py",
+        '            where, args["p"] = " AND part = ANY(%(p)s)", list(parts)',
+        '            args["p"] = list(parts)',
+    ),
+    (
+        "pgvector: a vector is not written with its pair",
+        "native/eoc_native/store/pgvector.py",
+        "            encoded.append((*fields, name, part, _literal(r.vector, search.dim)))",
+        "            encoded.append((*fields, name, part, _literal([0.0] * (search.dim - 1) + [1.0], search.dim)))",
+    ),
+    (
+        "pgvector: the hot set is never bounded",
+        "eoc/stages/kv_hot.py",
+        "            while len(self._items) > self.capacity:",
+        "            while False:",
+    ),
+    (
+        "pgvector: the exact path reads no pair from the store",
+        "eoc/stages/kv.py",
+        "            present = set(self._hold(self._searcher.fetch(exact)))",
+        "            present = set(exact)",
+    ),
+    (
+        "pgvector: rows written without the vector table are never searched",
+        "native/eoc_native/store/pgvector.py",
+        '                "WHERE embedder = %s AND vector LIKE \'{\\"dense\\": [%%\' "',
+        '                "WHERE embedder = %s AND false AND vector LIKE \'{\\"dense\\": [%%\' "',
+    ),
+    (
+        "pgvector: a plain question is offered every partition's entries",
+        "eoc/stages/kv.py",
+        "            if not self._parted and self._searcher is None:",
+        "            if not self._parted:",
+    ),
+    (
+        "pgvector: a server without pgvector is not said to cost memory",
+        "native/eoc_native/store/pgvector.py",
+        '                f"at start and holds about {MEMORY_BYTES_PER_ENTRY:,} bytes per pair; install "',
+        '                "at start; install "',
+    ),
 ]
 
 _CONTRACT = "tests/native/test_store_contract.py"
@@ -190,3 +238,6 @@ FOCUS: dict[str, list[str]] = {
         f"{_CONTRACT}::test_an_answer_expired_while_nothing_ran_is_not_served_at_start"
     ],
 }
+_PGVECTOR = "tests/native/test_store_pgvector.py"
+FOCUS["pgvector: the exact path reads no pair from the store"] = [_PGVECTOR]
+FOCUS["pgvector: a plain question is offered every partition's entries"] = [_PGVECTOR]

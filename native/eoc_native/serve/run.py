@@ -141,6 +141,9 @@ def build(args: argparse.Namespace, err: TextIO) -> EocServer:
         print(f"eoc serve: loading {backend.name} ...", file=err, flush=True)
         load()
     built = assemble_remembering(guarded, args, err, "eoc serve")
+    note = built.store.note() if built.store is not None and built.store.note else ""
+    if note:
+        print(f"eoc serve: {note}", file=err, flush=True)
     cascade = Cascade(built.stages, signer=sign, reuse=args.reuse or "paraphrase")
     defaults = ChatDefaults(
         model_id,

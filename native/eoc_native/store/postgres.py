@@ -9,8 +9,10 @@ listener thread hears it, reads the row, checks its checksum and adds it to memo
 computed on replica A is a hit on replica B within milliseconds. After the listener loses its
 connection (PostgreSQL restarted), it reconnects with backoff and reads what it missed.
 
-PostgreSQL has no vector index here (Debian 12 ships no pgvector): kv vectors are stored with
-their rows and searched in each replica's own index.
+Where the server has pgvector, the kv's vectors are searched there and no replica holds them
+(:mod:`eoc_native.store.pgvector`, which :func:`open_store` uses); where it has none (Debian 12's
+PostgreSQL ships none), kv vectors are stored with their rows and searched in each replica's own
+index, and the store says so.
 
 The schema is versioned (``eoc_meta.schema_version``), created under an advisory lock so that
 replicas starting together do not race, and refused when of another version. Every row carries
@@ -55,7 +57,7 @@ from eoc.store.triples import TripleStore
 from eoc.store.vectors import decode_vector, encode_vector
 from eoc_native import require
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 CHANNEL = "eoc_changes"
 FORGOT = "forgot"
 """What a replica's notification carries in place of a row's sequence number after a forget."""
@@ -200,6 +202,9 @@ class PgStore:
                 row = ("4",)
             if row is not None and row[0] == "4":
                 self._from_v4(conn)
+                row = ("5",)
+            if row is not None and row[0] == "5":
+                conn.execute("UPDATE eoc_meta SET value = '6' WHERE key = 'schema_version'")
             for sql in _SCHEMA:
                 conn.execute(sql)
             conn.execute(
@@ -282,6 +287,10 @@ class PgStore:
             (key_id(self.key),),
         )
         conn.execute("UPDATE eoc_meta SET value = '5' WHERE key = 'schema_version'")
+
+    # Version 5 to 6 changes no row: a replica of version 6 searches kv vectors with pgvector
+    # where the server has it (eoc_native.store.pgvector), in a table a replica reading version 5
+    # would not write, so its answers would never be found there: such a replica is refused.
 
     @staticmethod
     def _from_v3(conn: Any) -> None:
@@ -690,6 +699,11 @@ class PgKVStore:
     def holds(self, key: str, payload: str, origin: str) -> bool:
         return self._stored.get(key) == (payload, origin)
 
+    def searcher(self, embedder: Embedding, dense: bool) -> Any:
+        """None: every replica searches the pairs in its own memory (the pgvector store,
+        :class:`eoc_native.store.pgvector.PgVectorKVStore`, searches them in PostgreSQL)."""
+        return None
+
     def _row(self, row: KVRow) -> tuple[str, ...]:
         text = row.meta.to_text()
         fields = (row.key, row.prompt, row.payload, row.origin)
@@ -826,14 +840,18 @@ def open_store(url: str) -> StoreParts:
     store of :mod:`eoc.assemble`), shared by replicas: the first writes the pack; each listens
     for the others' answers once started. While PostgreSQL is down, ``health`` says why and
     writes are held (``pending`` counts them)."""
+    from eoc_native.store.pgvector import PgVectorKVStore
+
     store = PgStore(url)
+    kv = PgVectorKVStore(store)
     return StoreParts(
         PgCacheStore(store),
-        PgKVStore(store),
+        kv,
         PgTripleRows(store),
         start=store.start,
         health=lambda: "" if store.healthy else (store.last_error or "PostgreSQL is unreachable"),
         pending=lambda: store.pending_writes,
+        note=lambda: kv.note,
     )
 
 
