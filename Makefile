@@ -190,6 +190,16 @@ bench: $(BIN)/.installed web chromium bench-firstrun
 	node web/test/kvquality.mjs
 	$(BIN)/python scripts/figures.py --write
 
+# The kv at 10k, 100k and 1M entries: eoc's index against faiss HNSW and hnswlib (the bench
+# extra installs hnswlib; the real MiniLM set is embedded once, about 20 min, then cached), and
+# 1, 2 and 4 replicas over pgvector (about an hour and a half on 2 cores in all)
+.PHONY: bench-kvscale
+bench-kvscale: $(BIN)/.installed
+	$(BIN)/python -m pip install -q -e ".[bench]"
+	$(BIN)/python bench/kvscale.py --record
+	$(BIN)/python bench/kvscale_pg.py --record
+	$(BIN)/python scripts/figures.py --write
+
 # The judge of meaning on people's rewordings (about 30 min of Qwen on 2 cores); the sealed part
 # is recorded as the shipped judge serves it, with nothing tuned on it
 .PHONY: bench-judge
