@@ -1036,6 +1036,10 @@ class KVStage:
             cost = JouleCost.estimated(cost.uj + spent, f"{cost.basis}; {verdict.note()}")
         return Answer(entry.payload, cost, entry.origin, meta=entry.meta, generation=generation)
 
+    def __bool__(self) -> bool:
+        """A stage is a stage, empty or not (its length may be a store's count)."""
+        return True
+
     def __len__(self) -> int:
         """Entries stored: in memory, or in a searching store (a count it makes)."""
         if self._searcher is not None:

@@ -95,7 +95,8 @@ class PgVectorSearch:
 
     def _prepare(self) -> None:
         """The vector table and its index (once per database and dimension, under the schema's
-        lock), and the vectors of rows written before it, where this embedder's are stored."""
+        lock), and the vectors of rows written before it, where this embedder's are stored (once:
+        ``eoc_meta`` records it, so a replica's start reads no row)."""
         t, d = self.table, self.dim
         with self.store.connection(f"creating {t}") as conn:
             conn.execute("SELECT pg_advisory_xact_lock(hashtext('eoc_schema'))")
@@ -109,7 +110,11 @@ class PgVectorSearch:
                 f"((emb::halfvec({d})) halfvec_cosine_ops) "
                 f"WITH (m = {HNSW_M}, ef_construction = {EF_CONSTRUCTION})"
             )
-            # rows a replica without this table wrote, with their vector as JSON text
+            # rows written before the table, with their vector as JSON text: copied once (a
+            # replica of schema 6 writes every new pair's vector here)
+            done = f"vectors copied: {t} {self.name}"
+            if conn.execute("SELECT 1 FROM eoc_meta WHERE key = %s", (done,)).fetchone():
+                return
             conn.execute(
                 f"INSERT INTO {t} (key, embedder, part, emb) SELECT key, embedder, "
                 "CASE WHEN left(key, 1) = '(' THEN substr(key, 1, strpos(key, ')')) ELSE '' END, "
@@ -120,6 +125,7 @@ class PgVectorSearch:
                 "ON CONFLICT (key) DO NOTHING",
                 (self.name,),
             )
+            conn.execute("INSERT INTO eoc_meta (key, value) VALUES (%s, 'yes')", (done,))
 
     def nearest(
         self, vec: object, k: int, parts: Sequence[str] | None
