@@ -27,9 +27,16 @@ from typing import Any
 from eoc.errors import EocError, InputError, StoreError
 from eoc.store.entry import meta_from_text
 from eoc.store.partition import tag_of
+from eoc.store.parts import StoreParts
 from eoc.store.protocols import Embedding, KVRow
 from eoc.store.sqlite_schema import row_sum, summed
-from eoc_native.store.postgres import _KV_UPSERT, PgKVStore, PgStore
+from eoc_native.store.postgres import (
+    _KV_UPSERT,
+    PgCacheStore,
+    PgKVStore,
+    PgStore,
+    PgTripleRows,
+)
 
 MIN_VERSION = (0, 8, 0)
 """The least pgvector eoc searches with: 0.7 brought ``halfvec``, 0.8 iterative index scans
@@ -312,4 +319,22 @@ class PgVectorKVStore(PgKVStore):
             self._stage.keep_only(lambda key, origin: False)
 
 
-__all__ = ["EF_SEARCH", "MIN_VERSION", "PgVectorKVStore", "PgVectorSearch"]
+def open_store(url: str) -> StoreParts:
+    """A cache's, a kv's and a graph's stores in one PostgreSQL database (the ``postgresql``
+    store of :mod:`eoc.assemble`), shared by replicas: the first writes the pack; each listens
+    for the others' answers once started. While PostgreSQL is down, ``health`` says why and
+    writes are held (``pending`` counts them)."""
+    store = PgStore(url)
+    kv = PgVectorKVStore(store)
+    return StoreParts(
+        PgCacheStore(store),
+        kv,
+        PgTripleRows(store),
+        start=store.start,
+        health=lambda: "" if store.healthy else (store.last_error or "PostgreSQL is unreachable"),
+        pending=lambda: store.pending_writes,
+        note=lambda: kv.note,
+    )
+
+
+__all__ = ["EF_SEARCH", "MIN_VERSION", "PgVectorKVStore", "PgVectorSearch", "open_store"]

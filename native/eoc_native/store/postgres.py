@@ -10,7 +10,7 @@ computed on replica A is a hit on replica B within milliseconds. After the liste
 connection (PostgreSQL restarted), it reconnects with backoff and reads what it missed.
 
 Where the server has pgvector, the kv's vectors are searched there and no replica holds them
-(:mod:`eoc_native.store.pgvector`, which :func:`open_store` uses); where it has none (Debian 12's
+(:mod:`eoc_native.store.pgvector`, whose ``open_store`` opens a PostgreSQL store); where it has none (Debian 12's
 PostgreSQL ships none), kv vectors are stored with their rows and searched in each replica's own
 index, and the store says so.
 
@@ -40,7 +40,6 @@ from eoc.stages.kv import KVStage
 from eoc.store.entry import meta_from_text
 from eoc.store.keys import key_id
 from eoc.store.partition import keyed, tag_of
-from eoc.store.parts import StoreParts
 from eoc.store.protocols import (
     PENDING,
     CacheListener,
@@ -835,31 +834,10 @@ def PgTripleStore(store: PgStore) -> TripleStore:
     return TripleStore(rows=PgTripleRows(store))
 
 
-def open_store(url: str) -> StoreParts:
-    """A cache's, a kv's and a graph's stores in one PostgreSQL database (the ``postgresql``
-    store of :mod:`eoc.assemble`), shared by replicas: the first writes the pack; each listens
-    for the others' answers once started. While PostgreSQL is down, ``health`` says why and
-    writes are held (``pending`` counts them)."""
-    from eoc_native.store.pgvector import PgVectorKVStore
-
-    store = PgStore(url)
-    kv = PgVectorKVStore(store)
-    return StoreParts(
-        PgCacheStore(store),
-        kv,
-        PgTripleRows(store),
-        start=store.start,
-        health=lambda: "" if store.healthy else (store.last_error or "PostgreSQL is unreachable"),
-        pending=lambda: store.pending_writes,
-        note=lambda: kv.note,
-    )
-
-
 __all__ = [
     "PgCache",
     "PgKV",
     "PgStore",
     "PgTripleStore",
     "is_postgres_url",
-    "open_store",
 ]
