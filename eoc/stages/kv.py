@@ -335,6 +335,7 @@ class KVStage:
                 or held.prompt != row.prompt
                 or held.payload != row.payload
                 or held.origin != row.origin
+                or held.meta != row.meta  # a new expiry: never read as expired, and deleted
             ):
                 self._keep(key, row.prompt, row.payload, None, row.origin, row.meta, tag)
             keys.append(key)

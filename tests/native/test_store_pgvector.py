@@ -277,3 +277,22 @@ def test_without_pgvector_the_store_says_what_memory_it_takes(postgres: Any, opt
         assert kv.lookup(Query("What's the capital of France?")).payload == "Paris"
     finally:
         kv.close()
+
+
+def test_an_answer_another_replica_kept_longer_is_neither_expired_nor_deleted(
+    url: str, options: Any
+) -> None:
+    a, _ = kv_on(url, options)
+    b, _ = kv_on(url, options)  # not listening: it hears nothing, it reads the store
+    try:
+        a.put("what is the weather like in oslo", "Rain", origin="m", generation=done(), ttl=60)
+        assert b.lookup(Query("what is the weather like in oslo")).payload == "Rain"  # held
+        a.put("what is the weather like in oslo", "Rain", origin="m", generation=done(), ttl=3600)
+        now = time.time()
+        b.now = lambda: now + 120
+        assert b.lookup(Query("what is the weather like in oslo")).payload == "Rain"
+        with psycopg.connect(url) as conn:
+            assert conn.execute("SELECT count(*) FROM eoc_kv").fetchone()[0] == 1
+    finally:
+        a.close()
+        b.close()
