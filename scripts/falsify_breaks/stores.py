@@ -197,8 +197,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "pgvector: rows written without the vector table are never searched",
         "native/eoc_native/store/pgvector.py",
-        '                "WHERE embedder = %s AND vector LIKE \'{\\"dense\\": [%%\' "',
-        '                "WHERE embedder = %s AND false AND vector LIKE \'{\\"dense\\": [%%\' "',
+        "            self._copy_old(conn)\n",
+        "",
     ),
     (
         "pgvector: a plain question is offered every partition's entries",

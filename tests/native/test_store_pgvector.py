@@ -248,10 +248,14 @@ def test_rows_a_replica_without_pgvector_wrote_are_searched_once_one_with_it_sta
     old = PgStore(url)
     memory = KVStage(store=PgKVStore(old), **options)  # vectors as JSON text, no vector table
     memory.put("what is the largest planet", "Jupiter")
+    memory.put("what is the smallest planet", "Mercury")
     memory.close()
+    with psycopg.connect(url) as conn:  # one vector cut short: left out, never a failed start
+        conn.execute("UPDATE eoc_kv SET vector = '{\"dense\": [0.1,' WHERE key LIKE '%smallest%'")
     kv, _ = kv_on(url, options)
     try:
         assert kv.lookup(Query("which planet is the largest?")).payload == "Jupiter"
+        assert kv.lookup(Query("what is the smallest planet")).payload == "Mercury"  # exact
     finally:
         kv.close()
 

@@ -30,6 +30,7 @@ from eoc.store.partition import tag_of
 from eoc.store.parts import StoreParts
 from eoc.store.protocols import Embedding, KVRow
 from eoc.store.sqlite_schema import row_sum, summed
+from eoc.store.vectors import decode_vector
 from eoc_native.store.postgres import (
     _KV_UPSERT,
     PgCacheStore,
@@ -122,17 +123,40 @@ class PgVectorSearch:
             done = f"vectors copied: {t} {self.name}"
             if conn.execute("SELECT 1 FROM eoc_meta WHERE key = %s", (done,)).fetchone():
                 return
-            conn.execute(
-                f"INSERT INTO {t} (key, embedder, part, emb) SELECT key, embedder, "
-                "CASE WHEN left(key, 1) = '(' THEN substr(key, 1, strpos(key, ')')) ELSE '' END, "
-                f"(vector::json -> 'dense')::text::vector({d}) FROM eoc_kv "
-                "WHERE embedder = %s AND vector LIKE '{\"dense\": [%%' "
-                f"AND json_array_length(vector::json -> 'dense') = {d} "
-                f"AND NOT EXISTS (SELECT 1 FROM {t} WHERE {t}.key = eoc_kv.key) "
-                "ON CONFLICT (key) DO NOTHING",
+            self._copy_old(conn)
+            conn.execute("INSERT INTO eoc_meta (key, value) VALUES (%s, 'yes')", (done,))
+
+    def _copy_old(self, conn: Any) -> None:
+        """Copy the vectors stored as JSON in ``eoc_kv.vector`` (by a replica without this
+        table) for this embedder, read in batches and each decoded as the memory store decodes
+        one (:func:`eoc.store.vectors.decode_vector`: bounded, finite, this many dimensions); a
+        vector that does not decode is left out (its pair is not searched), never an error that
+        stops a replica from starting."""
+        embedder = self.owner.embedder_for_copy
+        with conn.cursor(name="eoc_copy_vectors") as old:
+            old.itersize = 1_000
+            old.execute(
+                f"SELECT key, vector FROM eoc_kv WHERE embedder = %s AND vector IS NOT NULL "
+                f"AND NOT EXISTS (SELECT 1 FROM {self.table} v WHERE v.key = eoc_kv.key)",
                 (self.name,),
             )
-            conn.execute("INSERT INTO eoc_meta (key, value) VALUES (%s, 'yes')", (done,))
+            while batch := old.fetchmany(1_000):
+                rows = []
+                for key, text in batch:
+                    vec = decode_vector(str(text), embedder, True)
+                    if vec is None:
+                        continue
+                    try:
+                        part = tag_of(str(key))
+                    except EocError:
+                        continue
+                    rows.append((key, self.name, part, _literal(vec, self.dim)))
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        f"INSERT INTO {self.table} (key, embedder, part, emb) "
+                        f"VALUES (%s, %s, %s, %s::vector({self.dim})) ON CONFLICT (key) DO NOTHING",
+                        rows,
+                    )
 
     def nearest(
         self, vec: object, k: int, parts: Sequence[str] | None
@@ -182,6 +206,7 @@ class PgVectorKVStore(PgKVStore):
     def __init__(self, store: PgStore) -> None:
         super().__init__(store)
         self.search: PgVectorSearch | None = None
+        self.embedder_for_copy: Any = None
         self.note = ""
         self._damaged_seen: set[int] = set()
 
@@ -204,6 +229,7 @@ class PgVectorKVStore(PgKVStore):
                 "pgvector on the server (docs/stores.md) to search them there"
             )
             return None
+        self.embedder_for_copy = embedder
         self.search = PgVectorSearch(self, embedder.name, dim, version)
         self.note = f"kv vectors searched by PostgreSQL: {self.search.what}"
         return self.search
