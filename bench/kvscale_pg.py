@@ -45,7 +45,7 @@ def fill(url: str, n: int) -> dict[str, float]:
     from eoc.store.sqlite_db import store_key
     from eoc.store.sqlite_schema import row_sum, summed
     from eoc_native.semantic import semantic_kv_options
-    from eoc_native.store.pgvector import PgVectorKVStore
+    from eoc_native.store.pgvector import PgVectorKVStore, hnsw_index
     from eoc_native.store.postgres import PgStore
 
     options = semantic_kv_options(judge=False)
@@ -79,10 +79,7 @@ def fill(url: str, n: int) -> dict[str, float]:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SET maintenance_work_mem = '2GB'")
         conn.execute("SET max_parallel_maintenance_workers = 1")
-        conn.execute(
-            "CREATE INDEX eoc_kv_vec_384_hnsw ON eoc_kv_vec_384 USING hnsw "
-            "((emb::halfvec(384)) halfvec_cosine_ops) WITH (m = 16, ef_construction = 64)"
-        )
+        conn.execute(hnsw_index(384))  # the store's own statement and settings
         conn.execute("VACUUM ANALYZE eoc_kv")
         conn.execute("VACUUM ANALYZE eoc_kv_vec_384")
     return {"load_s": round(loaded, 1), "index_build_s": round(time.perf_counter() - t0, 1)}

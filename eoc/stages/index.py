@@ -29,7 +29,7 @@ from __future__ import annotations
 import heapq
 import math
 import threading
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from operator import itemgetter
 from typing import Any, Protocol, runtime_checkable
 
@@ -236,4 +236,47 @@ class SparseIndex:
         return len(self._vectors)
 
 
-__all__ = ["MAX_POSTING", "MAX_SCORED", "SparseIndex", "VectorIndex"]
+class Offers:
+    """Candidates ranked best first, offered to ``prefilter`` and ``accept`` over one or more
+    rounds of a widening search (an index that asks again for more when every candidate was
+    refused): each key once, at most :data:`MAX_SCORED` × ``limit`` handed to ``accept``, and
+    none below ``threshold``. ``hits`` holds what ``accept`` took, best first."""
+
+    def __init__(
+        self,
+        threshold: float,
+        limit: int,
+        accept: Callable[[Hashable], bool] | None,
+        prefilter: Callable[[Hashable], bool] | None,
+    ) -> None:
+        self.threshold = threshold
+        self.limit = limit
+        self.accept = accept
+        self.prefilter = prefilter
+        self.hits: list[tuple[float, Hashable]] = []
+        self.budget = MAX_SCORED * limit
+        self._offered: set[Hashable] = set()  # a wider search may rank them otherwise
+
+    def take(self, ranked: Iterable[tuple[float, Hashable | None]]) -> bool:
+        """Offer one round's ``(cosine, key)`` candidates, best first (a ``None`` key: a row no
+        key names, skipped); True once the search is over (a candidate below the threshold,
+        the budget spent, or ``limit`` hits), False when a wider round may find more."""
+        for score, key in ranked:
+            if score < self.threshold:
+                return True
+            if key is None or key in self._offered:
+                continue
+            self._offered.add(key)
+            if self.prefilter is not None and not self.prefilter(key):
+                continue
+            if self.budget == 0:
+                return True
+            self.budget -= 1
+            if self.accept is None or self.accept(key):
+                self.hits.append((min(score, 1.0), key))
+                if len(self.hits) >= self.limit:
+                    return True
+        return False
+
+
+__all__ = ["MAX_POSTING", "MAX_SCORED", "Offers", "SparseIndex", "VectorIndex"]

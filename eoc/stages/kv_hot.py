@@ -20,7 +20,7 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
 from eoc.errors import ConfigError
-from eoc.stages.index import MAX_SCORED
+from eoc.stages.index import MAX_SCORED, Offers
 from eoc.store.protocols import KVRow, VectorSearch
 
 HOT_ENTRIES = 20_000
@@ -129,31 +129,16 @@ class StoreIndex:
         """Up to ``limit`` ``(cosine, key)`` at or above ``threshold``, best first, among the
         store's nearest rows of the partitions ``parts`` (``None``: all); at most
         ``MAX_SCORED`` × ``limit`` are handed to ``accept``."""
-        hits: list[tuple[float, Hashable]] = []
-        budget = MAX_SCORED * limit
-        offered: set[Hashable] = set()  # a wider search may rank them otherwise: each once
+        offers = Offers(threshold, limit, accept, prefilter)
         k = FIRST_ROWS * limit
         while True:
             found = self.store_search.nearest(vec, k, parts)
             # held worst first, so the best are the most recently held: the last dropped
             keys = self._hold([row for _, row in reversed(found)])[::-1]
-            for (score, _), key in zip(found, keys, strict=True):
-                if score < threshold:
-                    return hits
-                if key is None or key in offered:
-                    continue
-                offered.add(key)
-                if prefilter is not None and not prefilter(key):
-                    continue
-                if budget == 0:
-                    return hits
-                budget -= 1
-                if accept is None or accept(key):
-                    hits.append((min(score, 1.0), key))
-                    if len(hits) >= limit:
-                        return hits
+            if offers.take(zip([score for score, _ in found], keys, strict=True)):
+                return offers.hits
             if len(found) < k or k >= MAX_SCORED * limit:
-                return hits
+                return offers.hits
             k = min(k * 4, MAX_SCORED * limit)
 
     def __len__(self) -> int:

@@ -218,6 +218,18 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "                or held.meta != row.meta  # a new expiry: never read as expired, and deleted\n",
         "",
     ),
+    (
+        "a widening search hands accept every candidate, past MAX_SCORED a hit",
+        "eoc/stages/index.py",
+        "            if self.budget == 0:\n                return True\n",
+        "",
+    ),
+    (
+        "a widening search offers a candidate again in a wider round",
+        "eoc/stages/index.py",
+        "            if key is None or key in self._offered:",
+        "            if key is None:",
+    ),
 ]
 
 _CONTRACT = "tests/native/test_store_contract.py"
@@ -248,3 +260,11 @@ _PGVECTOR = "tests/native/test_store_pgvector.py"
 FOCUS["pgvector: the exact path reads no pair from the store"] = [_PGVECTOR]
 FOCUS["pgvector: a plain question is offered every partition's entries"] = [_PGVECTOR]
 FOCUS["pgvector: a hot entry keeps its old expiry when the store's row has a new one"] = [_PGVECTOR]
+FOCUS["a widening search hands accept every candidate, past MAX_SCORED a hit"] = [
+    "tests/test_kv_hot.py",
+    "tests/native/test_ann_index.py",
+]
+FOCUS["a widening search offers a candidate again in a wider round"] = [
+    "tests/test_kv_hot.py",
+    "tests/native/test_ann_index.py",
+]

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from eoc.errors import ConfigError, StoreCorrupt, UntrustedFile
+from eoc.stages.index import MAX_SCORED
 from eoc_native.semantic import AnnIndex, ExactIndex
 from eoc_native.semantic.index import FIRST_CANDIDATES
 
@@ -164,3 +165,14 @@ def test_only_string_keys_are_saved_and_a_failed_save_leaves_the_old_file(tmp_pa
 def test_graph_settings_are_checked(bad: object) -> None:
     with pytest.raises(ConfigError, match="whole number"):
         AnnIndex(32, expansion=bad)  # type: ignore[arg-type]
+
+
+def test_at_most_max_scored_candidates_a_hit_reach_accept() -> None:
+    index, vecs = filled()
+    rng = np.random.default_rng(3)
+    for i in range(200):  # 200 near copies of k7, all above the threshold, all refused
+        v = vecs[7] + 0.01 * rng.standard_normal(32).astype(np.float32)
+        index.add(f"n{i}", v / np.linalg.norm(v))
+    asked: list[str] = []
+    assert index.search(vecs[7], 0.9, 1, accept=lambda k: bool(asked.append(str(k)))) == []
+    assert len(asked) == MAX_SCORED and len(set(asked)) == MAX_SCORED

@@ -24,7 +24,7 @@ from typing import Any
 
 from eoc.errors import BadEmbedding, ConfigError, StoreCorrupt, StoreError
 from eoc.files.trust import open_checked
-from eoc.stages.index import MAX_SCORED
+from eoc.stages.index import MAX_SCORED, Offers
 from eoc_native import require
 
 
@@ -314,31 +314,16 @@ class AnnIndex:
         ``MAX_SCORED`` × ``limit`` candidates are handed to ``accept``."""
         _check(threshold, limit)
         q = _vector(vec, self.dim).reshape(1, -1)
-        hits: list[tuple[float, Hashable]] = []
-        budget = MAX_SCORED * limit
-        offered: set[Hashable] = set()  # a wider search may rank them otherwise: each once
+        offers = Offers(threshold, limit, accept, prefilter)
         k = FIRST_CANDIDATES * limit
         while True:
             ranked, total = self._nearest(q, k)
-            for score, key in ranked:  # best first
-                if score < threshold:
-                    return hits
-                if key is None or key in offered:
-                    continue
-                offered.add(key)
-                if prefilter is not None and not prefilter(key):
-                    continue
-                if budget == 0:
-                    return hits
-                budget -= 1
-                if accept is None or accept(key):
-                    hits.append((min(score, 1.0), key))
-                    if len(hits) >= limit:
-                        return hits
+            if offers.take(ranked):
+                return offers.hits
             # every candidate cleared the threshold and was refused, or was a tombstone: ask
             # again, wider
             if k >= total or k >= MAX_SCORED * limit * 4 or len(ranked) < k:
-                return hits
+                return offers.hits
             k *= 4
 
     def _nearest(self, q: Any, k: int) -> tuple[list[tuple[float, Hashable | None]], int]:

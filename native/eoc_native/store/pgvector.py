@@ -70,13 +70,24 @@ def _literal(vec: Any, dim: int) -> str:
     return "[" + ",".join(format(x, ".9g") for x in values) + "]"
 
 
+def hnsw_index(dim: int) -> str:
+    """The statement that makes the vector table's HNSW index (if it is not there)."""
+    t = f"eoc_kv_vec_{dim}"
+    return (
+        f"CREATE INDEX IF NOT EXISTS {t}_hnsw ON {t} USING hnsw "
+        f"((emb::halfvec({dim})) halfvec_cosine_ops) "
+        f"WITH (m = {HNSW_M}, ef_construction = {EF_CONSTRUCTION})"
+    )
+
+
 class PgVectorSearch:
     """The nearest rows of ``eoc_kv`` by pgvector (:class:`eoc.store.protocols.VectorSearch`)."""
 
-    def __init__(self, owner: PgVectorKVStore, name: str, dim: int, version: str) -> None:
+    def __init__(self, owner: PgVectorKVStore, embedder: Embedding, dim: int, version: str) -> None:
         self.owner = owner
         self.store: PgStore = owner.store
-        self.name = name
+        self.embedder = embedder
+        self.name = embedder.name
         self.dim = dim
         self.table = f"eoc_kv_vec_{dim}"
         self.what = (
@@ -113,11 +124,7 @@ class PgVectorSearch:
                 "ON DELETE CASCADE ON UPDATE CASCADE, embedder text NOT NULL, "
                 f"part text NOT NULL, emb vector({d}) NOT NULL)"
             )
-            conn.execute(
-                f"CREATE INDEX IF NOT EXISTS {t}_hnsw ON {t} USING hnsw "
-                f"((emb::halfvec({d})) halfvec_cosine_ops) "
-                f"WITH (m = {HNSW_M}, ef_construction = {EF_CONSTRUCTION})"
-            )
+            conn.execute(hnsw_index(d))
             # rows written before the table, with their vector as JSON text: copied once (a
             # replica of schema 6 writes every new pair's vector here)
             done = f"vectors copied: {t} {self.name}"
@@ -132,7 +139,6 @@ class PgVectorSearch:
         one (:func:`eoc.store.vectors.decode_vector`: bounded, finite, this many dimensions); a
         vector that does not decode is left out (its pair is not searched), never an error that
         stops a replica from starting."""
-        embedder = self.owner.embedder_for_copy
         with conn.cursor(name="eoc_copy_vectors") as old:
             old.itersize = 1_000
             old.execute(
@@ -143,7 +149,7 @@ class PgVectorSearch:
             while batch := old.fetchmany(1_000):
                 rows = []
                 for key, text in batch:
-                    vec = decode_vector(str(text), embedder, True)
+                    vec = decode_vector(str(text), self.embedder, True)
                     if vec is None:
                         continue
                     try:
@@ -206,7 +212,6 @@ class PgVectorKVStore(PgKVStore):
     def __init__(self, store: PgStore) -> None:
         super().__init__(store)
         self.search: PgVectorSearch | None = None
-        self.embedder_for_copy: Any = None
         self.note = ""
         self._damaged_seen: set[int] = set()
 
@@ -229,8 +234,7 @@ class PgVectorKVStore(PgKVStore):
                 "pgvector on the server (docs/stores.md) to search them there"
             )
             return None
-        self.embedder_for_copy = embedder
-        self.search = PgVectorSearch(self, embedder.name, dim, version)
+        self.search = PgVectorSearch(self, embedder, dim, version)
         self.note = f"kv vectors searched by PostgreSQL: {self.search.what}"
         return self.search
 
