@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from eoc._compat import IN_PYODIDE
+from eoc.behind import Behind
 from eoc.calibration import (
     DEFAULT_BUDGET_NS,
     DEFAULT_RATIO,
@@ -63,7 +64,7 @@ from eoc.receipt import Receipt, Signer, checked_signer
 from eoc.response import Response
 from eoc.stages.base import WORK_RATES, Answer, WorkRates
 from eoc.stages.cache import CacheStage
-from eoc.stages.contract import PENDING, Remembering, StageLike, wire
+from eoc.stages.contract import PENDING, Remembering, StageLike, steps, wire
 from eoc.stages.judging import Judging
 from eoc.stages.neural import origin_of
 from eoc.store.entry import Generation, MadeCost, checked_made
@@ -104,6 +105,12 @@ class Cascade:
             kv), "exact" (the same request only: nothing is offered to the kv) or "never"
             (nothing is remembered, nothing remembered before is served). A request may ask
             for stricter (:attr:`eoc.query.Query.reuse`); facts are served under any.
+        kv_after_reply: offer the model's answers to the kv in a worker thread once
+            :meth:`resolve` has returned (:mod:`eoc.behind`; ``eoc serve`` does), so the
+            embedding the kv takes is not part of the answer's time. The cache keeps the answer
+            before ``resolve`` returns, as always; a rewording asked within milliseconds may
+            miss the kv. :meth:`flush` waits for those writes; a forget and :meth:`close` do too.
+            Not in the browser, which has no threads.
     """
 
     def __init__(
@@ -118,6 +125,7 @@ class Cascade:
         calibration_ratio: int = DEFAULT_RATIO,
         calibration_budget_ns: int = DEFAULT_BUDGET_NS,
         reuse: str = "paraphrase",
+        kv_after_reply: bool = False,
     ) -> None:
         if stages is None:
             from eoc.assemble import default_stages
@@ -158,6 +166,10 @@ class Cascade:
         self.meter_kind = effective_kind(meter)[0]
         self.store_errors = 0
         self.last_store_error = ""
+        self._errors_lock = threading.Lock()
+        if kv_after_reply and IN_PYODIDE:
+            raise ConfigError("kv_after_reply needs a thread: the browser has none")
+        self._behind = Behind(self._behind_failed) if kv_after_reply else None
         self._clock = clock
         self._ratio = calibration_ratio
         self._budget_ns = calibration_budget_ns
@@ -190,7 +202,8 @@ class Cascade:
         self._last_hit: dict[Stage, Query] = {}
         # the hot loop: (stage, its kind, the cost of a hit when nothing is live)
         why = "" if self.live else "no live counter"
-        self._plan = tuple((s, s.stage, self._demote(s.figure, why)) for s in self._cheap)
+        # (a kv's similar half after the graph: eoc.stages.contract.steps)
+        self._plan = tuple((s, s.stage, self._demote(s.figure, why)) for s in steps(self.stages))
         # by (plain question?, cacheable?, facts may answer?, in a partition?): the steps that
         # may answer such a query, built once
         self._plans = {
@@ -256,9 +269,18 @@ class Cascade:
         )
 
     def close(self) -> None:
-        """Close what the stages hold open (the stores of :mod:`eoc.store`: a file, a pool)."""
+        """Write what waits to be remembered (``kv_after_reply``), then close what the stages
+        hold open (the stores of :mod:`eoc.store`: a file, a pool)."""
+        if self._behind is not None:
+            self._behind.close()
         for close in self._wiring.closes:
             close()
+
+    def flush(self) -> None:
+        """Wait until every answer handed to the kv after its reply (``kv_after_reply``) is
+        remembered (or has failed: :attr:`store_errors`)."""
+        if self._behind is not None:
+            self._behind.flush()
 
     def __enter__(self) -> Cascade:
         return self
@@ -600,7 +622,10 @@ class Cascade:
 
     def forget(self, what: Forget) -> dict[str, int]:
         """Forget what ``what`` says (:func:`eoc.store.forget.forget_of`) from this cascade's cache
-        and kv, in memory and in their stores; how many entries each stage forgot."""
+        and kv, in memory and in their stores; how many entries each stage forgot. Answers
+        still on their way to the kv (``kv_after_reply``) are written first, so none of them
+        comes back after the forget."""
+        self.flush()
         return forget_in(
             None if self._cache is None else self._cache.stage,
             None if self._kv is None else self._kv.stage,
@@ -722,16 +747,34 @@ class Cascade:
                 and self._kept_in_kv(q)
                 and payload.strip()
             ):
-                done.append(self._remember(self._kv, q, payload, origin, generation))
+                if self._behind is None:
+                    done.append(self._remember(self._kv, q, payload, origin, generation))
+                else:
+                    kv = self._kv
+                    self._behind.submit(lambda: self._remember(kv, q, payload, origin, generation))
+                    if not done:  # no cache: not written yet, lost if this process stops first
+                        done.append(PENDING)
         except InputError:
             pass  # an answer kv cannot key (a prompt with no words) is still served
         except StoreError as exc:
             # the store refused the write (disk full, made read-only): the answer is still
             # served, nothing half-written was kept, and the failure is counted for the caller
-            self.store_errors += 1
-            self.last_store_error = exc.reason
+            self._store_failed(exc.reason)
             return "no"
         return PENDING if PENDING in done else "yes" if "yes" in done else ""
+
+    def _store_failed(self, reason: str) -> None:
+        with self._errors_lock:
+            self.store_errors += 1
+            self.last_store_error = reason
+
+    def _behind_failed(self, exc: BaseException) -> None:
+        """A write after the reply failed: counted as a refused write (an answer kv cannot key,
+        a prompt with no words, is not a failure, as in :meth:`_memoize`)."""
+        if isinstance(exc, InputError):
+            return
+        reason = exc.reason if isinstance(exc, StoreError) else f"{type(exc).__name__}: {exc}"
+        self._store_failed(f"remembering in kv after the reply: {reason}")
 
     @staticmethod
     def _remember(

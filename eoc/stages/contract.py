@@ -126,6 +126,54 @@ class Closes(Protocol):
     def close(self) -> None: ...
 
 
+@runtime_checkable
+class LooksAlike(Protocol):
+    """A kv whose lookup has two halves: the stored answer to the question itself (no
+    embedding), then a similar stored question's. The cascade asks the graph between them
+    (:func:`steps`)."""
+
+    def lookup_exact(self, query: Query) -> Answer | None: ...
+
+    def lookup_similar(self, query: Query) -> Answer | None: ...
+
+
+class Half:
+    """One half of a :class:`LooksAlike` stage's lookup, as one step of the cascade: the
+    stage's kind and figure, and that half's ``lookup``."""
+
+    __slots__ = ("figure", "lookup", "stage", "whole")
+
+    def __init__(self, whole: StageLike, lookup: Callable[[Query], Answer | None]) -> None:
+        self.whole = whole
+        self.stage: Stage = whole.stage
+        self.figure: JouleCost = whole.figure
+        self.lookup = lookup
+
+    def __repr__(self) -> str:
+        return f"Half({self.whole!r}, {getattr(self.lookup, '__name__', '?')})"
+
+
+def steps(stages: Sequence[StageLike]) -> tuple[StageLike, ...]:
+    """The cheap stages of ``stages`` (all but the model) in the order the cascade asks them.
+
+    A kv whose lookup has two halves (:class:`LooksAlike`) is asked for the question itself in
+    its place, and for a similar question after the graph: the graph's answers are right by
+    construction, so a similar stored question could only repeat one or be wrong, and a
+    question the graph or a computation answers never waits for an embedding model to load or
+    run. Without a graph the two halves are one step, as before."""
+    cheap = tuple(s for s in stages if s.stage is not Stage.NEURAL)
+    kv = next((s for s in cheap if s.stage is Stage.KV), None)
+    graph = next((s for s in cheap if s.stage is Stage.GRAPH), None)
+    if kv is None or graph is None or not isinstance(kv, LooksAlike):
+        return cheap
+    out: list[StageLike] = []
+    for s in cheap:
+        out.append(Half(kv, kv.lookup_exact) if s is kv else s)
+        if s is graph:
+            out.append(Half(kv, kv.lookup_similar))
+    return tuple(out)
+
+
 Remember = Callable[[Query, str, str, "Generation | None"], "str | None"]
 
 
@@ -248,8 +296,10 @@ __all__ = [
     "Closes",
     "CountsTokens",
     "Estimates",
+    "Half",
     "Judged",
     "KnowsOrigin",
+    "LooksAlike",
     "Memo",
     "Partitioned",
     "Prepares",
@@ -259,5 +309,6 @@ __all__ = [
     "Wiring",
     "WorstCase",
     "WouldCost",
+    "steps",
     "wire",
 ]

@@ -779,21 +779,39 @@ class KVStage:
         question reads the shared partition; a query in a partition reads its own entries that
         fit its ``max_tokens``, and the shared partition's facts where it allows them.
         """
+        return self._looked_up(query, self._exact, self._similar)
+
+    def lookup_exact(self, query: Query) -> Answer | None:
+        """The first half of :meth:`lookup`: the answer stored for ``query``'s own question
+        (folded), with no embedding. The cascade asks this before the graph and
+        :meth:`lookup_similar` after it (a question the graph answers is never embedded)."""
+        return self._looked_up(query, self._exact)
+
+    def lookup_similar(self, query: Query) -> Answer | None:
+        """The second half of :meth:`lookup`: a similar stored question the guard allows (the
+        exact one is not tried again)."""
+        return self._looked_up(query, self._similar)
+
+    def _looked_up(
+        self, query: Query, *parts: Callable[[Query, Any], Answer | None]
+    ) -> Answer | None:
         if self._polls:
             self.store.poll()
         try:
-            return self._search(query)
+            vec: Any = self._query_vector(query)  # first: a bad embedding is an error, hit or not
+            for part in parts:
+                found = part(query, vec)
+                if found is not None:
+                    return found
+            return None
         finally:
             if self._expired:
                 self._remove_expired()
 
-    def _search(self, query: Query) -> Answer | None:
-        # checked first: a bad embedding is an error, hit or not
-        vec: Any = self._query_vector(query)
+    def _exact(self, query: Query, vec: Any) -> Answer | None:
         part = query.partition
         admitted = self._admission(part)
-        norm = fold(query.prompt)
-        exact = self._exact_keys(part, norm)
+        exact = self._exact_keys(part, fold(query.prompt))
         if self._searcher is not None:  # what the store holds now (a forget elsewhere counts)
             present = set(self._hold(self._searcher.fetch(exact)))
             exact = tuple(k for k in exact if k in present)  # in the order they are tried
@@ -802,6 +820,11 @@ class KVStage:
             if entry is not None and not self._stale(entry):
                 if (admitted is None or admitted(key)) and self._same_question(query, entry):
                     return self._answer(entry, query, 0)
+        return None
+
+    def _similar(self, query: Query, vec: Any) -> Answer | None:
+        part = query.partition
+        admitted = self._admission(part)
         if (
             part is not None
             and not part.facts

@@ -73,6 +73,7 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
         "eoc/cascade.py",
         [
             "tests/test_cascade.py",
+            "tests/test_cascade_steps.py",
             "tests/test_properties.py",
             "tests/test_browser_honesty.py",
             "tests/native/test_ioreport_nvml.py",
@@ -152,8 +153,14 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
     ("eoc/stages/questions.py", ["tests/test_questions.py"]),
     (
         "eoc/stages/contract.py",
-        ["tests/test_stage_contract.py", "tests/test_origin.py", "tests/test_cascade.py"],
+        [
+            "tests/test_stage_contract.py",
+            "tests/test_origin.py",
+            "tests/test_cascade.py",
+            "tests/test_cascade_steps.py",
+        ],
     ),
+    ("eoc/behind.py", ["tests/test_cascade_steps.py"]),
     ("eoc/stages/wrappers.py", ["tests/test_guard_wrappers.py", "tests/test_guard_rewordings.py"]),
     ("eoc/stages/repair.py", ["tests/test_guard_wrappers.py", "tests/test_nearmiss.py"]),
     (

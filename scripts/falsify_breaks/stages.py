@@ -699,4 +699,34 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "        return is_computation(text)",
         "        return True",
     ),
+    (
+        "the cascade asks a kv's similar half before the graph (one whole kv step)",
+        "eoc/stages/contract.py",
+        "    if kv is None or graph is None or not isinstance(kv, LooksAlike):",
+        "    if True:",
+    ),
+    (
+        "a forget does not wait for the kv writes queued after the reply",
+        "eoc/cascade.py",
+        "        self.flush()\n        return forget_in(",
+        "        return forget_in(",
+    ),
+    (
+        "the cascade writes to the kv before the reply even with kv_after_reply",
+        "eoc/cascade.py",
+        "                if self._behind is None:",
+        "                if True:",
+    ),
+    (
+        "a full queue of writes after the reply drops a write",
+        "eoc/behind.py",
+        "        self._run(write)\n        return False",
+        "        return False",
+    ),
+    (
+        "a write after the reply that fails kills the worker",
+        "eoc/behind.py",
+        "        except Exception as exc:  # a failed write is told, never kills the worker",
+        "        except ZeroDivisionError as exc:",
+    ),
 ]

@@ -14,6 +14,7 @@ from eoc.chat.request import MAX_OUTPUT_TOKENS, ChatDefaults
 from eoc.cli.options import add_model, add_reuse, add_sign_key, add_store
 from eoc.cli.userstore import assemble_remembering
 from eoc.errors import ConfigError, MissingExtra
+from eoc.query import Stage
 from eoc.stages.neural import DEFAULT_MAX_TOKENS, TakesMaxTokens
 from eoc_native import require
 from eoc_native.serve.app import EocServer, ServeConfig, create_app
@@ -144,7 +145,12 @@ def build(args: argparse.Namespace, err: TextIO) -> EocServer:
     note = built.store.note() if built.store is not None and built.store.note else ""
     if note:
         print(f"eoc serve: {note}", file=err, flush=True)
-    cascade = Cascade(built.stages, signer=sign, reuse=args.reuse or "paraphrase")
+    # a kv with an embedding model remembers a model's answer after the reply (eoc.behind): the
+    # embedding, about 10 ms of a core, is not the client's wait; the core's n-grams take far less
+    dense = any(getattr(s, "dense", False) for s in built.stages if s.stage is Stage.KV)
+    cascade = Cascade(
+        built.stages, signer=sign, reuse=args.reuse or "paraphrase", kv_after_reply=dense
+    )
     defaults = ChatDefaults(
         model_id,
         max_tokens=getattr(backend, "max_tokens", args.max_tokens or DEFAULT_MAX_TOKENS),
