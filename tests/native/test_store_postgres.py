@@ -407,6 +407,35 @@ def test_a_thumbs_down_on_one_replica_forgets_the_answer_on_every_replica(url: s
         b.close()
 
 
+def test_a_pair_forgotten_or_replaced_elsewhere_is_not_served_before_the_news_arrives(
+    url: str,
+) -> None:
+    """Issue 40's soak: each replica holds every pair in memory (no pgvector), and a forget on
+    A reached B only through NOTIFY, milliseconds later; a lookup in between served the pair.
+    B here never hears (its listener is not started): it confirms a pair in the table before
+    serving it, so what A forgot or answered anew is a miss on B, never the old answer."""
+    a, b = PgStore(url), PgStore(url)
+    try:
+        kv_a = PgKV(a)
+        kv_a.put("who painted the mona lisa", "Leonardo da Vinci")
+        kv_a.put("what is the capital of peru", "Lima")
+        kv_a.put("who wrote hamlet", "Shakespeare")
+        kv_b = PgKV(b)  # reads them at start, then hears nothing
+        assert kv_b.lookup(Query("who painted the mona lisa")).payload == "Leonardo da Vinci"
+        assert kv_b.lookup(Query("Who painted the Mona Lisa?")).payload == "Leonardo da Vinci"
+        kv_a.forget_where(lambda key, prompt, origin, meta: "mona" in prompt)
+        assert kv_b.lookup(Query("who painted the mona lisa")) is None  # exact
+        assert kv_b.lookup(Query("Who painted the Mona Lisa?")) is None  # similar
+        kv_a.put("what is the capital of peru", "Lima (since 1535)")
+        assert kv_b.lookup(Query("what is the capital of peru")) is None  # not the old answer
+        kv_a.forget_where(lambda key, prompt, origin, meta: "hamlet" in prompt)
+        b.healthy = False  # a database B cannot read now: memory is the newest B can know
+        assert kv_b.lookup(Query("who wrote hamlet")).payload == "Shakespeare"
+    finally:
+        a.close()
+        b.close()
+
+
 def test_a_row_planted_with_its_checksum_recomputed_is_not_served_by_any_replica(
     url: str,
 ) -> None:

@@ -698,6 +698,22 @@ class PgKVStore:
     def holds(self, key: str, payload: str, origin: str) -> bool:
         return self._stored.get(key) == (payload, origin)
 
+    def current(self, keys: Sequence[str]) -> dict[str, tuple[str, str]] | None:
+        """The answer and origin the database holds for each of ``keys`` now (a key it no
+        longer holds is absent), read before a pair in memory is served: a forget or a new
+        answer another replica committed counts before its NOTIFY arrives. ``None`` when the
+        database cannot be read now: memory is then the newest this replica can know."""
+        if not self.store.healthy:
+            return None
+        try:
+            with self.store.connection("confirming a kv pair") as conn:
+                got = conn.execute(
+                    "SELECT key, payload, origin FROM eoc_kv WHERE key = ANY(%s)", (list(keys),)
+                ).fetchall()
+        except StoreError:
+            return None
+        return {str(k): (str(p), str(o)) for k, p, o in got}
+
     def searcher(self, embedder: Embedding, dense: bool) -> Any:
         """None: every replica searches the pairs in its own memory (the pgvector store,
         :class:`eoc_native.store.pgvector.PgVectorKVStore`, searches them in PostgreSQL)."""
