@@ -22,8 +22,9 @@ lookup p50/p99 (each replica's first lookup left out: MiniLM loads its weights t
 second), and how long the killed replica took to start again.
 With ``--embedder hashed`` the kv's vectors are sparse, so each replica holds every pair in memory
 (the store without pgvector works so): a forget reaches the other replicas' memory through
-LISTEN/NOTIFY, milliseconds later, and a lookup in between can still serve the pair (counted as
-resurrected: that window is why the pgvector store serves only what the database returns).
+LISTEN/NOTIFY, milliseconds later, so a pair found in memory is confirmed in the table before it
+is served (``PgKVStore.current``); without that read a lookup in between served it (counted as
+resurrected: 20 in 60 s), as the pgvector store never can (it serves what the database returns).
 ``tests/native/test_soak_pgvector.py`` runs it for 15 s with MiniLM in the test command.
 """
 
