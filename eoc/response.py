@@ -29,7 +29,8 @@ class Response:
 
     ``stored`` says whether the answer was remembered for next time (not part of the receipt):
     ``"yes"``; ``"pending"`` (kept in memory, and written to a shared store that is down when it
-    is back; lost if this process stops first); ``"no"`` (a store refused the write: it is
+    is back, or, with ``Cascade(kv_after_reply=True)`` and no cache, on its way to the kv; lost
+    if this process stops first); ``"no"`` (a store refused the write: it is
     served but not remembered); ``""`` when there was nothing to remember (a cache hit, an
     answer never remembered).
 

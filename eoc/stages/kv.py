@@ -103,7 +103,7 @@ _NOTHING: frozenset[str] = frozenset()
 
 
 class _Entry:
-    __slots__ = ("analysis", "key", "meta", "origin", "partition", "payload", "prompt")
+    __slots__ = ("analysis", "key", "local", "meta", "origin", "partition", "payload", "prompt")
 
     def __init__(
         self,
@@ -123,6 +123,7 @@ class _Entry:
             partition  # its partition's tag (eoc.store.partition): "" for the shared one
         )
         self.analysis: object = None  # the guard's prepare(prompt), made at its first check
+        self.local = False  # kept in this process's memory only (defer_pairs): no store row
 
 
 class _Fingerprints:
@@ -733,7 +734,8 @@ class KVStage:
                     self._index_terms(key, needs)
                 if key not in self._entries:
                     self._unworded.append(prompt)
-                self._entries[key] = _Entry(key, prompt, payload)
+                entry = self._entries[key] = _Entry(key, prompt, payload)
+                entry.local = True
                 if fingerprint is not None:
                     self._fps.add(key, fp)
                 self._deferred[key] = prompt
@@ -901,8 +903,8 @@ class KVStage:
         down). One it no longer holds, or holds with another answer, is dropped from memory
         and not served: a miss (the new answer arrives as the store announces it)."""
         current = self._current
-        if current is None:
-            return True
+        if current is None or entry.local:
+            return True  # (a pair kept in memory only has no row to confirm)
         now = current([entry.key])
         if now is None or now.get(entry.key) == (entry.payload, entry.origin):
             return True

@@ -233,8 +233,14 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a kv pair in memory is served without confirming it in a shared store",
         "eoc/stages/kv.py",
-        "        current = self._current\n        if current is None:",
-        "        current = None\n        if current is None:",
+        "        current = self._current\n        if current is None or entry.local:",
+        "        current = None\n        if current is None or entry.local:",
+    ),
+    (
+        "a kv pair kept in memory only is confirmed in a shared store (and never served)",
+        "eoc/stages/kv.py",
+        "        if current is None or entry.local:",
+        "        if current is None:",
     ),
     (
         "PostgreSQL confirms every pair it is asked about",
@@ -270,6 +276,10 @@ FOCUS: dict[str, list[str]] = {
 }
 _PGVECTOR = "tests/native/test_store_pgvector.py"
 FOCUS["pgvector: the exact path reads no pair from the store"] = [_PGVECTOR]
+FOCUS["a kv pair kept in memory only is confirmed in a shared store (and never served)"] = [
+    "tests/native/test_store_postgres.py::"
+    "test_a_pair_forgotten_or_replaced_elsewhere_is_not_served_before_the_news_arrives"
+]
 FOCUS["a kv pair in memory is served without confirming it in a shared store"] = [
     "tests/native/test_store_postgres.py::"
     "test_a_pair_forgotten_or_replaced_elsewhere_is_not_served_before_the_news_arrives"

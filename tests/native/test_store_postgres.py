@@ -421,6 +421,8 @@ def test_a_pair_forgotten_or_replaced_elsewhere_is_not_served_before_the_news_ar
         kv_a.put("what is the capital of peru", "Lima")
         kv_a.put("who wrote hamlet", "Shakespeare")
         kv_b = PgKV(b)  # reads them at start, then hears nothing
+        kv_b.defer_pairs([("what is the answer to everything", "42")], memory_only=True)
+        assert kv_b.lookup(Query("what is the answer to everything")).payload == "42"  # no row
         assert kv_b.lookup(Query("who painted the mona lisa")).payload == "Leonardo da Vinci"
         assert kv_b.lookup(Query("Who painted the Mona Lisa?")).payload == "Leonardo da Vinci"
         kv_a.forget_where(lambda key, prompt, origin, meta: "mona" in prompt)
