@@ -137,6 +137,28 @@ def test_a_damaged_or_altered_index_file_is_refused_before_faiss_reads_it(
         AnnIndex.open(path)
 
 
+def test_an_index_whose_graph_has_bytes_after_it_is_refused_even_with_its_digest_made_again(
+    tmp_path: Path,
+) -> None:
+    """faiss reads the graph from the file as it needs (in chunks, never the whole file at
+    once): what it leaves unread is refused, as a digest-matching file with bytes added is."""
+    import hashlib
+    import json
+
+    index, _ = filled(300)
+    path = tmp_path / "kv.hnsw"
+    index.save(path)
+    magic, rest = path.read_bytes().split(b"\n", 1)
+    line, body = rest.split(b"\n", 1)
+    head = json.loads(line)
+    body += b"\0" * 64
+    head["graph_bytes"] += 64
+    head["sha256"] = hashlib.sha256(body).hexdigest()
+    path.write_bytes(magic + b"\n" + json.dumps(head).encode() + b"\n" + body)
+    with pytest.raises(StoreCorrupt, match="bytes after its graph"):
+        AnnIndex.open(path)
+
+
 def test_an_index_file_of_other_dimensions_is_refused(tmp_path: Path) -> None:
     index, _ = filled(100)
     index.save(tmp_path / "kv.hnsw")

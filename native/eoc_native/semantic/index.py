@@ -43,6 +43,8 @@ def _vector(vec: Any, dim: int) -> Any:
 
 _MAGIC = b"eoc-hnsw 1\n"
 _MAGIC_LINE = 4096
+_CHUNK = 16 << 20
+"""Bytes a saved index is read in, at a time (hashed, then handed to faiss)."""
 """The header (magic and JSON) is read from the first bytes of a saved index, at most this many."""
 
 EXPANSION = 64
@@ -399,7 +401,6 @@ class AnnIndex:
             index eoc saved (damaged, cut short, altered, or of ``dim`` other dimensions);
             FileNotFoundError: there is none.
         """
-        np = require("numpy")
         target = Path(path)
         fd = open_checked(target, what="the saved vector index")
         with os.fdopen(fd, "rb") as src:
@@ -410,7 +411,7 @@ class AnnIndex:
                     f"{target} is not a vector index eoc saved: delete it, and the "
                     "kv builds its index again"
                 )
-            line, _, rest = first[len(_MAGIC) :].partition(b"\n")
+            line = first[len(_MAGIC) :].partition(b"\n")[0]
             try:
                 head = json.loads(line)
                 dims, params = int(head["dim"]), [int(v) for v in head["params"]]
@@ -423,29 +424,36 @@ class AnnIndex:
                 raise StoreCorrupt(f"{target} is cut short or has bytes added: delete the file")
             if dim is not None and dims != dim:
                 raise StoreCorrupt(f"{target} holds {dims}-dimensional vectors, not {dim}")
-            body = bytearray(key_bytes + graph_bytes)
-            view = memoryview(body)
-            view[: len(rest)] = rest
-            got = len(rest)
-            while got < len(body):
-                n = src.readinto(view[got:])
-                if not n:
+            # first the digest of everything after the header, read in chunks (never the whole
+            # file in memory); faiss reads the graph only once it matches
+            src.seek(start)
+            key_raw = src.read(key_bytes)
+            if len(key_raw) != key_bytes:
+                raise StoreCorrupt(f"{target} was cut short while it was read: delete it")
+            digest = hashlib.sha256(key_raw)
+            left = graph_bytes
+            while left:
+                chunk = src.read(min(_CHUNK, left))
+                if not chunk:
                     raise StoreCorrupt(f"{target} was cut short while it was read: delete it")
-                got += n
-        if hashlib.sha256(body).hexdigest() != want:
-            raise StoreCorrupt(
-                f"{target} does not match its digest (damaged or altered): delete it"
-            )
-        try:
-            keys = json.loads(bytes(view[:key_bytes]).decode("utf-8"))
-            expansion, connectivity, construction = params
-            index = cls(
-                dims, expansion=expansion, connectivity=connectivity, construction=construction
-            )
-            graph = index._faiss.deserialize_index(np.frombuffer(body, np.uint8, offset=key_bytes))
-        except (ValueError, RuntimeError, ConfigError) as exc:
-            raise StoreCorrupt(f"{target} could not be read back ({exc}): delete it") from None
-        del view, body
+                digest.update(chunk)
+                left -= len(chunk)
+            if digest.hexdigest() != want:
+                raise StoreCorrupt(
+                    f"{target} does not match its digest (damaged or altered): delete it"
+                )
+            src.seek(start + key_bytes)
+            try:
+                keys = json.loads(key_raw.decode("utf-8"))
+                expansion, connectivity, construction = params
+                index = cls(
+                    dims, expansion=expansion, connectivity=connectivity, construction=construction
+                )
+                graph, unread = _read_graph(index._faiss, src, graph_bytes)
+            except (ValueError, RuntimeError, ConfigError) as exc:
+                raise StoreCorrupt(f"{target} could not be read back ({exc}): delete it") from None
+            if unread:
+                raise StoreCorrupt(f"{target} has bytes after its graph: delete it")
         if (
             not isinstance(keys, list)
             or graph.ntotal != len(keys)
@@ -464,6 +472,20 @@ class AnnIndex:
         if len(index._row_of) + index._dead != len(keys):
             raise StoreCorrupt(f"{target} names a key twice: delete it")
         return index
+
+
+def _read_graph(faiss: Any, src: Any, size: int) -> tuple[Any, int]:
+    """faiss's index read from ``src``'s next ``size`` bytes through a callback (no copy of the
+    whole graph in Python's memory), and how many of them it left unread."""
+    left = size
+
+    def take(n: int) -> bytes:
+        nonlocal left
+        data: bytes = src.read(min(n, left))
+        left -= len(data)
+        return data
+
+    return faiss.read_index(faiss.PyCallbackIOReader(take, _CHUNK)), left
 
 
 class AutoIndex:
