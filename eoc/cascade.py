@@ -109,8 +109,9 @@ class Cascade:
             :meth:`resolve` has returned (:mod:`eoc.behind`; ``eoc serve`` does), so the
             embedding the kv takes is not part of the answer's time. The cache keeps the answer
             before ``resolve`` returns, as always; a rewording asked within milliseconds may
-            miss the kv. :meth:`flush` waits for those writes; a forget and :meth:`close` do too.
-            Not in the browser, which has no threads.
+            miss the kv. :meth:`flush` waits for those writes; a forget and :meth:`close` do too
+            (call it before writing the kv yourself: a queued write of the same question would
+            land after yours). Not in the browser, which has no threads.
     """
 
     def __init__(
