@@ -7,7 +7,15 @@ import sys
 
 import pytest
 
-from eoc.stages import CacheStage, GraphStage, KVStage, NeuralStage, Reply, TripleStore
+from eoc.stages import (
+    CacheStage,
+    GraphStage,
+    HashedNgramEmbedder,
+    KVStage,
+    NeuralStage,
+    Reply,
+    TripleStore,
+)
 
 IN_BROWSER = sys.platform == "emscripten"
 native_only = pytest.mark.skipif(
@@ -15,6 +23,18 @@ native_only = pytest.mark.skipif(
     reason="needs a live (fake) meter or a MEASURED cost, which the browser build refuses by "
     "design (docs/design.md §3.1); tests/test_browser_honesty.py checks that refusal there",
 )
+
+
+class CountingEmbedder(HashedNgramEmbedder):
+    """The core's embedder, keeping each text it was asked to embed (``calls``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[str] = []
+
+    def embed(self, text: str):  # type: ignore[no-untyped-def]
+        self.calls.append(text)
+        return super().embed(text)
 
 
 class ModelStandIn:

@@ -19,17 +19,7 @@ from eoc.stages import CacheStage, HashedNgramEmbedder, KVStage
 from eoc.stages.contract import Half, steps
 from eoc.stages.neural import NeuralStage
 from eoc.testing import ScriptedBackend
-from tests.helpers import IN_BROWSER
-
-
-class CountingEmbedder(HashedNgramEmbedder):
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: list[str] = []
-
-    def embed(self, text: str):  # type: ignore[no-untyped-def]
-        self.calls.append(text)
-        return super().embed(text)
+from tests.helpers import IN_BROWSER, CountingEmbedder
 
 
 def _cascade(kv: KVStage, backend: ScriptedBackend | None = None, **kw: object) -> Cascade:

@@ -21,7 +21,7 @@ from eoc.stages.guard.reading import _NOT_NAMES
 from eoc.stages.index import MAX_POSTING, MAX_SCORED
 from eoc.stages.kv import MAX_GUARD_CHECKS, _Entry
 from eoc.text.forms import STOPWORDS, fold, normalize, words
-from tests.helpers import IN_BROWSER
+from tests.helpers import IN_BROWSER, CountingEmbedder
 
 TEMPLATE = "what is the price of item {} in the spring catalogue"
 
@@ -193,16 +193,6 @@ def test_a_stored_prompt_is_allowed_only_when_its_terms_are_all_in_the_query(
             allowed += 1
             assert guard.terms(stored) <= guard.terms(query), (query, stored)
     assert allowed > 100
-
-
-class CountingEmbedder(HashedNgramEmbedder):
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: list[str] = []
-
-    def embed(self, text: str):  # type: ignore[no-untyped-def]
-        self.calls.append(text)
-        return super().embed(text)
 
 
 def _counting_kv(guard: object = None) -> tuple[KVStage, CountingEmbedder]:
@@ -522,37 +512,25 @@ def test_a_kv_answer_with_a_lone_surrogate_or_control_character_is_refused(paylo
     assert hit is not None and hit.payload == "$2"
 
 
-class _Counting(HashedNgramEmbedder):
-    """The core's embedder, counting the texts it embeds."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.texts: list[str] = []
-
-    def embed(self, text: str) -> object:
-        self.texts.append(text)
-        return super().embed(text)
-
-
 def test_deferred_pairs_are_embedded_on_the_first_lookup_that_needs_a_vector() -> None:
-    emb = _Counting()
+    emb = CountingEmbedder()
     kv = KVStage(embedder=emb, guard=ExactWordsGuard())
     assert kv.defer_pairs([("what is the speed of light", "c"), ("what is pi", "3.14")]) == 2
-    assert emb.texts == [] and len(kv) == 2
+    assert emb.calls == [] and len(kv) == 2
     hit = kv.lookup(Query("What is pi?"))  # an exact hit: nothing embedded
-    assert hit is not None and hit.payload == "3.14" and emb.texts == []
+    assert hit is not None and hit.payload == "3.14" and emb.calls == []
     assert kv.lookup(Query("tell me a joke")) is None  # no stored question could match
-    assert emb.texts == []
+    assert emb.calls == []
     hit = kv.lookup(Query("tell me the speed of light please"))  # a paraphrase: now embedded
     assert hit is not None and hit.payload == "c"
-    assert sorted(emb.texts) == [
+    assert sorted(emb.calls) == [
         "tell me the speed of light please",
         "what is pi",
         "what is the speed of light",
     ]
-    before = len(emb.texts)
+    before = len(emb.calls)
     kv.lookup(Query("tell me the speed of light, please"))
-    assert len(emb.texts) == before + 1  # the query only: the pairs are embedded once
+    assert len(emb.calls) == before + 1  # the query only: the pairs are embedded once
 
 
 def test_a_put_after_defer_pairs_keeps_its_own_vector_and_a_bad_pair_stores_nothing() -> None:

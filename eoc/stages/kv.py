@@ -899,8 +899,8 @@ class KVStage:
 
     def _confirmed(self, entry: _Entry) -> bool:
         """Whether the store still holds ``entry`` as memory does (always, for a store that
-        cannot say: memory, SQLite, which polls before each lookup, or PostgreSQL while it is
-        down). One it no longer holds, or holds with another answer, is dropped from memory
+        cannot say: memory, SQLite, which looks for other processes' forgets when polled, or
+        PostgreSQL while it is down). One it no longer holds, or holds with another answer, is dropped from memory
         and not served: a miss (the new answer arrives as the store announces it)."""
         current = self._current
         if current is None or entry.local:
