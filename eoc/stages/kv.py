@@ -250,6 +250,7 @@ class KVStage:
             self._guard, "refuses_every", None
         )
         self._fps = _Fingerprints()
+        self._store_fp: Callable[[str], bool] | None = None  # the store's may_hold, with a searcher
         self._needs: dict[str, frozenset[Hashable]] = {}  # key -> the guard's terms of its prompt
         self._by_term: dict[Hashable, list[str]] = {}  # a term -> keys indexed under it
         self._bare: set[str] = set()  # keys whose prompt has no terms: always candidates
@@ -278,7 +279,10 @@ class KVStage:
         if self._searcher is not None:
             self.index = StoreIndex(self._searcher, self._hold)
             self._entries = HotEntries(kv_hot.HOT_ENTRIES)
-            self._fingerprint = self._terms = None  # the guard checks every candidate itself
+            # the guard checks every candidate itself; a store that keeps the guard's
+            # fingerprints says whether any stored prompt has the query's (no embedding if none)
+            self._store_fp = self._stored_fingerprints(self._searcher)
+            self._fingerprint = self._terms = None
         # a store shared with other processes, without its own search: a pair in memory is
         # confirmed there before it is served (a forget elsewhere counts before it is heard)
         self._current: Callable[[Sequence[str]], dict[str, tuple[str, str]] | None] | None = (
@@ -493,6 +497,18 @@ class KVStage:
         by_term = self._by_term
         term = min(needs, key=lambda t: len(by_term.get(t, ())))
         by_term.setdefault(term, []).append(key)
+
+    def _stored_fingerprints(self, searcher: VectorSearch) -> Callable[[str], bool] | None:
+        """Where the guard's fingerprints may be kept by the store that searches (the guard names
+        them, ``fingerprint_id``, and the store can keep them, ``use_fingerprint``): the store
+        keeps each stored prompt's, and a lookup asks it whether any has the query's before
+        embedding; else ``None``."""
+        fingerprint, ident = self._fingerprint, getattr(self._guard, "fingerprint_id", None)
+        use = getattr(searcher, "use_fingerprint", None)
+        if fingerprint is None or not isinstance(ident, str) or not callable(use):
+            return None
+        may_hold: Callable[[str], bool] | None = use(ident, fingerprint)
+        return may_hold
 
     def _may_pass(self, text: str) -> bool:
         """False when the guard is sure to refuse every stored prompt for ``text`` (no stored
@@ -844,6 +860,8 @@ class KVStage:
             return None  # nothing kept in its partition, and no fact may answer it
         entries, text, prepare = self._entries, query.prompt, self._prepare
         matches = None
+        if self._store_fp is not None and not self._store_fp(text):
+            return None  # no stored prompt has its numbers and operators: nothing to embed
         fingerprint = self._fingerprint
         if fingerprint is not None:
             if len(self._fps.by_key) != len(entries):

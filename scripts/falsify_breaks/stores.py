@@ -179,8 +179,38 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "pgvector: a vector is not written with its pair",
         "native/eoc_native/store/pgvector.py",
-        "            encoded.append((*fields, name, part, _literal(r.vector, search.dim)))",
-        "            encoded.append((*fields, name, part, _literal([0.0] * (search.dim - 1) + [1.0], search.dim)))",
+        "            encoded.append((*fields, name, part, _literal(r.vector, search.dim), *fp))",
+        "            encoded.append((*fields, name, part, _literal([0.0] * (search.dim - 1) + [1.0], search.dim), *fp))",
+    ),
+    (
+        "pgvector: a question is ruled out though a stored prompt has its fingerprint",
+        "native/eoc_native/store/pgvector_fp.py",
+        "        return exact or unknown\n",
+        "        return False\n",
+    ),
+    (
+        "pgvector: rows of unknown fingerprint let a question be ruled out",
+        "native/eoc_native/store/pgvector_fp.py",
+        "        return exact or unknown\n",
+        "        return exact\n",
+    ),
+    (
+        "pgvector: the kv embeds every question though the store keeps fingerprints",
+        "eoc/stages/kv.py",
+        "        if self._store_fp is not None and not self._store_fp(text):",
+        "        if False:",
+    ),
+    (
+        "pgvector: rows written without a fingerprint are never filled",
+        "native/eoc_native/store/pgvector_fp.py",
+        "        if not row[0]:\n            return\n",
+        "        if True:\n            return\n",
+    ),
+    (
+        "pgvector: a put writes no fingerprint",
+        "native/eoc_native/store/pgvector.py",
+        "            fp = search.fingerprints.columns(prompt)\n",
+        "            fp = (None, None)\n",
     ),
     (
         "pgvector: the hot set is never bounded",
@@ -275,6 +305,9 @@ FOCUS: dict[str, list[str]] = {
     ],
 }
 _PGVECTOR = "tests/native/test_store_pgvector.py"
+_PGVECTOR_FP = "tests/native/test_store_pgvector_fp.py"
+FOCUS["pgvector: the kv embeds every question though the store keeps fingerprints"] = [_PGVECTOR_FP]
+FOCUS["pgvector: a put writes no fingerprint"] = [_PGVECTOR_FP]
 FOCUS["pgvector: the exact path reads no pair from the store"] = [_PGVECTOR]
 FOCUS["a kv pair kept in memory only is confirmed in a shared store (and never served)"] = [
     "tests/native/test_store_postgres.py::"

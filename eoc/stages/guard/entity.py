@@ -21,6 +21,9 @@ class EntityGuard:
     """
 
     name = "entities"
+    fingerprint_id = "entities/1"
+    """Names :meth:`fingerprint` where a store keeps it (PostgreSQL with pgvector): change it
+    with what :meth:`fingerprint` reads, so a store's fingerprints of the old kind are read again."""
 
     def __init__(self, *, rewordings: bool = False) -> None:
         self.rewordings = rewordings

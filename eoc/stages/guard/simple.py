@@ -24,6 +24,7 @@ class ExactWordsGuard:
     """Same content words and numbers, same order (lightly stemmed)."""
 
     name = "exact-words"
+    fingerprint_id = "exact-words/1"  # as EntityGuard.fingerprint_id
 
     def allows(self, query: str, stored: str) -> bool:
         return (

@@ -21,7 +21,7 @@ what that costs, and ``eoc serve`` prints it at start.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
 from eoc.errors import EocError, InputError, StoreError
@@ -31,6 +31,7 @@ from eoc.store.parts import StoreParts
 from eoc.store.protocols import Embedding, KVRow
 from eoc.store.sqlite_schema import row_sum, summed
 from eoc.store.vectors import decode_vector
+from eoc_native.store.pgvector_fp import StoredFingerprints
 from eoc_native.store.postgres import (
     _KV_UPSERT,
     PgCacheStore,
@@ -94,6 +95,7 @@ class PgVectorSearch:
             f"pgvector {version} at {self.store.where}: HNSW over halfvec({dim}), cosine, "
             f"ef_search {EF_SEARCH}"
         )
+        self.fingerprints = StoredFingerprints(self.store, self.table)
         self._prepare()
         t, d = self.table, dim
         # the nearest rows first (the HNSW index orders by the halfvec expression), then the
@@ -106,9 +108,10 @@ class PgVectorSearch:
         )
         self.upsert = (
             f"WITH kv AS ({_KV_UPSERT.replace(' RETURNING seq', ' RETURNING seq, key')}), "
-            f"v AS (INSERT INTO {t} (key, embedder, part, emb) "
-            f"SELECT key, %s, %s, %s::vector({d}) FROM kv ON CONFLICT (key) DO UPDATE SET "
-            "embedder = excluded.embedder, part = excluded.part, emb = excluded.emb) "
+            f"v AS (INSERT INTO {t} (key, embedder, part, emb, fp_by, fp) "
+            f"SELECT key, %s, %s, %s::vector({d}), %s, %s FROM kv ON CONFLICT (key) DO UPDATE "
+            "SET embedder = excluded.embedder, part = excluded.part, emb = excluded.emb, "
+            "fp_by = excluded.fp_by, fp = excluded.fp) "
             "SELECT seq FROM kv"
         )
 
@@ -125,6 +128,7 @@ class PgVectorSearch:
                 f"part text NOT NULL, emb vector({d}) NOT NULL)"
             )
             conn.execute(hnsw_index(d))
+            StoredFingerprints.prepare(conn, t)
             # rows written before the table, with their vector as JSON text: copied once (a
             # replica of schema 6 writes every new pair's vector here)
             done = f"vectors copied: {t} {self.name}"
@@ -163,6 +167,14 @@ class PgVectorSearch:
                         f"VALUES (%s, %s, %s, %s::vector({self.dim})) ON CONFLICT (key) DO NOTHING",
                         rows,
                     )
+
+    def use_fingerprint(
+        self, ident: str, fingerprint: Callable[[str], Hashable | None]
+    ) -> Callable[[str], bool]:
+        """Keep the kv guard's fingerprints (named ``ident``) of the prompts stored, and return
+        the question asked before embedding: may any stored prompt have this text's?
+        (:mod:`eoc_native.store.pgvector_fp`)."""
+        return self.fingerprints.use(ident, fingerprint)
 
     def nearest(
         self, vec: object, k: int, parts: Sequence[str] | None
@@ -319,7 +331,8 @@ class PgVectorKVStore(PgKVStore):
             except EocError:
                 part = ""
             fields = (key, prompt, payload, origin, text, name, None, checksum)
-            encoded.append((*fields, name, part, _literal(r.vector, search.dim)))
+            fp = search.fingerprints.columns(prompt)
+            encoded.append((*fields, name, part, _literal(r.vector, search.dim), *fp))
         if len(encoded) == 1:
             return self.store.write_or_hold("kv", search.upsert, encoded, "storing a kv pair")
         self.store.write("kv", search.upsert, encoded, "storing kv pairs")

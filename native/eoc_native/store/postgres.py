@@ -498,6 +498,11 @@ class PgStore:
             except StoreError:
                 return
 
+    @property
+    def closing(self) -> bool:
+        """Whether :meth:`close` was called (background work stops)."""
+        return self._stop.is_set()
+
     def close(self) -> None:
         """Stop listening and close the pool (again: nothing)."""
         self._stop.set()
