@@ -302,9 +302,12 @@ class CacheStage:
         """Forget one entry, in the store and then in memory; True if memory held it."""
         qid = qid_of(query)
         with self._write_lock:
+            with self._lock:
+                held = qid in self._entries  # (a shared store may drop it from memory itself)
             self.store.forget([qid])
             with self._lock:
-                return self._drop(qid)
+                self._drop(qid)
+            return held
 
     def forget_where(self, match: Match) -> int:
         """Forget every entry ``match(qid, None, origin, meta)`` picks (:mod:`eoc.store.forget`), in

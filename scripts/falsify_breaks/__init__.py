@@ -290,6 +290,7 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
     ("native/eoc_native/serve/", ["tests/native/test_serve.py"]),
     ("native/eoc_native/store/pgvector.py", ["tests/native/test_store_pgvector.py"]),
     ("native/eoc_native/store/pgvector_fp.py", ["tests/native/test_store_pgvector_fp.py"]),
+    ("native/eoc_native/store/pg_forgets.py", ["tests/native/test_store_pg_forgets.py"]),
     (
         "native/eoc_native/store/",
         ["tests/native/test_store_postgres.py", "tests/native/test_store_contract.py"],

@@ -287,13 +287,13 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a replica's forget of kv pairs is not announced",
         "native/eoc_native/store/postgres.py",
-        '            self.store.announce_forget("kv")\n',
+        '            self.store.announce_forget("kv", drop)\n',
         "",
     ),
     (
         "a replica's forget of cached answers is not announced",
         "native/eoc_native/store/postgres.py",
-        '            self.store.announce_forget("cache")\n',
+        '            self.store.announce_forget("cache", self._dropping(set(gone)))\n',
         "",
     ),
 ]

@@ -183,6 +183,56 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "            encoded.append((*fields, name, part, _literal([0.0] * (search.dim - 1) + [1.0], search.dim), *fp))",
     ),
     (
+        "PostgreSQL: a forget does not wait for the other replicas",
+        "native/eoc_native/store/postgres.py",
+        "        self.forgets.wait(table, fid)\n",
+        "",
+    ),
+    (
+        "PostgreSQL: a replica that dropped a forgotten answer does not say so",
+        "native/eoc_native/store/pg_forgets.py",
+        "                self.heard(table, fid)\n",
+        "",
+    ),
+    (
+        "PostgreSQL: the forgetting replica serves the answer while it waits",
+        "native/eoc_native/store/postgres.py",
+        "        if drop is not None:\n            drop()\n",
+        "",
+    ),
+    (
+        "PostgreSQL: a reconnecting replica keeps what was forgotten while it was deaf",
+        "native/eoc_native/store/postgres.py",
+        "                    self.forgets.pruned(list(self._pruners), self._prune)\n",
+        "",
+    ),
+    (
+        "PostgreSQL: a long-silent replica is waited for",
+        "native/eoc_native/store/pg_forgets.py",
+        '"AND heard < %s AND seen > now() - make_interval(secs => %s)",\n'
+        "                            (table, self.replica, fid, LIVE),",
+        '"AND heard < %s",\n                            (table, self.replica, fid),',
+    ),
+    (
+        "PostgreSQL: a closed replica is still waited for",
+        "native/eoc_native/store/postgres.py",
+        "            self.forgets.leave()\n",
+        "",
+    ),
+    (
+        "PostgreSQL: a table subscribed after the replica listens is not waited for",
+        "native/eoc_native/store/postgres.py",
+        "            if self._listening.is_set():  # listening already: forgets wait for this table now\n"
+        "                self.forgets.pruned([table], self._prune)\n",
+        "",
+    ),
+    (
+        "PostgreSQL: a listening replica sends no heartbeat",
+        "native/eoc_native/store/postgres.py",
+        "                        self.forgets.beat(conn)\n",
+        "",
+    ),
+    (
         "pgvector: a question is ruled out though a stored prompt has its fingerprint",
         "native/eoc_native/store/pgvector_fp.py",
         "        return exact or unknown\n",
@@ -306,6 +356,16 @@ FOCUS: dict[str, list[str]] = {
 }
 _PGVECTOR = "tests/native/test_store_pgvector.py"
 _PGVECTOR_FP = "tests/native/test_store_pgvector_fp.py"
+_FORGETS = "tests/native/test_store_pg_forgets.py"
+for _name in (
+    "PostgreSQL: a forget does not wait for the other replicas",
+    "PostgreSQL: the forgetting replica serves the answer while it waits",
+    "PostgreSQL: a reconnecting replica keeps what was forgotten while it was deaf",
+    "PostgreSQL: a closed replica is still waited for",
+    "PostgreSQL: a listening replica sends no heartbeat",
+    "PostgreSQL: a table subscribed after the replica listens is not waited for",
+):
+    FOCUS[_name] = [_FORGETS]
 FOCUS["pgvector: the kv embeds every question though the store keeps fingerprints"] = [_PGVECTOR_FP]
 FOCUS["pgvector: a put writes no fingerprint"] = [_PGVECTOR_FP]
 FOCUS["pgvector: the exact path reads no pair from the store"] = [_PGVECTOR]

@@ -55,6 +55,7 @@ from eoc.store.sqlite_schema import UNRECORDED, row_sum, summed
 from eoc.store.triples import TripleStore
 from eoc.store.vectors import decode_vector, encode_vector
 from eoc_native import require
+from eoc_native.store import pg_forgets
 
 SCHEMA_VERSION = "6"
 CHANNEL = "eoc_changes"
@@ -129,6 +130,7 @@ class PgStore:
         self._appliers: dict[str, Callable[[tuple[Any, ...]], None]] = {}
         self._resyncers: list[Callable[[], None]] = []
         self._pruners: dict[str, Callable[[], None]] = {}
+        self.forgets = pg_forgets.Forgets(self)  # a forget waits for the other replicas
         self._stop = threading.Event()
         self._listening = threading.Event()
         # writes made while PostgreSQL was down, to make when it is back (write_or_hold)
@@ -206,6 +208,7 @@ class PgStore:
                 conn.execute("UPDATE eoc_meta SET value = '6' WHERE key = 'schema_version'")
             for sql in _SCHEMA:
                 conn.execute(sql)
+            conn.execute(pg_forgets.SCHEMA)  # which replica heard which forget
             conn.execute(
                 "INSERT INTO eoc_meta (key, value) VALUES ('schema_version', %s) "
                 "ON CONFLICT (key) DO NOTHING",
@@ -415,14 +418,22 @@ class PgStore:
         self._resyncers.append(resync)
         if prune is not None:
             self._pruners[table] = prune
+            if self._listening.is_set():  # listening already: forgets wait for this table now
+                self.forgets.pruned([table], self._prune)
 
-    def announce_forget(self, table: str) -> None:
-        """Tell the other replicas that rows of ``table`` were forgotten: each drops from memory
-        what the table no longer holds (a thumbs-down on one replica reaches every one)."""
+    def announce_forget(self, table: str, drop: Callable[[], None] | None = None) -> None:
+        """Tell the other replicas that rows of ``table`` were forgotten, and wait until each
+        live one has dropped from memory what the table no longer holds (a thumbs-down on one
+        replica reaches every one before the forget returns: :mod:`.pg_forgets`). ``drop``:
+        this replica's own memory lets go first, so it serves none of them while it waits."""
+        if drop is not None:
+            drop()
         with self.connection(f"announcing a forget in {table}") as conn:
+            fid = self.forgets.announce(conn, table)
             conn.execute(
                 "SELECT pg_notify(%s, %s)", (CHANNEL, f"{table}\t{self.replica}\t{FORGOT}")
             )
+        self.forgets.wait(table, fid)
 
     def held_keys(self, table: str) -> set[str]:
         """The keys of rows of ``table`` held in memory until PostgreSQL is back (not in the
@@ -450,6 +461,9 @@ class PgStore:
                     conn.execute(f"LISTEN {CHANNEL}")
                     if not first:
                         self._resync()  # what other replicas wrote while this one was deaf
+                    # and what they forgot (since memory was read, the first time): then this
+                    # replica says it listens, and forgets wait for it
+                    self.forgets.pruned(list(self._pruners), self._prune)
                     first = False
                     self.healthy = True
                     backoff = 0.1
@@ -460,6 +474,7 @@ class PgStore:
                         for note in conn.notifies(timeout=0.5):
                             self._heard(note.payload)
                         conn.execute("SELECT 1")  # notices a dead server between notifications
+                        self.forgets.beat(conn)
             except Exception as exc:  # the connection or a read failed: reconnect
                 self.healthy = False
                 self.last_error = self._reason(exc)
@@ -476,12 +491,8 @@ class PgStore:
             self._resync()
             return
         if seq == FORGOT:
-            prune = self._pruners.get(table)
-            if prune is not None:
-                try:
-                    prune()
-                except StoreError:
-                    pass  # the resync after reconnecting reads the table again
+            if table in self._pruners:
+                self.forgets.pruned([table], self._prune)
             return
         try:
             rows = self.rows(table, damaged, "WHERE seq = %s", (int(seq),))
@@ -490,6 +501,9 @@ class PgStore:
         for row in rows:
             self._appliers[table](row)
             self.heard += 1
+
+    def _prune(self, table: str) -> None:
+        self._pruners[table]()
 
     def _resync(self) -> None:
         for resync in self._resyncers:
@@ -509,6 +523,7 @@ class PgStore:
         if self._thread is not None:
             self._thread.join(3)
             self._thread = None
+            self.forgets.leave()
         self.pool.close()
 
 
@@ -593,16 +608,25 @@ class PgCacheStore:
         if gone:
             with self.store.connection("forgetting cached answers") as conn:
                 conn.execute("DELETE FROM eoc_cache WHERE qid = ANY(%s)", (gone,))
-            self.store.announce_forget("cache")
+            self.store.announce_forget("cache", self._dropping(set(gone)))
         return gone
 
     def clear(self) -> None:
         with self.store.connection("clearing the cache") as conn:
             conn.execute("DELETE FROM eoc_cache")
-        self.store.announce_forget("cache")
+        self.store.announce_forget("cache", self._dropping(None))
 
     def poll(self) -> None:
         return None
+
+    def _dropping(self, gone: set[str] | None) -> Callable[[], None]:
+        """This replica's memory letting go of ``gone`` (``None``: all), before a forget waits."""
+
+        def drop() -> None:
+            if self._stage is not None:
+                self._stage.keep_only(lambda qid, origin: gone is not None and qid not in gone)
+
+        return drop
 
     def listen(self, stage: CacheListener) -> None:
         self._stage = stage
@@ -774,7 +798,13 @@ class PgKVStore:
         if gone:
             with self.store.connection("forgetting kv pairs") as conn:
                 conn.execute("DELETE FROM eoc_kv WHERE key = ANY(%s)", (gone,))
-            self.store.announce_forget("kv")
+            dropped = {*gone, *served}
+
+            def drop() -> None:  # this replica's memory first: it serves none while it waits
+                if self._stage is not None:
+                    self._stage.keep_only(lambda key, origin: key not in dropped)
+
+            self.store.announce_forget("kv", drop)
         for key in [*gone, *served]:
             self._stored.pop(key, None)
         return list(dict.fromkeys(served))
