@@ -15,6 +15,12 @@ the listener; the judge off) and, until the time is up, mix:
   from the others' logs, each asked in other words too. A forgotten pair served by a lookup that
   began after its forget was logged is **resurrected**.
 
+Each write and forget goes to the cache too (the answer under its question), and a forgotten
+question is asked of the cache as well: its memory is each replica's own, so a forget must reach
+every replica before it returns (``eoc_native.store.pg_forgets``; the forget's time is reported,
+and how many forgets returned before every live replica had answered: the killed replica counts
+as live until its heartbeat is 10 s old).
+
 Halfway through, one replica is killed (``SIGKILL``) and started again. At the end a fresh replica
 asks every acknowledged pair (as written): one not forgotten and not served is **lost**; a
 forgotten one served is resurrected too. Reported: counts of each operation, lost, resurrected,
@@ -58,8 +64,11 @@ def _open(url: str) -> Any:
     return built
 
 
-def _read_logs(folder: Path, me: str) -> tuple[list[list[str]], list[list[str]]]:
-    """The other replicas' acknowledged and forgotten pairs, as logged so far."""
+def _read_logs(
+    folder: Path, me: str, forgetting: set[str] | None = None
+) -> tuple[list[list[str]], list[list[str]]]:
+    """The other replicas' acknowledged and forgotten pairs, as logged so far (and into
+    ``forgetting`` the questions whose forget began)."""
     acked, forgot = [], []
     for log in folder.glob("*.log"):
         if log.stem.startswith(me):
@@ -69,7 +78,12 @@ def _read_logs(folder: Path, me: str) -> tuple[list[list[str]], list[list[str]]]
                 kind, *rest = json.loads(line)
             except ValueError:
                 continue  # a line cut by a kill
-            (acked if kind == "ack" else forgot).append(rest)
+            if kind == "ack":
+                acked.append(rest)
+            elif kind == "forgot":
+                forgot.append(rest)
+            elif kind == "forgetting" and forgetting is not None:
+                forgetting.add(rest[0])
     return acked, forgot
 
 
@@ -79,12 +93,14 @@ def worker(url: str, folder: Path, name: str, until: float, seed: int) -> None:
 
     rng = random.Random(seed)
     built = _open(url)
-    kv = built.kv
+    kv, cache = built.kv, built.cache
+    forgets = cache.store.store.forgets  # type: ignore[attr-defined]
     log = open(folder / f"{name}.{os.getpid()}.log", "a", encoding="utf-8")
     print("ready", flush=True)
     mine: list[tuple[str, str]] = []
     times: list[float] = []
-    counts = {"writes": 0, "forgets": 0, "lookups": 0, "resurrected": 0, "missed_acked": 0}
+    counts = {"writes": 0, "forgets": 0, "lookups": 0, "resurrected": 0, "cache_resurrected": 0}
+    forget_ms: list[float] = []
     done = Generation(finish_reason="stop")
     i = 0
     while time.time() < until:
@@ -94,13 +110,21 @@ def worker(url: str, folder: Path, name: str, until: float, seed: int) -> None:
             q = f"what is the soak fact number {i} of replica {name} {seed}"
             a = f"fact {i} of {name} {seed}"
             kv.put(q, a, origin="soak", generation=done)
+            cache.remember(Query(q), a, "soak", generation=done)
             mine.append((q, a))
             log.write(json.dumps(["ack", q, a]) + "\n")
             log.flush()
             counts["writes"] += 1
         elif roll < 0.5 and mine:
             q, a = mine.pop(rng.randrange(len(mine)))
+            # once a forget begins, either state is right until it returns (a kill may land
+            # between its commit and the log): such a pair is neither lost nor resurrected
+            log.write(json.dumps(["forgetting", q, a]) + "\n")
+            log.flush()
+            t = time.perf_counter()
             kv.forget_where(lambda key, prompt, origin, meta, q=q: prompt == q)
+            cache.forget(Query(q))
+            forget_ms.append((time.perf_counter() - t) * 1000)
             log.write(json.dumps(["forgot", q, a, time.time()]) + "\n")
             log.flush()
             counts["forgets"] += 1
@@ -116,6 +140,10 @@ def worker(url: str, folder: Path, name: str, until: float, seed: int) -> None:
                     if got is not None and got.payload == a and began > float(at):
                         counts["resurrected"] += 1
                         print(json.dumps(["resurrected", asked, a, at, began]), file=sys.stderr)
+                got = cache.lookup(Query(q))  # the cache too: an exact repeat
+                if got is not None and got.payload == a and began > float(at):
+                    counts["cache_resurrected"] += 1
+                    print(json.dumps(["resurrected (cache)", q, a, at, began]), file=sys.stderr)
             if acked:
                 q, a = rng.choice(acked)
                 t = time.perf_counter()
@@ -123,8 +151,11 @@ def worker(url: str, folder: Path, name: str, until: float, seed: int) -> None:
                 times.append((time.perf_counter() - t) * 1000)
             counts["lookups"] += 1
     ordered = sorted(times[1:]) or [0.0]  # the first loads MiniLM's weights (about 1 s)
+    forget_ms.sort()
     print(json.dumps({
         **counts,
+        "forget_ms": forget_ms,
+        "forgets_unconfirmed": forgets.timeouts,
         "lookup_p50_ms": round(statistics.median(ordered), 2),
         "lookup_p99_ms": round(ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))], 2),
     }), flush=True)  # fmt: skip
@@ -172,11 +203,15 @@ def soak(url: str, replicas: int, seconds: float, embedder: str = "minilm") -> d
             results.append(json.loads(p.stdout.readline()))
             p.wait(60)
             p.stdout.close()
-        acked, forgot = _read_logs(folder, "-")
+        begun: set[str] = set()
+        acked, forgot = _read_logs(folder, "-", begun)
         forgotten = {q for q, _, _ in forgot}
+        unsettled = begun - forgotten  # a forget cut short by the kill: either state is right
         built = _open(url)
         lost = resurrected = 0
         for q, a in acked:
+            if q in unsettled:
+                continue
             got = built.kv.lookup(Query(q))
             if q in forgotten:
                 if got is not None and got.payload == a:
@@ -184,8 +219,13 @@ def soak(url: str, replicas: int, seconds: float, embedder: str = "minilm") -> d
                     print(json.dumps(["resurrected at the end", q, a]), file=sys.stderr)
             elif got is None or got.payload != a:
                 lost += 1
+                print(
+                    json.dumps(["lost", q, a, None if got is None else got.payload]),
+                    file=sys.stderr,
+                )
         built.parts.close()
     total = {k: sum(r[k] for r in results) for k in ("writes", "forgets", "lookups")}
+    forget_ms = sorted(t for r in results for t in r["forget_ms"]) or [0.0]
     return {
         "replicas": replicas,
         "seconds": seconds,
@@ -194,7 +234,12 @@ def soak(url: str, replicas: int, seconds: float, embedder: str = "minilm") -> d
         "acknowledged": len(acked),
         "forgotten": len(forgotten),
         "lost": lost,
+        "forgets_cut_by_the_kill": len(unsettled),
         "resurrected": resurrected + sum(r["resurrected"] for r in results),
+        "cache_resurrected": sum(r["cache_resurrected"] for r in results),
+        "forget_p50_ms": round(statistics.median(forget_ms), 2),
+        "forget_p99_ms": round(forget_ms[min(len(forget_ms) - 1, int(0.99 * len(forget_ms)))], 2),
+        "forgets_unconfirmed": sum(r["forgets_unconfirmed"] for r in results),
         "lookup_p50_ms": round(statistics.median(r["lookup_p50_ms"] for r in results), 2),
         "lookup_p99_ms": max(r["lookup_p99_ms"] for r in results),
         "killed_replica_restart_s": round(restart_s, 2),
@@ -241,7 +286,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{result['replicas']} replicas, {result['seconds']:g} s, kv vectors in "
             f"{result['kv_vectors']}: {result['writes']} writes, {result['forgets']} forgets, "
             f"{result['lookups']} lookups; lost {result['lost']}, resurrected "
-            f"{result['resurrected']}; lookup p50 {result['lookup_p50_ms']} ms, p99 "
+            f"{result['resurrected']} (the cache: {result['cache_resurrected']}); forget p50 "
+            f"{result['forget_p50_ms']} ms p99 {result['forget_p99_ms']} ms "
+            f"({result['forgets_unconfirmed']} not confirmed by every replica in time); lookup p50 {result['lookup_p50_ms']} ms, p99 "
             f"{result['lookup_p99_ms']} ms; the killed replica back in "
             f"{result['killed_replica_restart_s']} s"
         )

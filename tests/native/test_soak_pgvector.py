@@ -32,4 +32,5 @@ def test_four_replicas_lose_nothing_acknowledged_and_serve_nothing_forgotten(
     assert result["acknowledged"] >= 20
     assert result["lost"] == 0
     assert result["resurrected"] == 0
+    assert result["cache_resurrected"] == 0
     assert result["lookup_p99_ms"] < 5_000

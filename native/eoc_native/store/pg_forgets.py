@@ -94,6 +94,8 @@ class Forgets:
                 "heard = GREATEST(eoc_replicas.heard, excluded.heard), seen = now()",
                 (self.replica, table, fid),
             )
+            # the rows of replicas gone without a word (killed): kept a day, then removed
+            conn.execute("DELETE FROM eoc_replicas WHERE seen < now() - interval '1 day'")
 
     def beat(self, conn: Any) -> None:
         """The heartbeat, every :data:`HEARTBEAT` seconds (on the listener's connection)."""
