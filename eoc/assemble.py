@@ -295,6 +295,12 @@ class Assembly:
         """Writes held until the store is back."""
         return 0 if self.store is None or self.store.pending is None else self.store.pending()
 
+    def unconfirmed(self) -> int:
+        """Forgets that returned before every other replica had confirmed them (0: memory, or
+        a store of one process)."""
+        parts = self.store
+        return 0 if parts is None or parts.unconfirmed is None else parts.unconfirmed()
+
 
 def assemble(
     backend: Backend | None = None,

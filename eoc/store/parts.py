@@ -34,6 +34,9 @@ class StoreParts:
     note: Callable[[], str] | None = None
     """What a user should know of how the store works once the stages are built ("" for
     nothing): where the kv's vectors are searched, and what that costs (``eoc serve`` prints it)."""
+    unconfirmed: Callable[[], int] | None = None
+    """How many forgets returned before every other replica had dropped what they forgot (a
+    replica that did not answer in time: it drops it when it hears the forget or reconnects)."""
 
     def close(self) -> None:
         """Close each part (a store whose parts share one connection closes it once: a second

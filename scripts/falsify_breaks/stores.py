@@ -227,6 +227,18 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "",
     ),
     (
+        "PostgreSQL: /healthz never counts a forget a replica did not confirm",
+        "native/eoc_native/store/pgvector.py",
+        "        unconfirmed=lambda: store.forgets.timeouts,\n",
+        "        unconfirmed=lambda: 0,\n",
+    ),
+    (
+        "PostgreSQL: a forget a replica did not confirm is not counted",
+        "native/eoc_native/store/pg_forgets.py",
+        "            self.timeouts += 1\n",
+        "",
+    ),
+    (
         "PostgreSQL: a listening replica sends no heartbeat",
         "native/eoc_native/store/postgres.py",
         "                        self.forgets.beat(conn)\n",
@@ -364,6 +376,7 @@ for _name in (
     "PostgreSQL: a closed replica is still waited for",
     "PostgreSQL: a listening replica sends no heartbeat",
     "PostgreSQL: a table subscribed after the replica listens is not waited for",
+    "PostgreSQL: /healthz never counts a forget a replica did not confirm",
 ):
     FOCUS[_name] = [_FORGETS]
 FOCUS["pgvector: the kv embeds every question though the store keeps fingerprints"] = [_PGVECTOR_FP]

@@ -288,7 +288,9 @@ def test_every_response_carries_a_request_id_the_client_s_own_where_it_is_plain(
         seen.add(rid)
     # errors, other routes and streams carry one too
     assert "x-request-id" in httpx.post(server + "/v1/chat/completions", content=b"{").headers
-    assert "x-request-id" in httpx.get(server + "/healthz").headers
+    health = httpx.get(server + "/healthz")
+    assert "x-request-id" in health.headers
+    assert health.json()["forgets_unconfirmed"] == 0  # a store of one process: none to wait for
     with httpx.stream(
         "POST", server + "/v1/chat/completions", json=ask("what is 2+2", stream=True)
     ) as streamed:

@@ -202,3 +202,30 @@ def test_a_listening_replica_s_heartbeat_keeps_it_waited_for(
     finally:
         a.close()
         b.close()
+
+
+def test_the_store_counts_the_forgets_a_replica_did_not_confirm(url: str) -> None:
+    """What ``eoc serve``'s /healthz shows as ``forgets_unconfirmed``: the opened store's count."""
+    from eoc_native.store.pgvector import open_store
+
+    parts = open_store(url)
+    b = PgStore(url)
+    try:
+        cache_a, cache_b = CacheStage(store=parts.cache), PgCache(b)
+        assert parts.start is not None and parts.unconfirmed is not None
+        parts.start()
+        b.start()
+        cache_a.remember(Query(Q), "T. S. Eliot", MADE, generation=Generation(finish_reason="stop"))
+        wait_for(lambda: cache_b.lookup(Query(Q)) is not None)
+
+        def broken() -> None:
+            raise StoreUnusable("B cannot read the table now")
+
+        b._pruners["cache"] = broken  # B cannot let go: no confirmation
+        parts.cache.store.forgets.wait_s = 0.2  # type: ignore[attr-defined]
+        assert parts.unconfirmed() == 0
+        cache_a.forget(Query(Q))
+        assert parts.unconfirmed() == 1
+    finally:
+        parts.close()
+        b.close()

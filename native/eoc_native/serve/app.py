@@ -154,6 +154,8 @@ class ServeConfig:
     unstored, while hits from memory keep being served."""
     store_pending: Callable[[], int] | None = None
     """How many writes wait for the shared store to be back (answers said ``pending``)."""
+    store_unconfirmed: Callable[[], int] | None = None
+    """How many forgets returned before every other replica had confirmed them."""
     forwards: bool = False
     """An upstream answers what eoc does not answer itself (tools, JSON mode, ``n``,
     log-probs, other fields): such a request is forwarded as sent (:mod:`eoc.chat.request`)."""
@@ -373,6 +375,9 @@ class EocServer:
                 "breaker": self.breaker.state if self.breaker is not None else "none",
                 "store_errors": self.cascade.store_errors,
                 "store_pending": self.config.store_pending() if self.config.store_pending else 0,
+                "forgets_unconfirmed": (
+                    self.config.store_unconfirmed() if self.config.store_unconfirmed else 0
+                ),
                 "pending": self.pending,
             }
             return json(orjson.dumps(doc))

@@ -175,6 +175,7 @@ def build(args: argparse.Namespace, err: TextIO) -> EocServer:
         allowed_hosts=tuple(args.allow_host or ()),
         store_health=None if built.store is None else built.health,
         store_pending=None if built.store is None else built.pending,
+        store_unconfirmed=None if built.store is None else built.unconfirmed,
     )
     return create_app(
         cascade,

@@ -377,6 +377,7 @@ def open_store(url: str) -> StoreParts:
         health=lambda: "" if store.healthy else (store.last_error or "PostgreSQL is unreachable"),
         pending=lambda: store.pending_writes,
         note=lambda: kv.note,
+        unconfirmed=lambda: store.forgets.timeouts,
     )
 
 
