@@ -209,12 +209,18 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "PostgreSQL: a long-silent replica is waited for",
         "native/eoc_native/store/pg_forgets.py",
-        '"AND heard < %s AND seen > now() - make_interval(secs => %s)",\n'
-        "                            (table, self.replica, fid, LIVE),",
-        '"AND heard < %s",\n                            (table, self.replica, fid),',
+        '"AND heard < %s AND seen > now() - make_interval(secs => %s) "\n',
+        '"AND heard < %s AND %s > 0 "\n',
     ),
     (
-        "PostgreSQL: a closed replica is still waited for",
+        "PostgreSQL: a killed replica is waited for",
+        "native/eoc_native/store/pg_forgets.py",
+        '                            "AND EXISTS (SELECT 1 FROM pg_stat_activity a "\n'
+        "                            \"WHERE a.application_name = 'eoc-listener-' || r.replica)\",\n",
+        '                            "",\n',
+    ),
+    (
+        "PostgreSQL: a closed replica's rows stay in eoc_replicas",
         "native/eoc_native/store/postgres.py",
         "            self.forgets.leave()\n",
         "",
@@ -373,10 +379,12 @@ for _name in (
     "PostgreSQL: a forget does not wait for the other replicas",
     "PostgreSQL: the forgetting replica serves the answer while it waits",
     "PostgreSQL: a reconnecting replica keeps what was forgotten while it was deaf",
-    "PostgreSQL: a closed replica is still waited for",
+    "PostgreSQL: a closed replica's rows stay in eoc_replicas",
     "PostgreSQL: a listening replica sends no heartbeat",
     "PostgreSQL: a table subscribed after the replica listens is not waited for",
     "PostgreSQL: /healthz never counts a forget a replica did not confirm",
+    "PostgreSQL: a killed replica is waited for",
+    "PostgreSQL: a long-silent replica is waited for",
 ):
     FOCUS[_name] = [_FORGETS]
 FOCUS["pgvector: the kv embeds every question though the store keeps fingerprints"] = [_PGVECTOR_FP]

@@ -123,20 +123,20 @@ def test_a_replica_that_does_not_answer_is_named_and_the_forget_returns_in_bound
         b.close()
 
 
-def test_a_replica_closed_or_long_silent_is_not_waited_for(url: str) -> None:
+def test_a_replica_closed_or_killed_is_not_waited_for(url: str) -> None:
     a, cache_a, b, _ = two(url)
     c = PgStore(url)
     try:
         PgCache(c)
         c.start()
         b.close()  # closed: its rows go
-        c._stop.set()  # c stops listening without a word (a crash)
+        with psycopg.connect(url) as conn:
+            left = conn.execute(
+                "SELECT count(*) FROM eoc_replicas WHERE replica = %s", (b.replica,)
+            ).fetchone()
+        assert left == (0,)
+        c._stop.set()  # c's listener ends without a word, its heartbeat fresh (a kill -9)
         c._thread.join(3)
-        with psycopg.connect(url) as conn:  # and its heartbeat is a minute old
-            conn.execute(
-                "UPDATE eoc_replicas SET seen = now() - interval '1 minute' WHERE replica = %s",
-                (c.replica,),
-            )
         a.forgets.wait_s = 1.5
         t0 = time.monotonic()
         assert cache_a.forget(Query(Q))
@@ -144,6 +144,29 @@ def test_a_replica_closed_or_long_silent_is_not_waited_for(url: str) -> None:
     finally:
         a.close()
         c.pool.close()
+
+
+def test_a_replica_whose_heartbeat_stopped_is_not_waited_for(url: str) -> None:
+    a, cache_a, b, _ = two(url)
+    try:
+
+        def broken() -> None:
+            raise StoreUnusable("B cannot read the table now")
+
+        b._pruners["cache"] = broken  # B never confirms, its session stays open
+        b.forgets.beat = lambda conn: None  # type: ignore[method-assign]
+        with psycopg.connect(url) as conn:  # and its last heartbeat is a minute old
+            conn.execute(
+                "UPDATE eoc_replicas SET seen = now() - interval '1 minute' WHERE replica = %s",
+                (b.replica,),
+            )
+        a.forgets.wait_s = 1.5
+        t0 = time.monotonic()
+        assert cache_a.forget(Query(Q))
+        assert time.monotonic() - t0 < 1.0 and a.forgets.unconfirmed == []
+    finally:
+        a.close()
+        b.close()
 
 
 def test_a_replica_deaf_when_a_forget_was_announced_drops_it_when_it_reconnects(

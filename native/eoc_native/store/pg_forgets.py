@@ -12,8 +12,11 @@ would still serve the answer from memory. So a forget waits for the others:
 * a replica that hears it reads the latest forget's number, drops from memory what the table no
   longer holds, then records that number as heard (read before the table, so what it dropped is
   at least that forget's);
-* the forgetting replica waits until every replica seen in the last :data:`LIVE` seconds has heard
-  its number, for at most :attr:`Forgets.wait_s` (:data:`FORGET_WAIT`); the replicas that did not
+* the forgetting replica waits until every live replica has heard its number: one whose
+  listener's session is open (its ``application_name`` names it, so a killed process counts as
+  gone at once) and whose heartbeat is younger than :data:`LIVE` seconds (a session left open by
+  a machine that vanished ends with TCP's keepalive, later); for at most :attr:`Forgets.wait_s`
+  (:data:`FORGET_WAIT`); the replicas that did not
   answer in time are named (:attr:`Forgets.unconfirmed`, logged), and drop it when they hear it
   or, after losing their connection, when they reconnect (a reconnecting replica prunes before it
   says it listens).
@@ -42,6 +45,12 @@ HEARTBEAT = 2.0
 """Seconds between a listening replica's heartbeats."""
 POLL = 0.005
 """Seconds between a waiting forget's looks at the others' answers."""
+
+
+def listener_name(replica: str) -> str:
+    """The ``application_name`` of ``replica``'s listening session."""
+    return f"eoc-listener-{replica}"
+
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS eoc_replicas (replica text NOT NULL, tbl text NOT NULL, "
@@ -122,8 +131,10 @@ class Forgets:
                     behind = [
                         str(r)
                         for (r,) in conn.execute(
-                            "SELECT replica FROM eoc_replicas WHERE tbl = %s AND replica <> %s "
-                            "AND heard < %s AND seen > now() - make_interval(secs => %s)",
+                            "SELECT replica FROM eoc_replicas r WHERE tbl = %s AND replica <> %s "
+                            "AND heard < %s AND seen > now() - make_interval(secs => %s) "
+                            "AND EXISTS (SELECT 1 FROM pg_stat_activity a "
+                            "WHERE a.application_name = 'eoc-listener-' || r.replica)",
                             (table, self.replica, fid, LIVE),
                         ).fetchall()
                     ]

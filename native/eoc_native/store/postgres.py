@@ -456,7 +456,11 @@ class PgStore:
         while not self._stop.is_set():
             try:
                 with self._pg.connect(
-                    self.url, autocommit=True, connect_timeout=max(1, round(self.timeout))
+                    self.url,
+                    autocommit=True,
+                    connect_timeout=max(1, round(self.timeout)),
+                    # how the others know this replica listens (pg_forgets): its session
+                    application_name=pg_forgets.listener_name(self.replica),
                 ) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
                     if not first:
