@@ -216,8 +216,9 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "PostgreSQL: a killed replica is waited for",
         "native/eoc_native/store/pg_forgets.py",
         '                            "AND EXISTS (SELECT 1 FROM pg_stat_activity a "\n'
-        "                            \"WHERE a.application_name = 'eoc-listener-' || r.replica)\",\n",
-        '                            "",\n',
+        '                            "WHERE a.application_name = %s || r.replica)",\n'
+        "                            (table, self.replica, fid, LIVE, LISTENER),",
+        '                            "",\n                            (table, self.replica, fid, LIVE),',
     ),
     (
         "PostgreSQL: a closed replica's rows stay in eoc_replicas",

@@ -47,9 +47,13 @@ POLL = 0.005
 """Seconds between a waiting forget's looks at the others' answers."""
 
 
+LISTENER = "eoc-listener-"
+"""What a replica's listening session's ``application_name`` opens with (its id follows)."""
+
+
 def listener_name(replica: str) -> str:
     """The ``application_name`` of ``replica``'s listening session."""
-    return f"eoc-listener-{replica}"
+    return LISTENER + replica
 
 
 SCHEMA = (
@@ -120,9 +124,9 @@ class Forgets:
                 conn.execute("DELETE FROM eoc_replicas WHERE replica = %s", (self.replica,))
 
     def wait(self, table: str, fid: int) -> list[str]:
-        """Wait until every other replica seen in the last :data:`LIVE` seconds has heard
-        ``table``'s forget ``fid`` (at most :attr:`wait_s`); the replicas that had not, logged
-        and kept in :attr:`unconfirmed`."""
+        """Wait until every other live replica (its listening session open, its heartbeat
+        younger than :data:`LIVE` seconds) has heard ``table``'s forget ``fid`` (at most
+        :attr:`wait_s`); the replicas that had not, logged and kept in :attr:`unconfirmed`."""
         deadline = time.monotonic() + self.wait_s
         behind: list[str] = []
         while True:
@@ -134,8 +138,8 @@ class Forgets:
                             "SELECT replica FROM eoc_replicas r WHERE tbl = %s AND replica <> %s "
                             "AND heard < %s AND seen > now() - make_interval(secs => %s) "
                             "AND EXISTS (SELECT 1 FROM pg_stat_activity a "
-                            "WHERE a.application_name = 'eoc-listener-' || r.replica)",
-                            (table, self.replica, fid, LIVE),
+                            "WHERE a.application_name = %s || r.replica)",
+                            (table, self.replica, fid, LIVE, LISTENER),
                         ).fetchall()
                     ]
             except StoreError:
