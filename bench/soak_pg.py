@@ -18,8 +18,8 @@ the listener; the judge off) and, until the time is up, mix:
 Each write and forget goes to the cache too (the answer under its question), and a forgotten
 question is asked of the cache as well: its memory is each replica's own, so a forget must reach
 every replica before it returns (``eoc_native.store.pg_forgets``; the forget's time is reported,
-and how many forgets returned before every live replica had answered: the killed replica counts
-as live until its heartbeat is 10 s old).
+and how many forgets returned before every live replica had answered: the killed replica's
+listening session ends with it, so no forget waits for it).
 
 Halfway through, one replica is killed (``SIGKILL``) and started again. At the end a fresh replica
 asks every acknowledged pair (as written): one not forgotten and not served is **lost**; a
