@@ -72,6 +72,9 @@ def fill(url: str, n: int) -> dict[str, float]:
     with psycopg.connect(url) as conn:
         conn.execute("DROP INDEX eoc_kv_vec_384_hnsw")
         conn.execute("CREATE TEMP TABLE fps (key text PRIMARY KEY, fp text)")
+        # each row's guard fingerprint, as a put writes it (a replica would otherwise fill them
+        # in the background while it is measured)
+        guard, fps = EntityGuard(rewordings=True), []
         with conn.cursor().copy(
             "COPY eoc_kv (key, prompt, payload, origin, meta, embedder, checksum) FROM STDIN"
         ) as copy:
@@ -81,13 +84,10 @@ def fill(url: str, n: int) -> dict[str, float]:
                 copy.write_row(
                     (q, q, a, "", meta, name, row_sum("kv", summed((q, q, a, ""), meta), key))
                 )
-        # each row's guard fingerprint, as a put writes it (a replica would otherwise fill them
-        # in the background while it is measured)
-        guard = EntityGuard(rewordings=True)
+                fps.append((q, fingerprint_text(guard.fingerprint_id, guard.fingerprint(q))))
         with conn.cursor().copy("COPY fps (key, fp) FROM STDIN") as copy:
-            for i in range(n):
-                q = f"stored question number {i} about topic {i % 997}"
-                copy.write_row((q, fingerprint_text(guard.fingerprint_id, guard.fingerprint(q))))
+            for row in fps:
+                copy.write_row(row)
         conn.execute(
             "INSERT INTO eoc_kv_vec_384 (key, embedder, part, emb, fp_by, fp) "
             "SELECT k.key, k.embedder, '', "

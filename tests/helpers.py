@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 
 import pytest
 
@@ -16,6 +18,18 @@ from eoc.stages import (
     Reply,
     TripleStore,
 )
+
+
+def wait_for(check: Callable[[], object], seconds: float) -> float:
+    """Seconds until ``check()`` is true, polled every 2 ms (the test fails after ``seconds``):
+    for what another replica or thread makes true a little later."""
+    t0 = time.monotonic()
+    while not check():
+        if time.monotonic() - t0 > seconds:
+            pytest.fail(f"not within {seconds} s")
+        time.sleep(0.002)
+    return time.monotonic() - t0
+
 
 IN_BROWSER = sys.platform == "emscripten"
 native_only = pytest.mark.skipif(

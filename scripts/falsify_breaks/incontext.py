@@ -287,13 +287,13 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a replica's forget of kv pairs is not announced",
         "native/eoc_native/store/postgres.py",
-        '            self.store.announce_forget("kv", drop)\n',
+        '            self.store.announce_forget("kv", _dropping(self._stage, {*gone, *served}))\n',
         "",
     ),
     (
         "a replica's forget of cached answers is not announced",
         "native/eoc_native/store/postgres.py",
-        '            self.store.announce_forget("cache", self._dropping(set(gone)))\n',
+        '            self.store.announce_forget("cache", _dropping(self._stage, set(gone)))\n',
         "",
     ),
 ]

@@ -21,6 +21,7 @@ from eoc.query import Query
 from eoc.stages.cache import CacheStage
 from eoc.store.entry import Generation
 from eoc_native.store.postgres import PgCache, PgKV, PgStore
+from tests.helpers import wait_for
 
 _names = itertools.count()
 Q = "who wrote the waste land"
@@ -32,12 +33,9 @@ def url(postgres: Any) -> str:
     return str(postgres.new_database(f"eoc_forgets_{next(_names)}"))
 
 
-def wait_for(check: Any, seconds: float = 5.0) -> None:
-    t0 = time.monotonic()
-    while not check():
-        if time.monotonic() - t0 > seconds:
-            pytest.fail(f"not within {seconds} s")
-        time.sleep(0.005)
+def broken() -> None:
+    """A replica's prune that cannot read the table: it never confirms a forget."""
+    raise StoreUnusable("B cannot read the table now")
 
 
 def two(url: str) -> tuple[PgStore, CacheStage, PgStore, CacheStage]:
@@ -47,7 +45,7 @@ def two(url: str) -> tuple[PgStore, CacheStage, PgStore, CacheStage]:
     a.start()
     b.start()
     cache_a.remember(Query(Q), "T. S. Eliot", MADE, generation=Generation(finish_reason="stop"))
-    wait_for(lambda: cache_b.lookup(Query(Q)) is not None)
+    wait_for(lambda: cache_b.lookup(Query(Q)) is not None, 5.0)
     return a, cache_a, b, cache_b
 
 
@@ -94,7 +92,7 @@ def test_the_forgetting_replica_serves_nothing_while_it_waits_and_a_kv_forget_wa
         assert cache_a.forget(Query(Q))
         assert seen_on_a == [None] and cache_b.lookup(Query(Q)) is None
         kv_a.put("what is the capital of peru", "Lima", origin=MADE)
-        wait_for(lambda: kv_b.lookup(Query("what is the capital of peru")) is not None)
+        wait_for(lambda: kv_b.lookup(Query("what is the capital of peru")) is not None, 5.0)
         slowed(b, "kv", 0.2)
         kv_a.forget_where(lambda key, prompt, origin, meta: "peru" in prompt)
         assert not any("peru" in e.prompt for e in list(kv_b._entries.values()))
@@ -108,10 +106,6 @@ def test_a_replica_that_does_not_answer_is_named_and_the_forget_returns_in_bound
 ) -> None:
     a, cache_a, b, _ = two(url)
     try:
-
-        def broken() -> None:
-            raise StoreUnusable("B cannot read the table now")
-
         b._pruners["cache"] = broken
         a.forgets.wait_s = 0.3
         t0 = time.monotonic()
@@ -149,10 +143,6 @@ def test_a_replica_closed_or_killed_is_not_waited_for(url: str) -> None:
 def test_a_replica_whose_heartbeat_stopped_is_not_waited_for(url: str) -> None:
     a, cache_a, b, _ = two(url)
     try:
-
-        def broken() -> None:
-            raise StoreUnusable("B cannot read the table now")
-
         b._pruners["cache"] = broken  # B never confirms, its session stays open
         b.forgets.beat = lambda conn: None  # type: ignore[method-assign]
         with psycopg.connect(url) as conn:  # and its last heartbeat is a minute old
@@ -186,7 +176,7 @@ def test_a_replica_deaf_when_a_forget_was_announced_drops_it_when_it_reconnects(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                 "WHERE datname = current_database() AND pid <> pg_backend_pid()"
             )
-        wait_for(lambda: cache_b.lookup(Query(Q)) is None)
+        wait_for(lambda: cache_b.lookup(Query(Q)) is None, 5.0)
     finally:
         a.close()
         b.close()
@@ -239,10 +229,7 @@ def test_the_store_counts_the_forgets_a_replica_did_not_confirm(url: str) -> Non
         parts.start()
         b.start()
         cache_a.remember(Query(Q), "T. S. Eliot", MADE, generation=Generation(finish_reason="stop"))
-        wait_for(lambda: cache_b.lookup(Query(Q)) is not None)
-
-        def broken() -> None:
-            raise StoreUnusable("B cannot read the table now")
+        wait_for(lambda: cache_b.lookup(Query(Q)) is not None, 5.0)
 
         b._pruners["cache"] = broken  # B cannot let go: no confirmation
         parts.cache.store.forgets.wait_s = 0.2  # type: ignore[attr-defined]

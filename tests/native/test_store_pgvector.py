@@ -24,6 +24,7 @@ from eoc.store.entry import Generation
 from eoc_native.semantic import semantic_kv_options
 from eoc_native.store.pgvector import PgVectorKVStore
 from eoc_native.store.postgres import PgKVStore, PgStore
+from tests.helpers import wait_for
 
 _names = itertools.count()
 TABLE = "eoc_kv_vec_384"
@@ -42,14 +43,6 @@ def options() -> dict[str, Any]:
 def kv_on(url: str, options: dict[str, Any], **kw: Any) -> tuple[KVStage, PgStore]:
     store = PgStore(url)
     return KVStage(store=PgVectorKVStore(store), **options, **kw), store
-
-
-def wait_for(check: Any, seconds: float = 3.0) -> None:
-    t0 = time.monotonic()
-    while not check():
-        if time.monotonic() - t0 > seconds:
-            pytest.fail(f"not within {seconds} s")
-        time.sleep(0.005)
 
 
 def done() -> Generation:
@@ -125,7 +118,7 @@ def test_a_write_on_one_replica_is_served_by_another_and_a_new_answer_replaces_i
         a.put("who wrote hamlet", "Shakespeare")
         assert b.lookup(Query("who is the author of hamlet?")).payload == "Shakespeare"
         a.put("who wrote hamlet", "William Shakespeare")
-        wait_for(lambda: b.lookup(Query("who wrote hamlet")).payload == "William Shakespeare")
+        wait_for(lambda: b.lookup(Query("who wrote hamlet")).payload == "William Shakespeare", 3.0)
     finally:
         a.close()
         b.close()
@@ -141,7 +134,7 @@ def test_a_forget_on_one_replica_is_never_served_again_by_another(url: str, opti
         q = Query("what is water's boiling point?")
         assert b.lookup(q).payload == "100 C"  # now among b's hot entries
         assert a.forget_where(lambda key, prompt, origin, meta: "boiling" in prompt) == 1
-        wait_for(lambda: b.lookup(q) is None)
+        wait_for(lambda: b.lookup(q) is None, 3.0)
         assert b.lookup(Query("what is the boiling point of water")) is None
         with psycopg.connect(url) as conn:
             assert conn.execute(f"SELECT count(*) FROM {TABLE}").fetchone()[0] == 0

@@ -5,7 +5,6 @@ fingerprint is unknown never lets one be skipped (on a throwaway pgvector server
 from __future__ import annotations
 
 import itertools
-import time
 from typing import Any
 
 import pytest
@@ -62,14 +61,6 @@ def columns(url: str) -> dict[str, tuple[str | None, str | None]]:
     with psycopg.connect(url) as conn:
         rows = conn.execute(f"SELECT key, fp_by, fp FROM {TABLE}").fetchall()
     return {str(k): (by, fp) for k, by, fp in rows}
-
-
-def wait_for(check: Any, seconds: float = 10.0) -> None:
-    t0 = time.monotonic()
-    while not check():
-        if time.monotonic() - t0 > seconds:
-            pytest.fail(f"not within {seconds} s")
-        time.sleep(0.02)
 
 
 def test_a_question_whose_numbers_no_stored_prompt_has_is_not_embedded(

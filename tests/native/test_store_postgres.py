@@ -7,7 +7,6 @@ import itertools
 import os
 import shutil
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from eoc.stages.kv import KVStage
 from eoc.store.sqlite_db import store_key
 from eoc.store.sqlite_schema import row_sum, summed
 from eoc_native.store.postgres import SCHEMA_VERSION, PgCache, PgKV, PgStore, PgTripleStore
+from tests.helpers import wait_for
 
 _names = itertools.count()
 
@@ -32,16 +32,6 @@ _names = itertools.count()
 @pytest.fixture
 def url(postgres: Any) -> str:
     return str(postgres.new_database(f"eoc_test_{next(_names)}"))
-
-
-def wait_for(check: Any, seconds: float = 2.0) -> float:
-    """Seconds until ``check()`` is true (fails after ``seconds``)."""
-    t0 = time.monotonic()
-    while not check():
-        if time.monotonic() - t0 > seconds:
-            pytest.fail(f"not within {seconds} s")
-        time.sleep(0.002)
-    return time.monotonic() - t0
 
 
 def test_an_answer_written_on_one_replica_is_a_hit_on_another_within_100_ms(url: str) -> None:
@@ -53,7 +43,7 @@ def test_an_answer_written_on_one_replica_is_a_hit_on_another_within_100_ms(url:
         b.start()
         q = Query("what is the tallest mountain on earth")
         cache_a.remember(q, "Mount Everest")
-        took = wait_for(lambda: cache_b.lookup(q) is not None)
+        took = wait_for(lambda: cache_b.lookup(q) is not None, 2.0)
         assert took < 0.1, took
         assert cache_b.lookup(q).payload == "Mount Everest"
         kv_a.put("who painted the mona lisa", "Leonardo da Vinci")
@@ -392,8 +382,8 @@ def test_a_thumbs_down_on_one_replica_forgets_the_answer_on_every_replica(url: s
         stages_b[1].put("what is 2+2", "4")  # a fact B holds
         # wait on lookups that change nothing: a resolve that misses while A's kv row is on its
         # way would ask B's model and remember that answer on B
-        wait_for(lambda: cb.cached("who wrote hamlet") is not None)
-        wait_for(lambda: stages_b[1].lookup(Query("Who wrote Hamlet?")) is not None)
+        wait_for(lambda: cb.cached("who wrote hamlet") is not None, 2.0)
+        wait_for(lambda: stages_b[1].lookup(Query("Who wrote Hamlet?")) is not None, 2.0)
         assert cb.resolve("who wrote hamlet").stage.value == "cache"
         assert cb.resolve("Who wrote Hamlet?").stage.value == "kv"
         assert ca.forget_answer(made) == {"cache": 2, "kv": 1}

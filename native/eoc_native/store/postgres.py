@@ -612,25 +612,16 @@ class PgCacheStore:
         if gone:
             with self.store.connection("forgetting cached answers") as conn:
                 conn.execute("DELETE FROM eoc_cache WHERE qid = ANY(%s)", (gone,))
-            self.store.announce_forget("cache", self._dropping(set(gone)))
+            self.store.announce_forget("cache", _dropping(self._stage, set(gone)))
         return gone
 
     def clear(self) -> None:
         with self.store.connection("clearing the cache") as conn:
             conn.execute("DELETE FROM eoc_cache")
-        self.store.announce_forget("cache", self._dropping(None))
+        self.store.announce_forget("cache", _dropping(self._stage, None))
 
     def poll(self) -> None:
         return None
-
-    def _dropping(self, gone: set[str] | None) -> Callable[[], None]:
-        """This replica's memory letting go of ``gone`` (``None``: all), before a forget waits."""
-
-        def drop() -> None:
-            if self._stage is not None:
-                self._stage.keep_only(lambda qid, origin: gone is not None and qid not in gone)
-
-        return drop
 
     def listen(self, stage: CacheListener) -> None:
         self._stage = stage
@@ -671,6 +662,19 @@ class PgCacheStore:
 
     def close(self) -> None:
         self.store.close()
+
+
+def _dropping(
+    stage: CacheListener | KVListener | None, gone: set[str] | None
+) -> Callable[[], None]:
+    """``stage``'s memory letting go of the keys ``gone`` (``None``: all), run by a forget
+    before it waits for the other replicas, so this one serves none of them meanwhile."""
+
+    def drop() -> None:
+        if stage is not None:
+            stage.keep_only(lambda key, origin: gone is not None and key not in gone)
+
+    return drop
 
 
 def PgCache(
@@ -802,13 +806,7 @@ class PgKVStore:
         if gone:
             with self.store.connection("forgetting kv pairs") as conn:
                 conn.execute("DELETE FROM eoc_kv WHERE key = ANY(%s)", (gone,))
-            dropped = {*gone, *served}
-
-            def drop() -> None:  # this replica's memory first: it serves none while it waits
-                if self._stage is not None:
-                    self._stage.keep_only(lambda key, origin: key not in dropped)
-
-            self.store.announce_forget("kv", drop)
+            self.store.announce_forget("kv", _dropping(self._stage, {*gone, *served}))
         for key in [*gone, *served]:
             self._stored.pop(key, None)
         return list(dict.fromkeys(served))
