@@ -27,8 +27,9 @@ from eoc_native.semantic.cache import text_key  # noqa: E402
 
 
 def _pack() -> tuple[str, list[str], np.ndarray]:
-    """The installed model's fingerprint, the pack's kv prompts and their vectors, live."""
-    model = MiniLMEmbedder()
+    """The installed model's fingerprint, the pack's kv prompts and their vectors, live (the
+    float32 pass: the same on every machine, where the int8 one needs AVX-512 VNNI)."""
+    model = MiniLMEmbedder(runtime="float32")
     prompts = sorted({p for p, _ in knowledge.kv_pairs()})
     return model.fingerprint, prompts, model.embed_batch(prompts).astype(np.float32)
 

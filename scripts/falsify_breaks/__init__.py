@@ -9,6 +9,7 @@ path, ``FOCUS`` by its name.
 from falsify_breaks import (
     counters,
     docfigures,
+    encoder,
     factwords,
     figures,
     gateway,
@@ -245,6 +246,10 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
         "native/eoc_native/semantic/index.py",
         ["tests/native/test_ann_index.py", "tests/native/test_semantic.py"],
     ),
+    (
+        "native/eoc_native/semantic/minilm.py",
+        ["tests/native/test_encoder_i8.py", "tests/native/test_semantic.py"],
+    ),
     ("native/eoc_native/semantic/", ["tests/native/test_semantic.py", "tests/test_kv_bounds.py"]),
     (
         "native/eoc_native/llm/tokenizer.py",
@@ -272,6 +277,7 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
             "tests/native/test_backends.py",
         ],
     ),
+    ("native/eoc_native/quant/encoder", ["tests/native/test_encoder_i8.py"]),
     (
         "native/eoc_native/quant/",
         [
@@ -327,10 +333,12 @@ BREAKS: list[tuple[str, str, str, str]] = [
     *templates.BREAKS,
     *qwen2.BREAKS,
     *judge.BREAKS,
+    *encoder.BREAKS,
 ]
 
 FOCUS: dict[str, list[str]] = {
     **model.FOCUS,
+    **encoder.FOCUS,
     **startup.FOCUS,
     "a first run compiles the kernels without saying so": [
         "tests/native/test_model_cli.py::"

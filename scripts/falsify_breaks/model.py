@@ -515,8 +515,14 @@ BREAKS += [
     (
         "a changed C source reuses the old build",
         "native/eoc_native/quant/cbuild.py",
-        '        [SOURCE.read_text(encoding="utf-8"), identity, " ".join(FLAGS), _cpu_features()]',
-        '        [identity, " ".join(FLAGS), _cpu_features()]',
+        '    sources = [f.read_text(encoding="utf-8") for f in (SOURCE, ENCODER)]',
+        '    sources = [f.read_text(encoding="utf-8") for f in (ENCODER,)]',
+    ),
+    (
+        "a changed encoder.c reuses the old build",
+        "native/eoc_native/quant/cbuild.py",
+        '    sources = [f.read_text(encoding="utf-8") for f in (SOURCE, ENCODER)]',
+        '    sources = [f.read_text(encoding="utf-8") for f in (SOURCE,)]',
     ),
     (
         "no C compiler stops eoc instead of running numba's kernels",

@@ -45,7 +45,12 @@ def test_a_build_is_kept_and_a_changed_source_builds_again(
     changed = tmp_path / "ckernels.c"
     changed.write_text(cbuild.SOURCE.read_text() + "\nint eoc_changed(void) { return 1; }\n")
     monkeypatch.setattr(cbuild, "SOURCE", changed)
-    assert cbuild.build(told.append) != path and len(told) == 2
+    again = cbuild.build(told.append)
+    assert again != path and len(told) == 2
+    encoder = tmp_path / "encoder.c"  # the 8-bit encoder is built into the same library
+    encoder.write_text(cbuild.ENCODER.read_text() + "\nint eoc_changed_too(void) { return 1; }\n")
+    monkeypatch.setattr(cbuild, "ENCODER", encoder)
+    assert cbuild.build(told.append) not in (path, again) and len(told) == 3
     assert not [p for p in (tmp_path / "kernels").iterdir() if p.suffix == ".part"]
 
 

