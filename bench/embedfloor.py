@@ -76,7 +76,6 @@ def eoc_minilm(texts: list[str]) -> dict[str, Any]:
 
 
 def eoc_int8(texts: list[str], threads: int) -> dict[str, Any]:
-    import numpy as np
 
     from eoc_native.quant import ckernels, encoder
     from eoc_native.semantic.minilm import MiniLMEmbedder

@@ -259,3 +259,25 @@ def test_the_packs_relation_labels_read_as_one_relation(
     query: str, stored: str, served: bool
 ) -> None:
     assert EntityGuard().allows(query, stored) is served, EntityGuard().refusal(query, stored)
+
+
+def test_a_stored_analysis_reused_across_queries_reads_each_querys_names() -> None:
+    # the analysis of a stored question remembers which words it holds (Frame.has): a second
+    # query naming another place must not get the first query's answer
+    from eoc.stages.guard.frame import Frame
+
+    guard = EntityGuard()
+    stored = guard.prepare("What is the capital of Nigeria?")
+    for word in ("nigeria", "niger", "capital", "lagos", "nigeria", "niger", "nga"):
+        assert Frame.has(stored, word) is Frame.has(guard.prepare(stored.text), word), word
+    for _ in range(2):
+        assert guard.allows(guard.prepare("what's the capital city of Nigeria"), stored)
+        assert not guard.allows(guard.prepare("what's the capital city of Niger"), stored)
+        assert not guard.allows(guard.prepare("what is the capital of Chad"), stored)
+    crowded = guard.prepare("Which trains run from Leeds to York on Sundays?")
+    for i in range(60):  # past what it remembers: still each query's own answer
+        assert not guard.allows(
+            guard.prepare(f"Which trains run from Leeds to Town{i} on Sundays?"), crowded
+        )
+    assert len(crowded.held) <= 32
+    assert guard.allows(guard.prepare("which trains run from leeds to york on sundays"), crowded)

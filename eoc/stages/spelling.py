@@ -133,11 +133,13 @@ def clipping(short: str, long: str) -> bool:
     return not is_word(short) and not is_name(short)
 
 
+@functools.lru_cache(maxsize=8192)
 def same_word(a: str, b: str, written: tuple[str, str] | None = None) -> bool:
     """Whether ``a`` and ``b`` are one word written two ways: with or without a hyphen
     ("checkout" / "check-out"), a misspelling or another spelling (:func:`misspelled`), or a
     clipping (:func:`clipping`). ``written``: the two as the texts write them, where ``a`` and
-    ``b`` are stems."""
+    ``b`` are stems. A pure function of its words, remembered for the last 8,192 pairs: the
+    guard compares a query's words with many stored questions' that share them."""
     if "-" in a or "-" in b:
         a, b = a.replace("-", ""), b.replace("-", "")
         if a == b:

@@ -518,6 +518,23 @@ BREAKS += [
     ),
 ]
 
+BREAKS += [
+    (
+        "a stored analysis answers Frame.has from another word's memory",
+        "eoc/stages/guard/frame.py",
+        "        held = a.held.get(word)",
+        "        held = next(iter(a.held.values()), None)",
+    ),
+    (
+        "a stored analysis remembers every word it was asked about",
+        "eoc/stages/guard/frame.py",
+        "            if len(a.held) < HELD_WORDS:",
+        "            if True:",
+    ),
+]
+
+_HELD = "tests/test_guard_rules.py::test_a_stored_analysis_reused_across_queries_reads_each_querys_names"
+
 FOCUS: dict[str, list[str]] = {
     name: ["tests/test_lookalikes.py::test_no_look_alike_is_served_the_stored_answer"]
     for name in (
@@ -525,6 +542,8 @@ FOCUS: dict[str, list[str]] = {
         "left and right read as one side",
     )
 }
+FOCUS["a stored analysis answers Frame.has from another word's memory"] = [_HELD]
+FOCUS["a stored analysis remembers every word it was asked about"] = [_HELD]
 # issue 34's rules (swaps, the lexicon) refuse the sealed pair too: the reason shows the verb list
 FOCUS["an irregular past the verb list lacks hides a swap"] = [
     "tests/test_nearmiss.py::test_an_irregular_past_is_read_as_its_verb_so_a_swap_around_before_shows"

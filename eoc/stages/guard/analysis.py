@@ -294,6 +294,11 @@ def _directions(ws_all: list[str]) -> frozenset[tuple[str, str, str]]:
     return frozenset(out)
 
 
+HELD_WORDS = 32
+"""The most words an :class:`Analysis` remembers :meth:`~eoc.stages.guard.frame.Frame.has`'s
+answer for (each a dict entry: a stored question's memory stays bounded)."""
+
+
 class Analysis:
     """What :class:`EntityGuard` reads from one text, computed once (see ``prepare``)."""
 
@@ -308,6 +313,7 @@ class Analysis:
         "directions",
         "entities",
         "entity_parts",
+        "held",
         "keys",
         "negated",
         "negated_last",
@@ -334,6 +340,10 @@ class Analysis:
 
     def __init__(self, text: str) -> None:
         self.text = text
+        self.held: dict[str, bool] = {}
+        """:meth:`eoc.stages.guard.frame.Frame.has`'s answers for this text, by word (at most
+        :data:`HELD_WORDS`): a stored question is compared with many queries, and a query
+        with many stored questions, that name the same words."""
         text = unwrap(text)  # "Hi there! ... Thanks in advance": what is asked is inside
         clock = clock_times(text)  # "2am" is not "2pm": read before the words split "a.m."
         if clock:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 
-from eoc.stages.guard.analysis import Analysis
+from eoc.stages.guard.analysis import HELD_WORDS, Analysis
 from eoc.stages.guard.lists import _loose_words, _superlative
 from eoc.stages.guard.stems import _stem
 from eoc.stages.guard.when import when_words
@@ -149,6 +149,15 @@ class Frame:
         Java none of JavaScript, Oxford none of Oxfordshire) or as an acronym of its words;
         never misspelled (Iran is not Iraq). Stemmed only where the name says when ("Sundays"
         / Sunday): a title in the plural is another title ("Aliens" / "Alien")."""
+        held = a.held.get(word)
+        if held is None:
+            held = Frame._has(a, word)
+            if len(a.held) < HELD_WORDS:
+                a.held[word] = held
+        return held
+
+    @staticmethod
+    def _has(a: Analysis, word: str) -> bool:
         if word in a.words:
             return True
         flat = word.replace("-", "")  # "Wi-Fi" / "WiFi" / "wifi", "e-mail" / "email"
