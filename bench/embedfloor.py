@@ -11,7 +11,8 @@ p90 per question are printed, with the tokens per question. Rows:
 * **eoc MiniLM, float32** (``eoc_native.semantic.minilm``: all-MiniLM-L6-v2 on numpy, the
   native kv's runtime where the CPU lacks AVX-512 VNNI; WordPiece by the ``tokenizers`` library);
 * **eoc MiniLM, int8** (the same model on eoc's 8-bit C encoder, ``eoc_native.quant.encoder``:
-  the native kv's default where the CPU has AVX-512 VNNI), on one thread and on two; skipped,
+  the native kv's default where the CPU has AVX-512 VNNI), on one thread (the embedder's
+  default) and on two; skipped,
   with the reason, where it cannot run; its vectors' least and mean cosine with the float32
   pass's over the same questions are printed beside;
 * **ONNX Runtime int8 MiniLM**, the reference for what a tuned 8-bit runtime makes of the same
@@ -85,8 +86,7 @@ def eoc_int8(texts: list[str], threads: int) -> dict[str, Any]:
         return {"skipped": why}
     if threads > ckernels.pool_size():
         return {"skipped": f"{threads} threads on {ckernels.pool_size()} cores"}
-    ckernels.set_num_threads(threads)  # the C kernels' count for this thread's calls
-    model = MiniLMEmbedder(runtime="int8")
+    model = MiniLMEmbedder(runtime="int8", threads=threads)
     exact = MiniLMEmbedder(runtime="float32").embed_batch(texts)
     cos = (model.embed_batch(texts) * exact).sum(axis=1)
     tokens = statistics.median(len(model.tokenizer.encode(t).ids) for t in texts)

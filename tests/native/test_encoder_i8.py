@@ -96,7 +96,12 @@ def test_one_text_at_a_time_is_the_batch_and_threads_change_nothing(int8: MiniLM
         assert np.array_equal(int8.embed(t), v)
     ids = int8.tokenizer.encode(texts[0]).ids
     enc = int8._int8
-    assert np.array_equal(enc.encode(ids, threads=1), enc.encode(ids, threads=enc_threads()))
+    assert np.array_equal(enc.encode(ids), enc.encode(ids, threads=enc_threads()))
+    two = MiniLMEmbedder(runtime="int8", threads=enc_threads())
+    assert np.array_equal(two.embed(texts[0]), batch[0])
+    for bad in (0, -1, True, 1.5):
+        with pytest.raises(InputError, match="threads="):
+            MiniLMEmbedder(threads=bad)  # type: ignore[arg-type]
 
 
 def enc_threads() -> int:

@@ -233,32 +233,44 @@ static void gelu(float *x, int64_t n) {
 
 /* Self-attention over t tokens: qk rows hold [q | k] (2d floats), v rows d floats, ctx gets
  * t x d; heads of hd floats (hd % 16 == 0), scores scaled by 1 / sqrt(hd), softmax over all t
- * (one text: no padding). scores holds t floats. */
+ * (one text: no padding). Each head's keys are laid out transposed first (kt: hd rows of tp
+ * floats, tp = t rounded up to 16, zeros past t), so 16 scores are one vector of FMAs, not 16
+ * sums across a vector. scores holds tp floats. */
 static void attention(const float *qk, const float *v, int64_t t, int64_t d, int64_t heads,
-                      float *ctx, float *scores) {
-    const int64_t hd = d / heads, w = 2 * d;
-    const float scale = 1.0f / sqrtf((float)hd);
+                      float *ctx, float *scores, float *kt) {
+    const int64_t hd = d / heads, w = 2 * d, tp = (t + 15) / 16 * 16;
+    const __m512 scale = _mm512_set1_ps(1.0f / sqrtf((float)hd));
     for (int64_t h = 0; h < heads; h++) {
+        for (int64_t e = 0; e < hd; e++)
+            for (int64_t j = 0; j < tp; j++) kt[e * tp + j] = j < t ? qk[j * w + d + h * hd + e] : 0.0f;
         for (int64_t i = 0; i < t; i++) {
             const float *q = qk + i * w + h * hd;
-            float mx = -INFINITY;
-            for (int64_t j = 0; j < t; j++) {
-                const float *k = qk + j * w + d + h * hd;
-                __m512 s = _mm512_setzero_ps();
-                for (int64_t e = 0; e < hd; e += 16)
-                    s = _mm512_fmadd_ps(_mm512_loadu_ps(q + e), _mm512_loadu_ps(k + e), s);
-                scores[j] = _mm512_reduce_add_ps(s) * scale;
-                if (scores[j] > mx) mx = scores[j];
+            __m512 top = _mm512_set1_ps(-INFINITY);
+            for (int64_t jb = 0; jb < tp; jb += 16) {
+                __m512 acc = _mm512_setzero_ps();
+                for (int64_t e = 0; e < hd; e++)
+                    acc = _mm512_fmadd_ps(_mm512_set1_ps(q[e]), _mm512_loadu_ps(kt + e * tp + jb), acc);
+                acc = _mm512_mul_ps(acc, scale);
+                _mm512_storeu_ps(scores + jb, acc);
+                const __mmask16 real = t - jb >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (t - jb)) - 1u);
+                top = _mm512_mask_max_ps(top, real, top, acc);
             }
-            float total = 0.0f;
-            for (int64_t j = 0; j < t; j++) total += scores[j] = expf(scores[j] - mx);
+            const __m512 mx = _mm512_set1_ps(_mm512_reduce_max_ps(top));
+            __m512 sum = _mm512_setzero_ps();
+            for (int64_t jb = 0; jb < tp; jb += 16) {
+                const __mmask16 real = t - jb >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (t - jb)) - 1u);
+                const __m512 p = _mm512_maskz_mov_ps(real, exp_neg(_mm512_sub_ps(_mm512_loadu_ps(scores + jb), mx)));
+                _mm512_storeu_ps(scores + jb, p);
+                sum = _mm512_add_ps(sum, p);
+            }
+            const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum));
             float *o = ctx + i * d + h * hd;
             for (int64_t e = 0; e < hd; e += 16) {
                 __m512 acc = _mm512_setzero_ps();
                 for (int64_t j = 0; j < t; j++)
                     acc = _mm512_fmadd_ps(_mm512_set1_ps(scores[j]),
                                           _mm512_loadu_ps(v + j * d + h * hd + e), acc);
-                _mm512_storeu_ps(o + e, _mm512_mul_ps(acc, _mm512_set1_ps(1.0f / total)));
+                _mm512_storeu_ps(o + e, _mm512_mul_ps(acc, inv));
             }
         }
     }
@@ -266,14 +278,14 @@ static void attention(const float *qk, const float *v, int64_t t, int64_t d, int
 
 /* One text's unit sentence vector (d floats into out) from its t token ids: word + position +
  * token type 0 embeddings, layer norm, the blocks, the mean over tokens, L2 norm.
- * scratch: t * (d + 3d + d + ff) + t floats, and t + MR rows of max(d, ff) bytes and t + MR
- * scales and zero points (encoder.py sizes them). */
+ * scratch: t * (5d + ff) + tp * (1 + d / heads) floats (tp = t rounded up to 16), and t + MR
+ * rows of max(d, ff) bytes and t + MR scales and zero points (encoder.py sizes them). */
 void eoc_encode(const eoc_enc_layer *layers, int64_t n_layers, const int64_t *ids, int64_t t,
                 const float *word, const float *pos, const float *type0, const float *emb_w,
                 const float *emb_b, int64_t d, int64_t heads, int64_t ff, float eps,
                 float *scratch, uint8_t *aq, float *as, int32_t *az, float *out, int nth) {
     float *x = scratch, *qk = x + t * d, *v = qk + 2 * t * d, *ctx = v + t * d, *mid = ctx + t * d;
-    float *scores = mid + t * ff;
+    float *scores = mid + t * ff, *kt = scores + (t + 15) / 16 * 16;
     for (int64_t m = 0; m < t; m++)
         for (int64_t i = 0; i < d; i++)
             x[m * d + i] = word[ids[m] * d + i] + pos[m * d + i] + type0[i];
@@ -284,7 +296,7 @@ void eoc_encode(const eoc_enc_layer *layers, int64_t n_layers, const int64_t *id
         const eoc_enc_layer *ly = &layers[l];
         dense(&ly->qk, x, t, aq, as, az, qk, nth);
         dense(&ly->v, x, t, aq, as, az, v, nth);
-        attention(qk, v, t, d, heads, ctx, scores);
+        attention(qk, v, t, d, heads, ctx, scores, kt);
         dense(&ly->out, ctx, t, aq, as, az, qk, nth); /* qk's room reused for the product */
         add_norm(x, qk, ly->ln1_w, ly->ln1_b, t, d, eps);
         dense(&ly->up, x, t, aq, as, az, mid, nth);

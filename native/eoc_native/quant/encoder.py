@@ -251,9 +251,9 @@ class Int8Encoder:
             self._vec(bias, n), smooth or None, n, k,
         )  # fmt: skip
 
-    def encode(self, ids: Sequence[int], threads: int | None = None) -> Any:
+    def encode(self, ids: Sequence[int], threads: int = 1) -> Any:
         """The unit sentence vector (float32, ``dim``) of one text's token ids, ``[CLS]`` and
-        ``[SEP]`` included, on ``threads`` threads (the C kernels' count by default).
+        ``[SEP]`` included, on ``threads`` threads (at most the cores).
 
         Raises:
             InputError: no ids, more than the model's positions, or an id outside its vocabulary.
@@ -265,12 +265,13 @@ class Int8Encoder:
         if tok.min() < 0 or tok.max() >= self._word.shape[0]:
             raise InputError(f"a token id outside the vocabulary of {self._word.shape[0]}")
         d, ff = self.dim, self.ff
-        scratch = np.empty(t * (5 * d + ff) + t, np.float32)
+        tp = (t + 15) // 16 * 16  # the scores and each head's keys, transposed, padded to 16
+        scratch = np.empty(t * (5 * d + ff) + tp * (1 + d // self.heads), np.float32)
         aq = np.empty((t + MR) * max(d, ff), np.uint8)
         scales = np.empty(t + MR, np.float32)
         zeros = np.empty(t + MR, np.int32)
         out = np.empty(d, np.float32)
-        nth = ckernels.get_num_threads() if threads is None else threads
+        nth = threads
         if not 1 <= nth <= ckernels.pool_size():
             raise InputError(f"thread count {nth} is outside 1..{ckernels.pool_size()}")
         self._fn(
