@@ -170,9 +170,10 @@ class MiniLMEmbedder:
         ``runtime``: ``"int8"``, ``"float32"`` or ``None`` (``$EOC_MINILM_RUNTIME``, else int8
         where this machine runs it and float32 elsewhere: :attr:`runtime` says which, once the
         first embedding has chosen). ``threads``: the int8 encoder's (one by default: on both
-        cores of an idle 2-core machine a 12-token question takes 0.8 ms instead of 1.0, but
-        while another process keeps the cores busy each thread waits for the other, 11.6 ms
-        against 1.4 in one measurement; a server embeds while it does other work).
+        cores of an idle 2-core machine a 20-token question takes 1.15 ms instead of 1.56, but
+        while another process keeps one core busy, one call in ten takes 5.4 ms on two threads,
+        each waiting for the other, against 1.7 on one; a server embeds while it does other
+        work).
 
         Raises:
             ConfigError: ``runtime`` (or the variable) names neither runtime.
