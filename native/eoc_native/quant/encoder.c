@@ -291,7 +291,9 @@ void eoc_encode(const eoc_enc_layer *layers, int64_t n_layers, const int64_t *id
             x[m * d + i] = word[ids[m] * d + i] + pos[m * d + i] + type0[i];
     add_norm(x, NULL, emb_w, emb_b, t, d, eps);
     const int64_t wide = ff > d ? ff : d;
-    memset(aq, 0, (size_t)((t + MR) * wide)); /* the padding rows stay 0 */
+    /* the rows past t pad the last micro-tile: their products are never stored (each output
+     * row reads its own input row only), so any bytes do; zeroed so none is undefined */
+    memset(aq, 0, (size_t)((t + MR) * wide));
     for (int64_t l = 0; l < n_layers; l++) {
         const eoc_enc_layer *ly = &layers[l];
         dense(&ly->qk, x, t, aq, as, az, qk, nth);
