@@ -1,6 +1,24 @@
 """Falsify breaks: MiniLM's int8 runtime (``encoder.c``, ``encoder.py``, the embedder's choice of
 runtime): its vectors agree with float32's, it refuses what it cannot encode, and the embedder
-runs what it is asked to (tests/native/test_encoder_i8.py, ``FOCUS``)."""
+runs what it is asked to (tests/native/test_encoder_i8.py, ``FOCUS``).
+
+The breaks of the encoder's own arithmetic and checks are caught by tests that run it, which
+skip on a CPU without AVX-512 VNNI (the encoder is not built there): on such a machine they are
+left out (:data:`RUNS_HERE`), as nothing here could catch them."""
+
+from pathlib import Path
+
+
+def _runs_here() -> bool:
+    """Whether this CPU has what ``encoder.c`` is built for (AVX-512 F, BW and VNNI)."""
+    try:
+        flags = set(Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").split())
+    except OSError:
+        return False
+    return {"avx512f", "avx512bw", "avx512_vnni"} <= flags
+
+
+RUNS_HERE = _runs_here()
 
 _C = "native/eoc_native/quant/encoder.c"
 _PY = "native/eoc_native/quant/encoder.py"
@@ -8,7 +26,7 @@ _MINILM = "native/eoc_native/semantic/minilm.py"
 _T = "tests/native/test_encoder_i8.py"
 _AGREE = f"{_T}::test_int8_vectors_agree_with_float32_on_held_out_questions"
 
-BREAKS: list[tuple[str, str, str, str]] = [
+_RUNNING: list[tuple[str, str, str, str]] = [  # caught only where the encoder runs
     (
         "the 8-bit encoder forgets the rows' zero points",
         _C,
@@ -34,16 +52,20 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "                const __m512 p = _mm512_maskz_mov_ps(0xffff, exp_neg(",
     ),
     (
-        "the 8-bit encoder's inputs are not smoothed",
-        _PY,
-        "    return (s / s.mean()).astype(np.float32)",
-        "    return np.ones_like(s, dtype=np.float32)",
-    ),
-    (
         "the 8-bit encoder takes a text of no tokens",
         _PY,
         "        if not 0 < t <= self.max_tokens:",
         "        if not 0 <= t <= self.max_tokens:",
+    ),
+]
+
+BREAKS: list[tuple[str, str, str, str]] = [
+    *(_RUNNING if RUNS_HERE else []),
+    (
+        "the 8-bit encoder's inputs are not smoothed",
+        _PY,
+        "    return (s / s.mean()).astype(np.float32)",
+        "    return np.ones_like(s, dtype=np.float32)",
     ),
     (
         "asking for int8 where it cannot run falls back to float32 silently",
@@ -72,8 +94,5 @@ BREAKS: list[tuple[str, str, str, str]] = [
 ]
 
 FOCUS: dict[str, list[str]] = {
-    "the 8-bit encoder forgets the rows' zero points": [_AGREE],
-    "the 8-bit encoder pools the first token only": [_AGREE],
-    "the 8-bit encoder's attention never reads the last token's value": [_AGREE],
-    "the 8-bit encoder's softmax counts the padding keys": [_AGREE],
+    name: [_AGREE] for name, path, *_ in (_RUNNING if RUNS_HERE else []) if path == _C
 }

@@ -99,6 +99,10 @@ def test_one_text_at_a_time_is_the_batch_and_threads_change_nothing(int8: MiniLM
     assert np.array_equal(enc.encode(ids), enc.encode(ids, threads=enc_threads()))
     two = MiniLMEmbedder(runtime="int8", threads=enc_threads())
     assert np.array_equal(two.embed(texts[0]), batch[0])
+
+
+@needs_model
+def test_the_embedder_refuses_a_thread_count_below_one() -> None:
     for bad in (0, -1, True, 1.5):
         with pytest.raises(InputError, match="threads="):
             MiniLMEmbedder(threads=bad)  # type: ignore[arg-type]
