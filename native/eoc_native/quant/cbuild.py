@@ -1,11 +1,12 @@
-"""Building the C kernels (``ckernels.c``, and ``encoder.c`` into the same library) with the machine's C compiler, once, into eoc's cache.
+"""Building the C kernels (``ckernels.c``, and ``encoder.c`` into the same library) with the
+machine's C compiler, once, into eoc's cache.
 
 The library is compiled for this very CPU (``-march=native``) with OpenMP where the compiler has
 it: at install (``make`` runs ``python -m eoc_native.quant.cbuild --install``, which keeps it in
 ``_built/`` beside this module), or else on the first run, into
-``$EOC_CACHE_DIR/kernels/eockernels-<key>.so`` (default ``~/.cache/eoc``). The key
-covers the sources, the compiler (its file's path, size and time), the flags and the CPU's features, so a changed
-source, compiler or machine builds again; a build takes about a second, against about five for
+``$EOC_CACHE_DIR/kernels/eockernels-<key>.so`` (default ``~/.cache/eoc``). The key covers the
+sources, the compiler (its file's path, size and time), the flags and the CPU's features, so a
+changed source, compiler or machine builds again; a build takes about a second, against about five for
 numba's first compile of the same kernels. The file is written under a temporary name and
 renamed, so a cut-off build is never loaded.
 

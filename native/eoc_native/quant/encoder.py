@@ -60,29 +60,35 @@ class _Layer(ctypes.Structure):
 
 
 _lock = threading.Lock()
-_fn: Any = None
+_typed: Any = None
+
+
+def _library() -> Any:
+    """The C library with ``encoder.c``'s functions given their argument types (before any is
+    called: ctypes would pass an untyped address as a 32-bit int)."""
+    global _typed
+    with _lock:
+        if _typed is None:
+            lib = ckernels.library()  # MissingExtra without a C compiler
+            f32, i64, i32 = ctypes.c_float, _i64, ctypes.c_int
+            lib.eoc_encode.argtypes = [_p, i64, _p, i64, _p, _p, _p, _p, _p, i64, i64, i64, f32]
+            lib.eoc_encode.argtypes += [_p, _p, _p, _p, _p, i32]
+            lib.eoc_encode.restype = None
+            lib.eoc_pack_i8.argtypes = [_p, _p, i64, i64, _p, _p, _p, i32]
+            lib.eoc_pack_i8.restype = None
+            _typed = lib
+    return _typed
 
 
 def _encode_fn() -> Any:
-    """``eoc_encode`` with its argument types, or ``MissingExtra`` saying why it cannot run."""
-    global _fn
-    with _lock:
-        if _fn is None:
-            lib = ckernels.library()  # MissingExtra without a C compiler
-            if not lib.eoc_encoder_vnni():
-                raise MissingExtra(
-                    "this CPU has no AVX-512 VNNI (eoc's 8-bit encoder needs it): "
-                    "the embedder runs in float32"
-                )
-            fn = lib.eoc_encode
-            f32, i64, i32 = ctypes.c_float, _i64, ctypes.c_int
-            fn.argtypes = [_p, i64, _p, i64, _p, _p, _p, _p, _p, i64, i64, i64, f32]
-            fn.argtypes += [_p, _p, _p, _p, _p, i32]
-            fn.restype = None
-            lib.eoc_pack_i8.argtypes = [_p, _p, i64, i64, _p, _p, _p, i32]
-            lib.eoc_pack_i8.restype = None
-            _fn = fn
-    return _fn
+    """``eoc_encode``, or ``MissingExtra`` saying why it cannot run."""
+    lib = _library()
+    if not lib.eoc_encoder_vnni():
+        raise MissingExtra(
+            "this CPU has no AVX-512 VNNI (eoc's 8-bit encoder needs it): "
+            "the embedder runs in float32"
+        )
+    return lib.eoc_encode
 
 
 def unavailable() -> str | None:
@@ -142,7 +148,7 @@ def pack_columns(w: Any, mul: Any = None) -> tuple[Any, Any, Any]:
     scale = np.empty(n, np.float32)
     qsum = np.empty(n, np.int32)
     m = None if mul is None else _f32(mul)
-    ckernels.library().eoc_pack_i8(
+    _library().eoc_pack_i8(
         w.ctypes.data, None if m is None else m.ctypes.data, n, k, packed.ctypes.data,
         scale.ctypes.data, qsum.ctypes.data, ckernels.pool_size(),
     )  # fmt: skip

@@ -10,8 +10,8 @@ Each text is its own query in a small cascade of its own (:class:`Embeddings`): 
 cache, then the model. A text embedded before by the same model files is the stored vector,
 charged as a cache hit with its receipt; a new one is embedded and charged as the model's work
 (MEASURED where a live counter brackets it, else ESTIMATED from its multiply-adds at the
-constant of the runtime that ran them: :func:`embed_rates`). The vector is kept as its base64 text, so a repeat is the same
-bytes. Each answer's verdict is in the body's ``eoc.answers``; the headers are one text's own,
+constant of the runtime that ran them: :func:`embed_rates`). The vector is kept as its base64
+text, so a repeat is the same bytes. Each answer's verdict is in the body's ``eoc.answers``; the headers are one text's own,
 or sum several.
 
 Any other model id goes to the upstream as sent, when the server has one (its reply relayed
@@ -21,6 +21,7 @@ and kept exactly: :mod:`eoc.chat.request`'s forwarded requests).
 from __future__ import annotations
 
 import base64
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -51,6 +52,7 @@ RUNTIME_BACKENDS = {"float32": ("numpy", "CPU"), "int8": ("cpu-int8", "8-bit enc
 """Each MiniLM runtime's backend constant in :mod:`eoc_native.llm.energy`, and its name there."""
 
 
+@functools.cache
 def embed_rates(runtime: str) -> WorkRates:
     """What one embedding by MiniLM's ``runtime`` is estimated at where no live counter brackets
     it: its tokens' multiply-adds at that runtime's constant."""
