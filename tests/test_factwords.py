@@ -143,3 +143,19 @@ def test_a_word_of_other_letters_is_left_as_it_is() -> None:
 def test_the_cascade_answers_a_misspelt_fact_from_the_graph() -> None:
     r = Cascade().resolve("whats the captial of frane")
     assert (r.stage.value, r.payload) == ("graph", "Paris")
+
+
+def test_corrections_are_remembered_within_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each word's correction is remembered (a question missing the graph asks for every word),
+    the same as computed afresh, and the memory starts afresh at its bound."""
+    from eoc.stages import factwords
+
+    monkeypatch.setattr(factwords, "REMEMBERED", 3)
+    words = FactWords(["capital", "population"], ["France", "Germany"])
+    asked = ["frnce", "germ", "germny", "capitl", "populaton", "frnce", "the", "zzzz", "capitl"]
+    for word in asked:
+        assert words.correction(word) == words._correction(word), word
+        assert len(words._corrections) <= 3
+    assert [words.correction(w) for w in asked] == [
+        "france", None, "germany", "capital", "population", "france", None, None, "capital",
+    ]  # fmt: skip

@@ -257,3 +257,36 @@ def test_the_matcher_passes_over_only_what_no_pattern_reads() -> None:
     assert not m.could_ask("write one short sentence about the sea")
     assert m.could_ask("how many moons does mars have")
     assert m.parse("which nations use the yen")
+
+
+def test_the_gate_says_what_its_plain_definition_says() -> None:
+    """:meth:`QuestionMatcher.could_ask` scans with one pattern and groups the templates by
+    ending; it answers as the plain definition does (a padded label, adjective, verb or count
+    word inside the text, or a template's opening and ending around it) for every question of
+    the graph table, the assembled suite, the kv pack and people's wordings of the everyday suite."""
+    import json
+
+    from eoc.knowledge import kv_pairs, seeded_graph
+    from tests.assembly_questions import QUESTIONS
+    from tests.graph_questions import ANSWERED, PASSED
+
+    m = seeded_graph()._get_matcher()
+    everyday = Path(__file__).resolve().parents[1] / "bench" / "suites" / "everyday"
+    asked = [q for q, _ in ANSWERED] + PASSED + QUESTIONS + [p for p, _ in kv_pairs()]
+    for path in sorted(everyday.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            asked += [v for v in json.loads(line).values() if isinstance(v, str)]
+    assert len(asked) > 1000
+
+    def plain(text: str) -> bool:
+        padded = f" {text} "
+        return any(w in padded for w in m._words) or any(
+            text.startswith(h) and text.endswith(t) for h, t, *_ in m._templates
+        )
+
+    said = {True: 0, False: 0}
+    for q in asked:
+        text = normalize(q)
+        said[m.could_ask(text)] += 1
+        assert m.could_ask(text) == plain(text), q
+    assert min(said.values()) >= 50  # both answers are exercised

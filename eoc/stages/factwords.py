@@ -38,7 +38,10 @@ MIN_LETTERS = 4
 """Shorter words are never repaired: one slip makes too many other words of them."""
 MAX_LETTERS = 24
 """Longer words are neither indexed nor repaired."""
+REMEMBERED = 8192
+"""Words whose correction :meth:`FactWords.correction` keeps (then it starts afresh)."""
 _WORD = re.compile(r"[a-z]+")
+_UNKNOWN: object = object()  # "not looked up yet"
 _LETTERS = re.compile(r"[^\W\d_]+")
 
 
@@ -62,6 +65,7 @@ class FactWords:
         self._known = frozenset(known)
         self._by_delete: dict[str, set[str]] = {}
         self._by_length: dict[int, list[str]] = {}
+        self._corrections: dict[str, str | None] = {}  # a word -> its correction
         for w in self._known:
             self._by_length.setdefault(len(w), []).append(w)
             if len(w) >= MIN_LETTERS:
@@ -69,7 +73,19 @@ class FactWords:
                     self._by_delete.setdefault(d, set()).add(w)
 
     def correction(self, word: str) -> str | None:
-        """The word the graph reads that ``word`` (lower case) is a slip of, or ``None``."""
+        """The word the graph reads that ``word`` (lower case) is a slip of, or ``None``.
+        Remembered per word (:data:`REMEMBERED` at most): every question that misses the graph
+        asks it for each of its words."""
+        known = self._corrections.get(word, _UNKNOWN)
+        if known is not _UNKNOWN:
+            return known  # type: ignore[return-value]
+        right = self._correction(word)
+        if len(self._corrections) >= REMEMBERED:
+            self._corrections.clear()
+        self._corrections[word] = right
+        return right
+
+    def _correction(self, word: str) -> str | None:
         n = len(word)
         if word in self._known or word in STOPWORDS or not MIN_LETTERS <= n <= MAX_LETTERS:
             return None

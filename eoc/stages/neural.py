@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Callable
@@ -120,11 +121,13 @@ def origin_of(model: str, **params: object) -> str:
     return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+@functools.lru_cache(maxsize=64)
 def endpoint_origin(
     model: str, base_url: str, max_tokens: int, temperature: float, seed: int | None
 ) -> str:
     """The ``origin`` of an OpenAI-compatible endpoint's answers: the server and model asked,
-    and the parameters that change an answer to a plain question (the seed only when sampling)."""
+    and the parameters that change an answer to a plain question (the seed only when sampling).
+    Remembered per set of values: a backend asks for it several times per request."""
     return origin_of(
         f"openai:{model}@{base_url}",
         max_tokens=max_tokens,

@@ -309,6 +309,13 @@ class QuestionMatcher:
         self._words = frozenset(
             f" {w} " for w in (*self._by_label, *self._by_adjective, *verbs, *_COUNT_WORDS) if w
         )
+        # the same tests as few scans: some word of ``_words`` (each padded) is in the text;
+        # the templates' openings by ending, each group one str.startswith of a tuple
+        self._any_word = re.compile("|".join(re.escape(w) for w in sorted(self._words)) or "(?!)")
+        heads: dict[str, list[str]] = {}
+        for head, tail, *_ in self._templates:
+            heads.setdefault(tail, []).append(head)
+        self._heads_by_tail = {tail: tuple(hs) for tail, hs in heads.items()}
         self._built = False
         self._build_lock = threading.Lock()
 
@@ -336,10 +343,12 @@ class QuestionMatcher:
         """Whether a pattern might read normalized ``text``: False when it holds no label,
         adjective or verb of the relations between spaces, no count word and no template's
         opening and ending words, so :meth:`parse` finds nothing without compiling a pattern."""
-        padded = f" {text} "
-        if any(w in padded for w in self._words):
+        if self._any_word.search(f" {text} ") is not None:
             return True
-        return any(text.startswith(h) and text.endswith(t) for h, t, *_ in self._templates)
+        return any(
+            text.endswith(tail) and text.startswith(heads)
+            for tail, heads in self._heads_by_tail.items()
+        )
 
     def _build(self) -> None:
         """Compile the patterns (once, on the first question that :meth:`could_ask`)."""

@@ -33,6 +33,18 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "if other != right and distance(word, other, 2) <= 2:",
     ),
     (
+        "a word's remembered correction is another word's",
+        "eoc/stages/factwords.py",
+        "        known = self._corrections.get(word, _UNKNOWN)",
+        "        known = self._corrections.get(word[:4], _UNKNOWN)",
+    ),
+    (
+        "the remembered corrections grow without bound",
+        "eoc/stages/factwords.py",
+        "        if len(self._corrections) >= REMEMBERED:",
+        "        if False:",
+    ),
+    (
         "three-letter words are repaired",
         "eoc/stages/factwords.py",
         "MIN_LETTERS = 4\n",
