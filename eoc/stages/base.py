@@ -136,7 +136,9 @@ WORK_RATES: dict[Stage, WorkRates] = {
 
 Measured on the development VM (CPython 3.11): SHA-256 about 0.85 ns/byte; the hashed n-gram
 embedder 0.6–1.7 µs/byte; a graph question 65 µs for 29 bytes, 450 µs for 1 KB. A neural
-backend that reports no figure is charged by tokens, counted as :func:`approx_tokens`.
+backend that reports no figure is charged by tokens, counted as :func:`approx_tokens`. The kv's
+per-byte share is the hashed embedder's: an embedder that estimates its own work
+(``embed_estimate``, MiniLM's) is charged that instead for a hit it embedded the question for.
 They are orders of magnitude, not measurements: on a host with a live counter, ``eoc hit-cost``
 shows what a hit really takes, and neural answers are bracketed.
 """

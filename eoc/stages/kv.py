@@ -51,7 +51,7 @@ from eoc.cost import JouleCost
 from eoc.errors import ConfigError, EocError, FactFileError, InputError
 from eoc.query import KvPartition, Query, Stage
 from eoc.stages import kv_hot
-from eoc.stages.base import Answer, stage_figure, work_estimate
+from eoc.stages.base import Answer, WorkRates, stage_figure, work_estimate
 from eoc.stages.embed import Embedder, HashedNgramEmbedder, from_dense
 from eoc.stages.guard import EntityGuard, HitGuard, decisive_difference, judgeable
 from eoc.stages.index import SparseIndex, VectorIndex
@@ -71,6 +71,12 @@ DEFAULT_THRESHOLD = 0.6
 """The threshold for an embedder that suggests none (the core's suggests 0.4)."""
 EXPLAIN_FLOOR = 0.3
 """The least cosine of a stored question :meth:`KVStage.explain` lists by default."""
+SEARCH_RATES = WorkRates(
+    100.0,
+    per_candidate_uj=20.0,
+    why="10 µs + 2 µs per candidate checked, at 10 W; the embedding as its embedder estimates it",
+)
+"""A hit's rates besides the embedding, where the embedder estimates that itself."""
 MAX_TERM_CHECKS = 256
 """Stored prompts whose terms a lookup compares with the query's before embedding it, at most."""
 MAX_GUARD_CHECKS = 16
@@ -248,6 +254,10 @@ class KVStage:
         )
         self._refuses_every: Callable[[str], bool] | None = getattr(
             self._guard, "refuses_every", None
+        )
+        # what the embedder says embedding a text costs (MiniLM), for a hit it embedded
+        self._embed_estimate: Callable[[str], object] | None = getattr(
+            self.embedder, "embed_estimate", None
         )
         self._fps = _Fingerprints()
         self._store_fp: Callable[[str], bool] | None = None  # the store's may_hold, with a searcher
@@ -860,6 +870,7 @@ class KVStage:
             return None  # nothing kept in its partition, and no fact may answer it
         entries, text, prepare = self._entries, query.prompt, self._prepare
         matches = None
+        embedded: str | None = None  # the text this lookup embedded (None: a vector given)
         if self._store_fp is not None and not self._store_fp(text):
             return None  # no stored prompt has its numbers and operators: nothing to embed
         fingerprint = self._fingerprint
@@ -875,7 +886,8 @@ class KVStage:
                 return None  # the guard refuses it beside every stored prompt (a computation)
             if self._terms is not None and not self._may_pass(text):
                 return None  # the guard would refuse every stored prompt: no need to embed
-            vec = self.embedder.embed(self.embedded_text(text))
+            embedded = self.embedded_text(text)
+            vec = self.embedder.embed(embedded)
         allows: Callable[[Any, Any], bool] = self._guard.allows  # texts, or prepare()'s analyses
         if admitted is not None:  # the partition first, then the fingerprints
             matches = _both(admitted, matches)
@@ -909,11 +921,11 @@ class KVStage:
         if not found:
             if self.judging is None:
                 return None
-            return self._judged(query, vec, admitted, matches, q_side, checked)
+            return self._judged(query, vec, admitted, matches, q_side, checked, embedded)
         entry = entries.get(str(found[0][1]))
         if entry is None or not self._confirmed(entry):
             return None
-        return self._answer(entry, query, checked)
+        return self._answer(entry, query, checked, embedded=embedded)
 
     def _confirmed(self, entry: _Entry) -> bool:
         """Whether the store still holds ``entry`` as memory does (always, for a store that
@@ -937,6 +949,7 @@ class KVStage:
         matches: Callable[[Hashable], bool] | None,
         q_side: object,
         checked: int,
+        embedded: str | None = None,
     ) -> Answer | None:
         """After a miss: the judge's answer (:mod:`eoc.stages.judging`) from the best stored
         questions at or above its floor that the guard refused only for want of evidence (a
@@ -997,7 +1010,7 @@ class KVStage:
                 saving_uj=saving,
             )
             if verdict is not None and verdict.same:
-                return self._answer(entry, query, checked, verdict)
+                return self._answer(entry, query, checked, verdict, embedded)
         return None
 
     def explain(
@@ -1091,20 +1104,34 @@ class KVStage:
         return (*keys, plain) if part.facts else keys
 
     def _answer(
-        self, entry: _Entry, query: Query, candidates: int, verdict: Verdict | None = None
+        self,
+        entry: _Entry,
+        query: Query,
+        candidates: int,
+        verdict: Verdict | None = None,
+        embedded: str | None = None,
     ) -> Answer:
         generation = replayed(entry.origin, entry.meta)
         if self._flat and verdict is None:
             return Answer(entry.payload, None, entry.origin, meta=entry.meta, generation=generation)
-        cost = (
-            self.figure
-            if self._flat
-            else work_estimate(Stage.KV, nbytes=query.size, candidates=candidates)
-        )
+        cost = self.figure if self._flat else self._work(query, candidates, embedded)
         if verdict is not None:  # the basis says a judge decided, and its joules are in it
             spent = 0 if verdict.cost is None else verdict.cost.uj
             cost = JouleCost.estimated(cost.uj + spent, f"{cost.basis}; {verdict.note()}")
         return Answer(entry.payload, cost, entry.origin, meta=entry.meta, generation=generation)
+
+    def _work(self, query: Query, candidates: int, embedded: str | None) -> JouleCost:
+        """The ESTIMATED figure of a hit: :data:`~eoc.stages.base.WORK_RATES`' per-byte rate
+        (the core's hashed embedder's), unless this lookup embedded the question with an
+        embedder that says what that cost (``embed_estimate``: MiniLM's multiply-adds at its
+        runtime's constant), which then replaces the per-byte share."""
+        said = None
+        if embedded is not None and self._embed_estimate is not None:
+            said = self._embed_estimate(embedded)
+        if not isinstance(said, JouleCost):
+            return work_estimate(Stage.KV, nbytes=query.size, candidates=candidates)
+        search = work_estimate(Stage.KV, candidates=candidates, rates=SEARCH_RATES)
+        return JouleCost.estimated(search.uj + said.uj, f"{search.basis}; {said.basis}")
 
     def __bool__(self) -> bool:
         """A stage is a stage, empty or not (its length may be a store's count)."""

@@ -93,6 +93,55 @@ BREAKS: list[tuple[str, str, str, str]] = [
     ),
 ]
 
+_CHARGED = (
+    "tests/native/test_semantic.py::"
+    "test_a_hit_that_embedded_its_question_is_charged_for_the_embedding"
+)
+_KV = "eoc/stages/kv.py"
+_CACHE = "native/eoc_native/semantic/cache.py"
+
+_CHARGES: list[tuple[str, str, str, str]] = [  # what a kv hit that embedded its question costs
+    (
+        "a hit that embedded its question is charged by its bytes",
+        _KV,
+        "        if embedded is not None and self._embed_estimate is not None:",
+        "        if False:",
+    ),
+    (
+        "a hit's embedding is named in its basis but left out of its joules",
+        _KV,
+        '        return JouleCost.estimated(search.uj + said.uj, f"{search.basis}; {said.basis}")',
+        '        return JouleCost.estimated(search.uj, f"{search.basis}; {said.basis}")',
+    ),
+    (
+        "an exact hit is charged for an embedding it never made",
+        _KV,
+        "                    if self._confirmed(entry):\n                        return self._answer(entry, query, 0)",
+        "                    if self._confirmed(entry):\n"
+        "                        return self._answer(entry, query, 0, embedded=query.prompt)",
+    ),
+    (
+        "the embedding cache hides the model's estimate",
+        _CACHE,
+        "        return estimate(text) if callable(estimate) else None",
+        "        return None",
+    ),
+    *(  # (where float32 runs, charging its constant is right)
+        [
+            (
+                "an embedding is charged at float32's constant whatever runs it",
+                _MINILM,
+                "        return embedding_estimate(tokens, self.runtime)",
+                '        return embedding_estimate(tokens, "float32")',
+            )
+        ]
+        if RUNS_HERE
+        else []
+    ),
+]
+BREAKS += _CHARGES
+
 FOCUS: dict[str, list[str]] = {
-    name: [_AGREE] for name, path, *_ in (_RUNNING if RUNS_HERE else []) if path == _C
+    **{name: [_AGREE] for name, path, *_ in (_RUNNING if RUNS_HERE else []) if path == _C},
+    **{name: [_CHARGED] for name, *_ in _CHARGES},
 }

@@ -191,14 +191,14 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "kv similarity hit charged as no candidates",
         "eoc/stages/kv.py",
-        "self._answer(entry, query, checked)",
-        "self._answer(entry, query, 0)",
+        "        return self._answer(entry, query, checked, embedded=embedded)",
+        "        return self._answer(entry, query, 0, embedded=embedded)",
     ),
     (
         "kv answers carry no work estimate",
         "eoc/stages/kv.py",
-        "            else work_estimate(Stage.KV, nbytes=query.size, candidates=candidates)\n",
-        "            else None  # type: ignore[assignment]\n",
+        "        cost = self.figure if self._flat else self._work(query, candidates, embedded)\n",
+        "        cost = self.figure if self._flat else None  # type: ignore[assignment]\n",
     ),
     (
         "kv flat figure ignored",

@@ -478,3 +478,34 @@ def test_minilm_leaves_no_rewording_in_other_words_to_its_cosine() -> None:
     assert kv.guard.rewordings is False  # type: ignore[attr-defined]
     kv.put("What impact did the high school movement have on skilled workers?", "more of them")
     assert kv.lookup(Query("what year was the high school movement?")) is None
+
+
+@needs_model
+@pytest.mark.parametrize("cached", [False, True], ids=["bare", "cached"])
+def test_a_hit_that_embedded_its_question_is_charged_for_the_embedding(
+    cached: bool, tmp_path: Path
+) -> None:
+    """A similar hit's estimate holds MiniLM's multiply-adds for the question it embedded (its
+    tokens at the runtime's constant, as the embeddings endpoint charges a text), not the
+    core's hashed embedder's 1 µs a byte; an exact hit, which embeds nothing, keeps the
+    per-byte figure."""
+    from eoc_native.semantic.minilm_energy import embed_rates
+
+    assert MODEL is not None
+    embedder = CachedEmbedder(MODEL, tmp_path / "vectors.npz") if cached else MODEL
+    kv = KVStage(embedder=embedder, index=ExactIndex(384), threshold=0.7)
+    kv.put("What is the boiling point of water at sea level?", "100 °C")
+    asked = "what is the boiling point of water at sea level"
+    hit = kv.lookup(Query(asked + " please"))
+    assert hit is not None and hit.cost is not None
+    tokens = len(MODEL.tokenizer.encode(kv.embedded_text(asked + " please")).ids)
+    per_token = embed_rates(MODEL.runtime).per_token_in_uj
+    embedding = max(1, round(tokens * per_token))
+    assert "embedding the question with MiniLM" in hit.cost.basis
+    assert f"{tokens} tokens" in hit.cost.basis
+    assert hit.cost.uj in {100 + 20 * n + embedding for n in range(1, 4)}  # search + embedding
+    assert hit.cost.provenance.value == "estimated"
+    exact = kv.lookup(Query("What is the boiling point of water at sea level?"))
+    assert exact is not None and exact.cost is not None
+    assert "embedding the question" not in exact.cost.basis
+    assert "bytes × 10000 nJ" in exact.cost.basis

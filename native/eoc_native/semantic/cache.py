@@ -36,6 +36,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from eoc.cost import JouleCost
 from eoc.errors import UntrustedFile
 from eoc.files.trust import check_file
 from eoc_native import cache_dir, require
@@ -237,6 +238,13 @@ class CachedEmbedder:
             if len(self._mem) < MAX_ENTRIES:
                 self._mem[k] = v
         return v
+
+    def embed_estimate(self, text: str) -> JouleCost | None:
+        """What embedding ``text`` is estimated to cost, as the wrapped embedder says (``None``
+        where it says nothing). An upper bound where the vector was remembered, which costs a
+        lookup instead."""
+        estimate = getattr(self.inner, "embed_estimate", None)
+        return estimate(text) if callable(estimate) else None
 
     def embed_batch(self, texts: Sequence[str]) -> Any:
         self._ready()

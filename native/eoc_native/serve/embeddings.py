@@ -21,7 +21,6 @@ and kept exactly: :mod:`eoc.chat.request`'s forwarded requests).
 from __future__ import annotations
 
 import base64
-import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -35,7 +34,7 @@ from eoc.stages.base import WorkRates, work_estimate
 from eoc.stages.contract import StageLike
 from eoc.stages.neural import NeuralStage, Reply, origin_of
 from eoc_native import require
-from eoc_native.llm.energy import nj_per_mac
+from eoc_native.semantic.minilm_energy import EMBED_RATES, embed_rates
 from eoc_native.serve.wire import summed, verdict, verdict_headers
 
 MODEL = "all-MiniLM-L6-v2"
@@ -45,29 +44,6 @@ MAX_INPUTS = 2048
 """The most texts one request may send (OpenAI's own limit)."""
 CONTEXT = "embedding"
 """The context of an embedding's query: no question's key can equal it (:class:`Query`)."""
-MACS_PER_TOKEN = 6 * (4 * 384 * 384 + 2 * 384 * 1536)
-"""MiniLM's multiply-adds per token read: 6 layers of four 384×384 projections and a 384→1536→384
-feed-forward (attention's own share, n² × 384 a layer, is left out: under 1 % for short texts)."""
-RUNTIME_BACKENDS = {"float32": ("numpy", "CPU"), "int8": ("cpu-int8", "8-bit encoder")}
-"""Each MiniLM runtime's backend constant in :mod:`eoc_native.llm.energy`, and its name there."""
-
-
-@functools.cache
-def embed_rates(runtime: str) -> WorkRates:
-    """What one embedding by MiniLM's ``runtime`` is estimated at where no live counter brackets
-    it: its tokens' multiply-adds at that runtime's constant."""
-    backend, what = RUNTIME_BACKENDS[runtime]
-    nj = nj_per_mac(backend)
-    return WorkRates(
-        0.0,
-        per_token_in_uj=MACS_PER_TOKEN * nj / 1000,
-        why=f"MiniLM's {MACS_PER_TOKEN / 1e6:.1f}M multiply-adds a token at {nj:g} nJ each, "
-        f"eoc's {what} constant (native/eoc_native/llm/energy.py)",
-    )
-
-
-EMBED_RATES = embed_rates("float32")
-"""The float32 pass's rates: the higher, what a backend says before its runtime is chosen."""
 
 
 class MiniLMBackend:
