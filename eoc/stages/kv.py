@@ -44,6 +44,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,7 @@ from eoc.cost import JouleCost
 from eoc.errors import ConfigError, EocError, FactFileError, InputError
 from eoc.query import KvPartition, Query, Stage
 from eoc.stages import kv_hot
-from eoc.stages.base import Answer, WorkRates, stage_figure, work_estimate
+from eoc.stages.base import WORK_RATES, Answer, stage_figure, work_estimate
 from eoc.stages.embed import Embedder, HashedNgramEmbedder, from_dense
 from eoc.stages.guard import EntityGuard, HitGuard, decisive_difference, judgeable
 from eoc.stages.index import SparseIndex, VectorIndex
@@ -71,12 +72,13 @@ DEFAULT_THRESHOLD = 0.6
 """The threshold for an embedder that suggests none (the core's suggests 0.4)."""
 EXPLAIN_FLOOR = 0.3
 """The least cosine of a stored question :meth:`KVStage.explain` lists by default."""
-SEARCH_RATES = WorkRates(
-    100.0,
-    per_candidate_uj=20.0,
+SEARCH_RATES = replace(
+    WORK_RATES[Stage.KV],
+    per_byte_nj=0.0,
     why="10 µs + 2 µs per candidate checked, at 10 W; the embedding as its embedder estimates it",
 )
-"""A hit's rates besides the embedding, where the embedder estimates that itself."""
+"""A hit's rates besides the embedding (the kv's own, less the per-byte share), where the
+embedder estimates that itself."""
 MAX_TERM_CHECKS = 256
 """Stored prompts whose terms a lookup compares with the query's before embedding it, at most."""
 MAX_GUARD_CHECKS = 16
