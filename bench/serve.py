@@ -922,6 +922,12 @@ def unique_questions(n: int, seed: int, worded: bool = False) -> list[str]:
     return out
 
 
+def near_miss(question: str) -> str:
+    """A worded question (:func:`unique_questions`) negated: "... that does not sell tulips."."""
+    expect(" that sells " in question, f"not a worded question: {question!r}")
+    return question.replace(" that sells ", " that does not sell ")
+
+
 _SHOPS = (
     "bakery", "bookshop", "florist", "bike shop", "tea room", "toy shop", "deli", "barber",
     "hardware store", "cheese shop", "record store", "pet shop", "bistro", "pharmacy",
@@ -939,15 +945,18 @@ _GOODS = (
 DIRECT = "upstream directly"
 THROUGH = "through eoc serve (MiniLM kv)"
 THROUGH_HASHED = "through eoc serve (hashed kv)"
+THROUGH_UNJUDGED = "through eoc serve (MiniLM kv, EOC_JUDGE=off)"
 PATHS = {  # the extra environment and options of each eoc serve path
     THROUGH: ({}, []),
+    THROUGH_UNJUDGED: ({"EOC_JUDGE": "off"}, []),
     THROUGH_HASHED: ({"EOC_EMBEDDER": "hashed"}, []),
 }
 SLOW_STUB_S = 0.3
 """The delayed stub's answer time: about what llama.cpp takes for these questions here."""
 FLOOR = "floor: a proxy that only forwards"
 STUB_AT_ONCE = "stub upstream, answers at once"
-STUB_WORDED = "stub upstream, answers at once; misses the kv must embed"
+STUB_WORDED = "stub upstream, answers at once; worded misses"
+STUB_NEAR = "stub upstream, answers at once; near misses"
 STUB_SLOW = f"stub upstream, answers after {SLOW_STUB_S * 1000:.0f} ms"
 
 
@@ -964,6 +973,7 @@ def upstream(
     with running("stub upstream", stub, port, env, "/v1/models"):
         out[STUB_AT_ONCE] = through_upstream(port, args.stub_requests, eoc_env)
         out[STUB_WORDED] = through_upstream(port, args.stub_requests, eoc_env, worded=True)
+        out[STUB_NEAR] = through_upstream(port, args.stub_requests, eoc_env, near=True)
         out["upstream_call_ms"] = upstream_call_times(port, 10 if args.quick else 40)
     port = free_port()
     slow = [PYTHON, "-c", LAUNCHER, "stub-openai", str(port), str(SLOW_STUB_S)]
@@ -987,7 +997,7 @@ def upstream(
 
 
 def through_upstream(
-    port: int, n: int, eoc_env: dict[str, str], worded: bool = False
+    port: int, n: int, eoc_env: dict[str, str], worded: bool = False, near: bool = False
 ) -> dict[str, Any]:
     """Never-seen questions to the upstream directly, through eoc serve (its default MiniLM kv),
     and through eoc serve with ``EOC_EMBEDDER=hashed`` (the core's n-gram kv: no neural
@@ -996,9 +1006,16 @@ def through_upstream(
     The questions share one template (:func:`unique_questions`), so each costs
     llama.cpp the same prefill (the prefix it can reuse from the previous request is the same
     whatever the path) and the same 8 generated tokens. The figure kept is the median over
-    rounds of (path - direct) within the round, which cancels slow drifts of the machine."""
+    rounds of (path - direct) within the round, which cancels slow drifts of the machine.
+
+    ``near``: near misses, each a worded question every eoc path was asked first (so its kv
+    holds it and its answer) with "sells" turned into "does not sell": a stored question holds
+    every word it asks, so the kv must embed it, and the guard refuses the negation."""
     k = 2 + len(PATHS)
-    questions = unique_questions(k * (n + 1), random.randrange(1 << 30), worded)
+    questions = unique_questions(k * (n + 1), random.randrange(1 << 30), worded or near)
+    stored: list[str] = []
+    if near:
+        stored, questions = questions, [near_miss(q) for q in questions]
     times: dict[str, list[float]] = {DIRECT: [], FLOOR: [], **{name: [] for name in PATHS}}
     stages: dict[str, list[str]] = {name: [] for name in PATHS}
     params = {"max_tokens": 8, "temperature": 0}
@@ -1028,6 +1045,9 @@ def through_upstream(
             return dt
 
         names = list(times)
+        for q in stored:  # what the near misses are near to, in every kv
+            for name in PATHS:
+                ask(name, q)
         for j, name in enumerate(names):  # warm every path (the embedder, connections)
             ask(name, questions[k * n + j])
         for s in stages.values():
@@ -1208,7 +1228,7 @@ def report(result: dict[str, Any]) -> None:
                 "  one call to the stub upstream (p50, in this process): "
                 + ", ".join(f"{k} {v:.2f} ms" for k, v in calls.items())
             )
-        for label in (STUB_AT_ONCE, STUB_WORDED, STUB_SLOW, "llama.cpp"):
+        for label in (STUB_AT_ONCE, STUB_WORDED, STUB_NEAR, STUB_SLOW, "llama.cpp"):
             paths = up.get(label, {}).get("paths", {})
             if THROUGH in paths:
                 floor = paths[FLOOR]["added_ms_paired_p50"]
@@ -1285,8 +1305,9 @@ def main() -> None:
     args.seconds = args.seconds or (2.0 if args.quick else 5.0)
     args.rounds = args.rounds or (1 if args.quick else 3)
     args.paraphrases = 12 if args.quick else len(PARAPHRASES)
-    args.upstream_requests = 8 if args.quick else 40  # a multiple of 4: the order rotates
-    args.stub_requests = 32 if args.quick else 160
+    # multiples of the paths (the direct call, the floor, three eoc paths): the order rotates
+    args.upstream_requests = 10 if args.quick else 40
+    args.stub_requests = 30 if args.quick else 160
     parts = set(args.parts.split(","))
     unknown = parts - {"exact", "semantic", "upstream"}
     if unknown:

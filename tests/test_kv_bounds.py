@@ -570,7 +570,9 @@ def test_a_computation_is_a_miss_without_an_embedding_under_the_default_guard() 
         assert kv.lookup(Query(q)) is None
     assert emb.calls == []
     kv.lookup(Query("what is the capital of the country Japan"))
-    assert emb.calls  # a question that is no computation is embedded as before
+    assert emb.calls == []  # no stored question has its words (eoc.stages.kv_words)
+    kv.lookup(Query("tell me the speed of light please"))
+    assert emb.calls  # a question that is no computation, whose words one stored holds
 
 
 def test_refuses_every_is_never_wrong_about_the_default_guard() -> None:

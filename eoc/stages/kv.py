@@ -58,6 +58,7 @@ from eoc.stages.guard import EntityGuard, HitGuard, decisive_difference, judgeab
 from eoc.stages.index import SparseIndex, VectorIndex
 from eoc.stages.judging import Judging, Verdict
 from eoc.stages.kv_hot import HotEntries, StoreIndex
+from eoc.stages.kv_words import WordGate
 from eoc.stages.repair import StoredWords
 from eoc.stages.wrappers import unwrap
 from eoc.store.entry import EntryMeta, Generation, checked_ttl
@@ -257,6 +258,18 @@ class KVStage:
         self._refuses_every: Callable[[str], bool] | None = getattr(
             self._guard, "refuses_every", None
         )
+        # the words a stored question must account for (eoc.stages.kv_words): a query none
+        # could account for is a miss before it is embedded; the gate is built at the first
+        # lookup that may use it (none while a judge of meaning may serve a rewording)
+        self._stored_keys: Callable[[str], frozenset[str]] | None = getattr(
+            self._guard, "stored_keys", None
+        )
+        self._asked_keys: Callable[[Any], tuple[frozenset[str], ...] | None] | None = getattr(
+            self._guard, "asked_keys", None
+        )
+        if not (callable(self._stored_keys) and callable(self._asked_keys)):
+            self._stored_keys = self._asked_keys = None
+        self._words: WordGate | None = None
         # what the embedder says embedding a text costs (MiniLM), for a hit it embedded
         self._embed_estimate: Callable[[str], object] | None = getattr(
             self.embedder, "embed_estimate", None
@@ -278,6 +291,7 @@ class KVStage:
         self._vocab = StoredWords()
         self._unworded: list[str] = []
         self._defer_lock = threading.Lock()
+        self._gate_lock = threading.Lock()
         self.judging = judging
         # what the answering model would spend on a question with this stored answer (the
         # cascade sets it from the neural stage): the energy rule's saving
@@ -295,6 +309,7 @@ class KVStage:
             # fingerprints says whether any stored prompt has the query's (no embedding if none)
             self._store_fp = self._stored_fingerprints(self._searcher)
             self._fingerprint = self._terms = None
+            self._stored_keys = None  # memory holds only some of the questions: no word gate
         # a store shared with other processes, without its own search: a pair in memory is
         # confirmed there before it is served (a forget elsewhere counts before it is heard)
         self._current: Callable[[Sequence[str]], dict[str, tuple[str, str]] | None] | None = (
@@ -482,6 +497,8 @@ class KVStage:
         fingerprint = self._fingerprint
         fp = None if fingerprint is None else fingerprint(prompt)
         needs = None if self._terms is None else self._terms(prompt)
+        gate = self._words
+        keys = None if gate is None else gate.keys(prompt)
         entry = _Entry(key, prompt, payload, origin, meta, partition)
         with self._lock:
             if meta is not None and meta.expires_at is not None:
@@ -490,6 +507,8 @@ class KVStage:
                 self._parted.setdefault(partition, set()).add(key)
             if needs is not None and key not in self._needs:
                 self._index_terms(key, needs)  # before the vector: never a vector without terms
+            if gate is not None:
+                gate.add(key, prompt, keys)  # before the vector, as the terms
             self._deferred.pop(key, None)  # this vector, not a deferred one, is the key's
             self.index.add(key, vec)
             if key not in self._entries:
@@ -545,6 +564,45 @@ class KVStage:
                     return True
         return False
 
+    def _unjudged(self) -> bool:
+        """Whether no judge of meaning may serve what the guard refused for its wording (the
+        word gate's keys hold only then: a judge may serve a rewording that shares no word)."""
+        judging = self.judging
+        return judging is None or judging.mode == "off"
+
+    def _words_may_pass(self, text: str) -> bool:
+        """False when no stored question accounts for every word ``text`` asks
+        (:mod:`eoc.stages.kv_words`); True when one may, or when the gate is off."""
+        asked = self._asked_keys
+        gate = self._words or self._word_gate()
+        if asked is None or gate is None or not gate.on:
+            return True
+        if len(gate) < len(self._entries):  # entries stored without put (a subclass's)
+            self._sync_unput()
+        groups = asked(text)
+        return groups is None or gate.may_pass(groups)
+
+    def _word_gate(self) -> WordGate | None:
+        """Build the word gate over what memory holds (once; the first lookup that may use it):
+        from here on each entry stored or dropped is keyed or removed as it happens. It says
+        nothing (lets every query through) until it has keyed every entry held when built."""
+        keys_of = self._stored_keys
+        if keys_of is None:
+            return None
+        with self._gate_lock:  # one builder
+            if self._words is not None:
+                return self._words
+            gate = WordGate(keys_of)
+            gate.ready = False
+            with self._lock:
+                held = [(key, entry.prompt) for key, entry in self._entries.items()]
+                if len(held) > gate.limit:
+                    gate.off()
+                self._words = gate
+            gate.add_all(held)
+            gate.ready = True
+        return gate
+
     def will_remember(self, query: Query) -> None:
         """The cascade is asking the model ``query``, whose answer this stage will be asked to
         remember: an embedder that can (``prefetch``) starts embedding the prompt now."""
@@ -563,6 +621,8 @@ class KVStage:
                     self._unworded.append(entry.prompt)
                 if terms is not None and key not in self._needs:
                     self._index_terms(key, terms(entry.prompt))
+                if self._words is not None and key not in self._words.held:
+                    self._words.add(key, entry.prompt)
 
     def _query_vector(self, query: Query) -> object | None:
         if query.embedding is None:
@@ -682,6 +742,8 @@ class KVStage:
             self.index.remove(key)
             self._deferred.pop(key, None)
             self._fps.remove(key)
+            if self._words is not None:
+                self._words.remove(key)
             needs = self._needs.pop(key, None)
             self._bare.discard(key)
             for term in needs or ():
@@ -749,17 +811,20 @@ class KVStage:
         if not (memory_only or self.store.defers) or self._searcher is not None:
             return self.load_pairs(pairs)  # a searching store searches only what it holds
         items = list(pairs)
-        fingerprint, terms = self._fingerprint, self._terms
+        fingerprint, terms, gate = self._fingerprint, self._terms, self._words
         staged = []
         for prompt, payload in items:
             key = self.checked_key(prompt, payload)
             fp = None if fingerprint is None else fingerprint(prompt)
             needs = None if terms is None else terms(prompt)
-            staged.append((key, prompt, payload, fp, needs))
+            keys = None if gate is None else gate.keys(prompt)
+            staged.append((key, prompt, payload, fp, needs, keys))
         with self._lock:
-            for key, prompt, payload, fp, needs in staged:
+            for key, prompt, payload, fp, needs, keys in staged:
                 if needs is not None and key not in self._needs:
                     self._index_terms(key, needs)
+                if gate is not None:
+                    gate.add(key, prompt, keys)
                 if key not in self._entries:
                     self._unworded.append(prompt)
                 entry = self._entries[key] = _Entry(key, prompt, payload)
@@ -883,17 +948,20 @@ class KVStage:
             if fp is not None and not self._fps.open and fp not in self._fps.groups:
                 return None  # no stored prompt has its numbers and operators: nothing to embed
             matches = self._fps.matcher(fp)
+        q_side: object = None if prepare is None else _UNKNOWN
         if vec is None:
             if self._refuses_every is not None and self._refuses_every(text):
                 return None  # the guard refuses it beside every stored prompt (a computation)
             if self._terms is not None and not self._may_pass(text):
                 return None  # the guard would refuse every stored prompt: no need to embed
+            if self._stored_keys is not None and self._unjudged():
+                if not self._words_may_pass(text):
+                    return None  # no stored question accounts for every word it asks
             embedded = self.embedded_text(text)
             vec = self.embedder.embed(embedded)
         allows: Callable[[Any, Any], bool] = self._guard.allows  # texts, or prepare()'s analyses
         if admitted is not None:  # the partition first, then the fingerprints
             matches = _both(admitted, matches)
-        q_side: object = None if prepare is None else _UNKNOWN
         checked = guarded = 0
 
         def accept(k: Hashable) -> bool:

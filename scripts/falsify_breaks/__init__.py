@@ -34,6 +34,7 @@ from falsify_breaks import (
     templates,
     tools,
     userstore,
+    wordgate,
 )
 
 TESTS_FOR: list[tuple[str, list[str]]] = [
@@ -192,6 +193,7 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
             "tests/test_nearmiss.py",
         ],
     ),
+    ("eoc/stages/guard/wordkeys.py", ["tests/test_wordkeys.py"]),
     (
         "eoc/stages/guard/",
         [
@@ -208,6 +210,7 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
         ],
     ),
     ("eoc/stages/kv_hot.py", ["tests/native/test_store_pgvector.py", "tests/test_kv_hot.py"]),
+    ("eoc/stages/kv_words.py", ["tests/test_wordkeys.py", "tests/test_kv_bounds.py"]),
     (
         "eoc/stages/",
         [
@@ -311,6 +314,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     *docfigures.BREAKS,
     *factwords.BREAKS,
     *guard.BREAKS,
+    *wordgate.BREAKS,
     *ledger.BREAKS,
     *stages.BREAKS,
     *stores.BREAKS,
@@ -348,6 +352,7 @@ FOCUS: dict[str, list[str]] = {
         "tests/test_cli.py::test_model_progress_lines_on_a_pipe_and_on_a_terminal"
     ],
     **guard.FOCUS,
+    **wordgate.FOCUS,
     **docfigures.FOCUS,
     **serve.FOCUS,
     **gateway.FOCUS,

@@ -299,6 +299,54 @@ HELD_WORDS = 32
 answer for (each a dict entry: a stored question's memory stays bounded)."""
 
 
+class Said:
+    """The words of one text as :class:`Analysis` reads them, without the rest of its reading:
+    what the kv's word gate needs (:mod:`eoc.stages.guard.wordkeys`), and where
+    :class:`Analysis` starts."""
+
+    __slots__ = (
+        "asked",
+        "asked_read",
+        "clock",
+        "content",
+        "context",
+        "marks",
+        "possessive",
+        "read",
+        "said",
+        "seq",
+        "spelled",
+        "text",
+        "words",
+    )
+
+    def __init__(self, text: str) -> None:
+        text = unwrap(text)  # "Hi there! ... Thanks in advance": what is asked is inside
+        clock = clock_times(text)  # "2am" is not "2pm": read before the words split "a.m."
+        if clock:
+            text = _CLOCK.sub(_clock_words, text)
+        self.text, self.clock = text, clock
+        self.marks = corrections(text)
+        read = self.read = _read(text)
+        self.content = read[3]
+        said = self.said = fold(text)
+        raw = words(said)
+        self.seq = tuple(_own(w) for w in raw)
+        self.possessive = list(self.seq) != raw  # "Algeria's code": the owner's name comes first
+        self.words = frozenset(self.seq)
+        # the content words past a leading statement ("I forgot my password, how do I ...");
+        # a statement that holds all the content words ("I'm trying to get my contacts onto my
+        # new phone. How?") is what is asked
+        context = self.context = _CONTEXT.match(said)
+        self.asked_read = read if context is None else _read(said[context.end() :])
+        self.asked = self.asked_read[3] or read[3]
+        self.spelled = dict(zip(read[1], read[0], strict=True))  # a stem as written
+
+    @property
+    def corrected(self) -> bool:
+        return bool(self.marks)
+
+
 class Analysis:
     """What :class:`EntityGuard` reads from one text, computed once (see ``prepare``)."""
 
@@ -344,34 +392,24 @@ class Analysis:
         """:meth:`eoc.stages.guard.frame.Frame.has`'s answers for this text, by word (at most
         :data:`HELD_WORDS`): a stored question is compared with many queries, and a query
         with many stored questions, that name the same words."""
-        text = unwrap(text)  # "Hi there! ... Thanks in advance": what is asked is inside
-        clock = clock_times(text)  # "2am" is not "2pm": read before the words split "a.m."
-        if clock:
-            text = _CLOCK.sub(_clock_words, text)
-        marks = corrections(text)
+        lex = Said(text)  # its words (unwrapped, times read, corrections found)
+        text, clock, marks, read, said = lex.text, lex.clock, lex.marks, lex.read, lex.said
         self.corrected = bool(marks)
-        read = _read(text)
         self.numbers = read[4]
         self.entities = read[5]
         self.entity_parts = tuple(tuple(e.split()) for e in self.entities)
-        said = fold(text)
-        raw = words(said)
-        ws = [_own(w) for w in raw]
-        self.possessive = ws != raw  # "Algeria's code": the owner's name comes first
-        self.words = frozenset(ws)
-        self.seq = tuple(ws)
+        ws = list(lex.seq)
+        self.possessive = lex.possessive
+        self.words = lex.words
+        self.seq = lex.seq
         self.keys = keys(ws)  # as the swaps compare them (eoc.stages.swaps)
         cws, stems, self.poles, self.content = read[:4]
         self.paired = read[6]  # "open and close": both poles asked of
         # read after synonyms: "where do I go to" asks how, "how many people live" a population
         self.wh = tuple(w for w in cws if w in ANSWER_TYPE_WORDS)
         self.wh_set = frozenset(self.wh)
-        # the content words past a leading statement ("I forgot my password, how do I ...")
-        context = _CONTEXT.match(said)
-        asked_read = read if context is None else _read(said[context.end() :])
-        # a statement that holds all the content words ("I'm trying to get my contacts onto my
-        # new phone. How?") is what is asked
-        self.asked = asked_read[3] or read[3]
+        context, asked_read = lex.context, lex.asked_read  # past a leading statement
+        self.asked = lex.asked
         # the asked words in the order said: who does what to whom ("Does the dog chase the cat")
         self.order = _order(asked_read[1])
         self.symbols = symbols(text)
@@ -402,7 +440,7 @@ class Analysis:
         self.wh_role = _wh_role(ws)
         self._computes: bool | None = None  # found when first asked: only a query's is
         self.axes = frozenset(self.poles)
-        self.spelled = dict(zip(stems, cws, strict=True))  # for the reasons: a stem as written
+        self.spelled = lex.spelled  # for the reasons: a stem as written
         self.directions = _directions(ws)
         self.negated = _negation(ws)
         # after a correction, what the query says last is what it asks

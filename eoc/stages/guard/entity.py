@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 from eoc.compute import is_computation
-from eoc.stages.guard.analysis import Analysis, _read
+from eoc.stages.guard.analysis import Analysis, Said, _read
 from eoc.stages.guard.case import Case
 from eoc.stages.guard.reading import corrections, symbols
 from eoc.stages.guard.rules import refusal
+from eoc.stages.guard.wordkeys import asked_keys, stored_keys
 
 
 class EntityGuard:
@@ -47,6 +48,20 @@ class EntityGuard:
         computation is answered by computing it, never by a similar question (the first rule),
         so the kv need not embed it to find candidates."""
         return is_computation(text)
+
+    @staticmethod
+    def stored_keys(stored: str) -> frozenset[str]:
+        """The keys of a stored question's words (:mod:`eoc.stages.guard.wordkeys`)."""
+        return stored_keys(Said(stored))
+
+    def asked_keys(self, query: str | Analysis) -> tuple[frozenset[str], ...] | None:
+        """For each word ``query`` asks, keys a stored question must share one of to pass
+        (:mod:`eoc.stages.guard.wordkeys`); ``None`` when this guard may serve a stored question
+        that shares none (``rewordings``, or a query that corrects itself). A judge of meaning
+        may serve such a pair even so: the kv stage asks only when it has none."""
+        if self.rewordings:
+            return None
+        return asked_keys(query if isinstance(query, Analysis) else Said(query))
 
     def allows(self, query: str | Analysis, stored: str | Analysis) -> bool:
         return not self.refusal(query, stored)

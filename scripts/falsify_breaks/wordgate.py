@@ -1,0 +1,129 @@
+"""Falsify breaks: the kv's word gate (eoc/stages/kv_words.py) and the keys it indexes
+(eoc/stages/guard/wordkeys.py)."""
+
+BREAKS: list[tuple[str, str, str, str]] = [
+    (
+        "word keys: no keys for a slip of the keys",
+        "eoc/stages/guard/wordkeys.py",
+        "    if n < 4 or not word.isalpha():\n        return\n",
+        "    if True:\n        return\n",
+    ),
+    (
+        "word keys: a long word's slip in its first letters has no key",
+        "eoc/stages/guard/wordkeys.py",
+        '            out.add(f">{k}:" + word[-k:])\n',
+        "            pass\n",
+    ),
+    (
+        "word keys: no keys for an ending",
+        "eoc/stages/guard/wordkeys.py",
+        '            out.add("i:" + base + "e")\n',
+        "            pass\n",
+    ),
+    (
+        "word keys: no key for a clipped word",
+        "eoc/stages/guard/wordkeys.py",
+        '            out.add("p:" + form[:3])\n',
+        "            pass\n",
+    ),
+    (
+        "word keys: no initials of the stored words",
+        "eoc/stages/guard/wordkeys.py",
+        '    out.update("a:" + initials for _, _, initials in _spans(s.seq))\n',
+        "    pass\n",
+    ),
+    (
+        "word keys: a query's words its spelt-out acronym covers are not keyed",
+        "eoc/stages/guard/wordkeys.py",
+        "        out.update(spelt.get(u, ()))  # spelt out: a stored acronym of a run holding the word\n",
+        "        pass\n",
+    ),
+    (
+        "word keys: no key for a price word",
+        "eoc/stages/guard/wordkeys.py",
+        '    if "much" in s.words:\n        out.add("$much")\n',
+        '    if "much" in s.words:\n        pass\n',
+    ),
+    (
+        "word keys: a query that corrects itself is gated",
+        "eoc/stages/guard/wordkeys.py",
+        "    if q.corrected:\n        return None\n",
+        "    if False:\n        return None\n",
+    ),
+    (
+        "word keys: a guard that serves rewordings is gated",
+        "eoc/stages/guard/entity.py",
+        "        if self.rewordings:\n            return None\n        return asked_keys(",
+        "        if False:\n            return None\n        return asked_keys(",
+    ),
+    (
+        "word gate: a judge of meaning does not stand the gate aside",
+        "eoc/stages/kv.py",
+        '        return judging is None or judging.mode == "off"',
+        "        return True",
+    ),
+    (
+        "word gate: the kv never asks it",
+        "eoc/stages/kv.py",
+        "                if not self._words_may_pass(text):\n",
+        "                if False:\n",
+    ),
+    (
+        "word gate: a question removed stays a candidate",
+        "eoc/stages/kv_words.py",
+        "            found = {key for key in these if key in held} if found is None else found & these",
+        "            found = these if found is None else found & these",
+    ),
+    (
+        "word gate: keys past its limit",
+        "eoc/stages/kv_words.py",
+        "        if key not in self.held and len(self.held) >= self.limit:",
+        "        if False:",
+    ),
+    (
+        "word gate: no limit on a query's reads",
+        "eoc/stages/kv_words.py",
+        "            if reads > MAX_WORD_READS:",
+        "            if False:",
+    ),
+    (
+        "word gate: a gate still keying answers",
+        "eoc/stages/kv_words.py",
+        "        if not self.on or not self.ready:\n            return True\n        if not groups:",
+        "        if not self.on:\n            return True\n        if not groups:",
+    ),
+    (
+        "word gate: a question stored after it was built is not keyed",
+        "eoc/stages/kv.py",
+        "                gate.add(key, prompt, keys)  # before the vector, as the terms",
+        "                pass",
+    ),
+    (
+        "word gate: a question forgotten stays keyed",
+        "eoc/stages/kv.py",
+        "            if self._words is not None:\n                self._words.remove(key)",
+        "            if False:\n                self._words.remove(key)",
+    ),
+    (
+        "word gate: removed questions are never dropped from the lists",
+        "eoc/stages/kv_words.py",
+        "            if self._dead > 64 and self._dead > len(self.held):",
+        "            if False:",
+    ),
+]
+
+_WORDS = "tests/test_wordkeys.py::"
+FOCUS: dict[str, list[str]] = {
+    "word keys: a guard that serves rewordings is gated": [
+        _WORDS + "test_a_query_that_corrects_itself_and_rewordings_are_never_gated"
+    ],
+    "word gate: a judge of meaning does not stand the gate aside": [
+        _WORDS + "test_with_a_judge_every_question_is_embedded"
+    ],
+    "word gate: a question stored after it was built is not keyed": [
+        _WORDS + "test_the_gate_is_built_at_the_first_lookup_that_may_use_it"
+    ],
+    "word gate: a question forgotten stays keyed": [
+        _WORDS + "test_the_gate_is_built_at_the_first_lookup_that_may_use_it"
+    ],
+}

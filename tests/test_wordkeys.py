@@ -1,0 +1,264 @@
+"""The kv's word gate (:mod:`eoc.stages.kv_words`, keys from :mod:`eoc.stages.guard.wordkeys`):
+it may let through what the guard refuses, never keep out what the guard serves."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from eoc.knowledge import kv_pairs
+from eoc.query import Query
+from eoc.stages.guard import EntityGuard
+from eoc.stages.guard.analysis import Analysis
+from eoc.stages.guard.wordkeys import asked_keys, stored_keys
+from eoc.stages.judging import Judging
+from eoc.stages.kv import KVStage
+from eoc.stages.kv_words import MAX_WORD_READS, WordGate
+from tests.helpers import CountingEmbedder
+
+SUITES = Path(__file__).resolve().parents[1] / "bench" / "suites"
+
+
+def _rows(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def suite_pairs() -> list[tuple[str, str]]:
+    """(asked, stored) pairs of the suites' tune parts and the look-alike suites (whose sealed
+    parts stay unread), both ways round."""
+    pairs: list[tuple[str, str]] = []
+    for path in [*sorted((SUITES / "everyday").glob("*.jsonl")), SUITES / "human" / "tune.jsonl"]:
+        for row in _rows(path):
+            if row.get("part", "tune") == "tune":
+                pairs.append((str(row["asked"]), str(row["stored"])))
+    for name in ("lookalikes.jsonl", "nearmiss.jsonl"):
+        for row in _rows(SUITES / name):
+            for field in ("query", "paraphrase"):
+                if isinstance(row.get(field), str):
+                    pairs.append((str(row[field]), str(row["stored"])))
+    return pairs + [(s, a) for a, s in pairs]
+
+
+def _slips(text: str, rng: random.Random) -> list[str]:
+    """``text`` with one word written another way: a slip of the keys (a swap, a letter left
+    out, one doubled, one changed), an ending added, the word clipped, or a run of words said
+    by its initials; each kind once where the text allows it."""
+    words = text.rstrip("?.!").split()
+    out = []
+    long = [i for i, w in enumerate(words) if len(w) >= 4 and w.isalpha()]
+    if long:
+        i = rng.choice(long)
+        w = words[i]
+        j = rng.randrange(1, len(w) - 1)
+        for made in (
+            w[:j] + w[j + 1] + w[j] + w[j + 2 :],  # swapped neighbours
+            w[:j] + w[j + 1 :],  # a letter left out
+            w[:j] + w[j] + w[j:],  # one doubled
+            w[:j] + ("e" if w[j] != "e" else "a") + w[j + 1 :],  # one changed
+            w + "s",
+            w + "ing",
+            w[: max(3, (len(w) + 2) // 3)],  # clipped
+        ):
+            out.append(" ".join([*words[:i], made, *words[i + 1 :]]) + "?")
+    runs = [i for i in range(len(words) - 1) if words[i].isalpha() and words[i + 1].isalpha()]
+    if runs:
+        i = rng.choice(runs)
+        initials = (words[i][0] + words[i + 1][0]).upper()
+        out.append(" ".join([*words[:i], initials, *words[i + 2 :]]) + "?")
+    return out
+
+
+def written_pairs() -> list[tuple[str, str]]:
+    """Each stored question of the suites and the pack beside its own slips, both ways round."""
+    rng = random.Random(40)
+    stored = sorted({s for _, s in suite_pairs()} | {p for p, _ in kv_pairs()})
+    pairs = []
+    for s in stored:
+        for v in _slips(s, rng):
+            pairs += [(v, s), (s, v)]
+    return pairs
+
+
+def passes(asked: str, stored: str) -> bool:
+    """Whether the gate's keys let ``stored`` through for ``asked``."""
+    groups = asked_keys(Analysis(asked))
+    if groups is None:
+        return True
+    keys = stored_keys(Analysis(stored))
+    return all(not keys.isdisjoint(group) for group in groups)
+
+
+def test_every_pair_the_guard_serves_passes_the_gate() -> None:
+    """For every pair the entity guard serves (rewordings off, as the gate requires), of the
+    suites and of each stored question beside its slips, endings, clippings and initials, the
+    stored question shares a key with each word the query asks: the gate keeps no hit out. The
+    pairs it serves with words that differ exercise every kind of pairing the keys stand for."""
+    guard = EntityGuard()
+    served = differ = 0
+    for asked, stored in suite_pairs() + written_pairs():
+        if not guard.allows(asked, stored):
+            continue
+        served += 1
+        q, s = Analysis(asked), Analysis(stored)
+        differ += not q.asked <= s.content
+        assert passes(asked, stored), (asked, stored)
+    assert served >= 500 and differ >= 100, (served, differ)
+
+
+# pairs the guard serves, each through one kind of pairing of a word the query asks
+PAIRINGS = {
+    "a slip of the keys": ("how to chnage adress on driving lisence", "How do I change the address on my driving licence?"),
+    "a clipped word": ("min legal tread depth uk car tyres", "What is the minimum legal tread depth for car tyres in the UK?"),
+    "an ending on a word of three letters": ("Is there an aging limit?", "Is there an age limit?"),
+    "a word of three letters with an ending": ("how do I go icing a cake", "How do I ice a cake?"),
+    "an acronym of the stored words": ("do the rooms have AC", "Do the rooms have air conditioning?"),
+    "spelt out where the stored question says an acronym": ("Do the rooms have air conditioning?", "do the rooms have AC"),
+    "a price where it asks how much": ("what's the price of a day pass?", "How much is a day pass?"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", sorted(PAIRINGS))
+def test_each_kind_of_pairing_passes_the_gate(kind: str) -> None:
+    asked, stored = PAIRINGS[kind]
+    assert EntityGuard().allows(asked, stored)
+    assert passes(asked, stored)
+
+
+def test_the_gate_keeps_out_most_of_what_the_guard_refuses() -> None:
+    """The point of the keys: of the suites' pairs the guard refuses, many share no key for
+    some asked word (the gate saves their embedding)."""
+    guard = EntityGuard()
+    refused = [(a, s) for a, s in suite_pairs() if not guard.allows(a, s)]
+    kept_out = sum(not passes(a, s) for a, s in refused)
+    assert len(refused) > 300 and kept_out * 3 >= len(refused), (kept_out, len(refused))
+
+
+def test_a_query_that_corrects_itself_and_rewordings_are_never_gated() -> None:
+    assert EntityGuard().asked_keys("what is the capital of Peru, no sorry, of Chile") is None
+    assert EntityGuard(rewordings=True).asked_keys("what is the capital of Peru") is None
+    assert EntityGuard().asked_keys("what is the capital of Peru")
+
+
+def _kv(judging: Judging | None = None) -> tuple[KVStage, CountingEmbedder]:
+    emb = CountingEmbedder()
+    kv = KVStage(embedder=emb, guard=EntityGuard(), judging=judging)
+    kv.load_pairs(
+        [
+            ("How long can cooked rice be kept in the fridge?", "Up to a day."),
+            ("What is the boiling point of water at sea level?", "100 °C."),
+        ]
+    )
+    emb.calls.clear()
+    return kv, emb
+
+
+def test_a_question_no_stored_one_holds_the_words_of_is_not_embedded() -> None:
+    kv, emb = _kv()
+    assert kv.lookup(Query("how do I repot an orchid")) is None
+    assert emb.calls == []  # a miss before the embedding
+    answer = kv.lookup(Query("how long can cooked rice be kept in the frige?"))
+    assert emb.calls and answer is not None and answer.payload == "Up to a day."
+
+
+def test_the_gate_is_built_at_the_first_lookup_that_may_use_it() -> None:
+    """Built over what memory holds at the first lookup, then kept as entries come and go."""
+    kv, emb = _kv()
+    assert kv._words is None  # nothing keyed at load
+    kv.lookup(Query("how do I repot an orchid"))
+    assert kv._words is not None and len(kv._words) == 2 and emb.calls == []
+    kv.put("How do I repot an orchid?", "In spring, into bark.")
+    assert len(kv._words) == 3  # keyed as it was stored, not at the next lookup
+    emb.calls.clear()
+    kv.lookup(Query("please, how do I repot an orchid"))
+    assert emb.calls  # keyed as it was stored: the gate lets it through
+    kv.forget_where(lambda key, prompt, origin, meta: "orchid" in (prompt or ""))
+    emb.calls.clear()
+    assert kv.lookup(Query("please, how do I repot an orchid")) is None and emb.calls == []
+
+
+def test_a_gate_still_keying_lets_every_query_through() -> None:
+    gate = WordGate(lambda p: frozenset(p.split()))
+    gate.ready = False
+    assert gate.may_pass((frozenset({"absent"}),))
+
+
+def test_with_a_judge_every_question_is_embedded() -> None:
+    """A judge of meaning may serve a rewording that shares no word: the gate stands aside."""
+    from eoc.stages.judging import Verdict
+
+    class Never:
+        name = "never"
+
+        def judge(self, query: str, stored: str, *, reason: str, cosine: float) -> Verdict:
+            return Verdict(False, "never", 0.0)
+
+    kv, emb = _kv(Judging(Never(), None, mode="on"))
+    kv.lookup(Query("how do I repot an orchid"))
+    assert emb.calls and kv._words is None  # (nor is the gate built)
+
+
+def test_the_gate_answers_as_without_it_on_the_suites() -> None:
+    """Over the everyday suite's tune part, a kv with the gate serves exactly what it serves
+    without it, and embeds fewer questions."""
+    rows = [
+        r
+        for path in sorted((SUITES / "everyday").glob("*.jsonl"))
+        for r in _rows(path)
+        if r.get("part") == "tune"
+    ]
+    stored = {str(r["stored"]): str(r["stored_answer"]) for r in rows}
+    results = []
+    for gated in (True, False):
+        emb = CountingEmbedder()
+        kv = KVStage(embedder=emb, guard=EntityGuard())
+        kv.load_pairs(stored.items())
+        if not gated:
+            kv._stored_keys = None  # no word gate
+        emb.calls.clear()
+        said = [kv.lookup(Query(str(r["asked"]))) for r in rows]
+        results.append(([None if a is None else a.payload for a in said], len(emb.calls)))
+    (with_gate, embedded), (without, embedded_all) = results
+    assert with_gate == without
+    assert embedded < embedded_all
+
+
+def test_the_gate_is_bounded() -> None:
+    gate = WordGate(lambda p: frozenset(p.split()), limit=3)
+    for i in range(3):
+        gate.add(f"k{i}", f"apple pear{i}")
+    assert not gate.may_pass((frozenset({"plum"}),))
+    assert gate.may_pass((frozenset({"apple"}), frozenset({"pear1"})))
+    gate.remove("k1")
+    assert not gate.may_pass((frozenset({"apple"}), frozenset({"pear1"})))
+    gate.add("k3", "apple plum")
+    gate.add("k4", "one more than it keys")  # past its limit: off, every query let through
+    assert not gate.on and gate.may_pass((frozenset({"nothing"}),)) and len(gate) == 0
+
+
+def test_a_long_read_lets_the_query_through() -> None:
+    gate = WordGate(lambda p: frozenset(p.split()))
+    for i in range(MAX_WORD_READS + 1):
+        gate.add(f"k{i}", "common")
+    gate.add("r", "rare")
+    # "rare" is read first (its list is the shortest); "common" would be too long a read
+    assert gate.may_pass((frozenset({"common"}), frozenset({"rare"})))
+    assert not gate.may_pass((frozenset({"rare"}), frozenset({"absent"})))
+
+
+def test_removed_questions_are_dropped_from_the_lists() -> None:
+    gate = WordGate(lambda p: frozenset(p.split()))
+    for i in range(200):
+        gate.add(f"k{i}", f"w{i}")
+    for i in range(150):
+        gate.remove(f"k{i}")
+    assert sum(len(v) for v in gate._lists.values()) < 200  # rebuilt
+    assert gate.may_pass((frozenset({"w170"}),)) and not gate.may_pass((frozenset({"w10"}),))
+
+
+@pytest.mark.parametrize("text", ["", "?", "the a of", "x" * 5000])
+def test_odd_texts_have_keys(text: str) -> None:
+    assert isinstance(stored_keys(Analysis(text)), frozenset)
+    assert asked_keys(Analysis(text)) is not None
