@@ -187,6 +187,7 @@ bench: $(BIN)/.installed web chromium bench-firstrun
 	$(BIN)/python bench/misspelt.py --record
 	$(BIN)/python bench/graph.py --record
 	$(BIN)/python bench/embeddings.py --record
+	$(BIN)/python bench/wordgate.py --record
 	node web/test/kvquality.mjs
 	$(BIN)/python scripts/figures.py --write
 

