@@ -267,7 +267,9 @@ class KVStage:
         self._asked_keys: Callable[[Any], tuple[frozenset[str], ...] | None] | None = getattr(
             self._guard, "asked_keys", None
         )
-        if not (callable(self._stored_keys) and callable(self._asked_keys)):
+        if not (callable(self._stored_keys) and callable(self._asked_keys)) or getattr(
+            self._guard, "rewordings", False
+        ):  # (a guard that leaves rewordings to similarity gates nothing: no keys to keep)
             self._stored_keys = self._asked_keys = None
         self._words: WordGate | None = None
         # what the embedder says embedding a text costs (MiniLM), for a hit it embedded
@@ -507,8 +509,9 @@ class KVStage:
                 self._parted.setdefault(partition, set()).add(key)
             if needs is not None and key not in self._needs:
                 self._index_terms(key, needs)  # before the vector: never a vector without terms
-            if gate is not None:
-                gate.add(key, prompt, keys)  # before the vector, as the terms
+            if self._words is not None:  # before the vector, as the terms (a gate built
+                # since the keys were read reads them now)
+                self._words.add(key, prompt, keys if self._words is gate else None)
             self._deferred.pop(key, None)  # this vector, not a deferred one, is the key's
             self.index.add(key, vec)
             if key not in self._entries:
@@ -574,8 +577,8 @@ class KVStage:
         """False when no stored question accounts for every word ``text`` asks
         (:mod:`eoc.stages.kv_words`); True when one may, or when the gate is off."""
         asked = self._asked_keys
-        gate = self._words or self._word_gate()
-        if asked is None or gate is None or not gate.on:
+        gate = self._words if self._words is not None else self._word_gate()
+        if asked is None or gate is None or not gate.on or not gate.ready:
             return True
         if len(gate) < len(self._entries):  # entries stored without put (a subclass's)
             self._sync_unput()
@@ -823,8 +826,8 @@ class KVStage:
             for key, prompt, payload, fp, needs, keys in staged:
                 if needs is not None and key not in self._needs:
                     self._index_terms(key, needs)
-                if gate is not None:
-                    gate.add(key, prompt, keys)
+                if self._words is not None:
+                    self._words.add(key, prompt, keys if self._words is gate else None)
                 if key not in self._entries:
                     self._unworded.append(prompt)
                 entry = self._entries[key] = _Entry(key, prompt, payload)

@@ -95,8 +95,9 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "word gate: a question stored after it was built is not keyed",
         "eoc/stages/kv.py",
-        "                gate.add(key, prompt, keys)  # before the vector, as the terms",
-        "                pass",
+        "                self._words.add(key, prompt, keys if self._words is gate else None)\n"
+        "            self._deferred.pop(key, None)",
+        "                pass\n            self._deferred.pop(key, None)",
     ),
     (
         "word gate: a question forgotten stays keyed",

@@ -55,10 +55,20 @@ def serving(app: Any, *, keep_alive: int = 5, **guards: Any) -> Iterator[str]:
         thread.join(10)
 
 
+_HANDED: set[int] = set()  # ports _free_port gave out in this process
+
+
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A port of 127.0.0.1 free now and never given out before in this process: a server still
+    loading has not bound the port it was given, and the kernel may hand it out again."""
+    for _ in range(100):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port not in _HANDED:
+            _HANDED.add(port)
+            return port
+    raise RuntimeError("no free port of 127.0.0.1 that was not given out before")
 
 
 class EocServe:
@@ -66,24 +76,35 @@ class EocServe:
 
     def __init__(self, *args: str, env: dict[str, str] | None = None, model: str = "tiny") -> None:
         self.model = model
-        self.port = _free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.log = tempfile.TemporaryFile()
-        cmd = [sys.executable, "-m", "eoc", "serve", "--port", str(self.port), *args]
         env = {**os.environ, "EOC_EMBEDDER": "hashed", **(env or {})}
-        self.proc = subprocess.Popen(
-            cmd, stdout=self.log, stderr=self.log, env=env, start_new_session=True
-        )
+        for attempt in range(3):  # another process may take the port first: a new one then
+            self.port = _free_port()
+            self.base = f"http://127.0.0.1:{self.port}"
+            self.log = tempfile.TemporaryFile()
+            cmd = [sys.executable, "-m", "eoc", "serve", "--port", str(self.port), *args]
+            self.proc = subprocess.Popen(
+                cmd, stdout=self.log, stderr=self.log, env=env, start_new_session=True
+            )
+            if self._started() or attempt == 2 or "address already in use" not in self.output():
+                break
+            self.log.close()
+        if self.proc.poll() is not None or not self._up():
+            pytest.fail(f"eoc serve did not start:\n{self.output()}")
+
+    def _up(self) -> bool:
+        try:
+            return httpx.get(self.base + "/healthz", timeout=1).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def _started(self) -> bool:
+        """Wait until it answers (True), exits or takes too long (False)."""
         deadline = time.monotonic() + START_S
-        while True:
-            try:
-                if httpx.get(self.base + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
+        while not self._up():
             if self.proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"eoc serve did not start:\n{self.output()}")
+                return False
             time.sleep(0.1)
+        return True
 
     def output(self, whole: bool = False) -> str:
         """What the server wrote (its last 3,000 characters unless ``whole``)."""
