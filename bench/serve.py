@@ -908,6 +908,8 @@ def unique_questions(n: int, seed: int, worded: bool = False) -> list[str]:
     kv's guard reads as decisive (no stored question has it: the kv misses before embedding).
     ``worded``: a slogan for a kind of shop in a town, no number, so the kv must embed it to
     know it is a miss. :func:`through_upstream` checks that each reached the model."""
+    possible = len(_SHOPS) * len(_TOWNS) * len(_GOODS) if worded else 9000
+    expect(n <= possible, f"{n} questions asked for; there are {possible} of this kind")
     rng = random.Random(seed)
     seen: set[str] = set()
     out = []

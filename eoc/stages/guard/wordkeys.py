@@ -23,8 +23,9 @@ below, so a stored question that shares none of a query's word's keys cannot acc
 
 The keys over-approximate the pairing (a shared key does not mean the words pair), never
 under-approximate it: ``tests/test_wordkeys.py`` checks every pair the guard serves in the
-project's suites and a set of written slips, clippings, inflections and acronyms. The kv
-stage's index of them is :mod:`eoc.stages.kv_words`.
+project's suites and a set of written slips, clippings, inflections and acronyms. A new way for
+the guard to pair two words needs its key here (that test fails on the pairs it serves until
+then). The kv stage's index of them is :mod:`eoc.stages.kv_words`.
 """
 
 from __future__ import annotations
@@ -34,10 +35,9 @@ import functools
 from eoc.stages.guard.analysis import Analysis, Said
 from eoc.stages.guard.frame import _PRICE
 from eoc.stages.guard.stems import _stem
+from eoc.stages.spelling import _ENDINGS, _JOINING  # the endings and joining words it reads
 from eoc.text.forms import STOPWORDS
 
-_ENDINGS = ("ing", "ed", "es", "s", "d")  # as eoc.stages.spelling.inflected reads them
-_JOINING = frozenset({"the", "a", "an", "of", "and"})  # as eoc.stages.spelling.acronym_of skips
 ACRONYM_LETTERS = (2, 5)
 """The lengths an acronym may have (:func:`eoc.stages.spelling.acronym_of`)."""
 
