@@ -58,6 +58,12 @@ Both are pure Python and work with any embedder. Besides ``allows``, a guard may
   when no stored prompt's terms are all in the query's, knows before embedding the query that
   the guard would refuse every candidate: a new question is a miss without an embedding
   (which, with a neural embedder, is most of what a miss costs).
+* ``stored_keys(text)`` and ``asked_keys(text)``: keys of a stored question's words, and for
+  each word a query asks the keys a stored question must share one of for ``allows`` to hold
+  (``None``: no such constraint). The kv stage's word gate (:mod:`eoc.stages.kv_words`) indexes
+  the first and, where no judge of meaning may serve a rewording, misses before embedding a query
+  none of its stored questions meets (the entity guard's keys:
+  :mod:`~eoc.stages.guard.wordkeys`).
 
 The package, one module per kind of thing (``docs/layout.md`` draws it):
 
@@ -70,7 +76,8 @@ The package, one module per kind of thing (``docs/layout.md`` draws it):
   :mod:`~eoc.stages.guard.case` (the pair a rule reads, a rule's row, :class:`Wording`);
 * :mod:`~eoc.stages.guard.reading` (numbers, names, symbols, corrections, negation),
   :mod:`~eoc.stages.guard.when` (the time asked about), :mod:`~eoc.stages.guard.stems`
-  (word forms) and :mod:`~eoc.stages.guard.lists` (the word lists of ``data/``);
+  (word forms), :mod:`~eoc.stages.guard.lists` (the word lists of ``data/``) and
+  :mod:`~eoc.stages.guard.wordkeys` (the keys of the kv's word gate);
 * :mod:`~eoc.stages.guard.entity` (:class:`EntityGuard`) and
   :mod:`~eoc.stages.guard.simple` (the protocol, :class:`ExactWordsGuard`, :class:`NoGuard`).
 """
