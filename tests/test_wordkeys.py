@@ -261,6 +261,14 @@ def test_removed_questions_are_dropped_from_the_lists() -> None:
     assert gate.may_pass((frozenset({"w170"}),)) and not gate.may_pass((frozenset({"w10"}),))
 
 
+def test_a_question_stored_again_in_other_words_does_not_grow_the_lists() -> None:
+    gate = WordGate(lambda p: frozenset(p.split()))
+    for i in range(500):
+        gate.add("k", f"same question take{i}")
+    assert sum(len(v) for v in gate._lists.values()) < 300
+    assert gate.may_pass((frozenset({"take499"}),))
+
+
 @pytest.mark.parametrize("text", ["", "?", "the a of", "x" * 5000])
 def test_odd_texts_have_keys(text: str) -> None:
     assert isinstance(stored_keys(Analysis(text)), frozenset)
