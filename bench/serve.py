@@ -906,8 +906,9 @@ def unique_questions(n: int, seed: int, worded: bool = False) -> list[str]:
     """Requests no cheap tier can answer (nothing to compute, no fact, never stored): a slogan
     for a shop named with a 4-digit number, so each has the same token count and a number the
     kv's guard reads as decisive (no stored question has it: the kv misses before embedding).
-    ``worded``: a slogan for a kind of shop in a town, no number, so the kv must embed it to
-    know it is a miss. :func:`through_upstream` checks that each reached the model."""
+    ``worded``: a slogan for a kind of shop in a town, no number: the kv must embed it to know
+    it is a miss unless its word gate finds that no stored question holds its words (with no judge
+    of meaning). :func:`through_upstream` checks that each reached the model."""
     possible = len(_SHOPS) * len(_TOWNS) * len(_GOODS) if worded else 9000
     expect(n <= possible, f"{n} questions asked for; there are {possible} of this kind")
     rng = random.Random(seed)
@@ -1004,9 +1005,10 @@ def upstream(
 def through_upstream(
     port: int, n: int, eoc_env: dict[str, str], worded: bool = False, near: bool = False
 ) -> dict[str, Any]:
-    """Never-seen questions to the upstream directly, through eoc serve (its default MiniLM kv),
-    and through eoc serve with ``EOC_EMBEDDER=hashed`` (the core's n-gram kv: no neural
-    embedding): in rounds of one question per path, the order rotating from round to round.
+    """Never-seen questions to the upstream directly, through a forwarding proxy, and through
+    each eoc serve path of :data:`PATHS` (its default MiniLM kv, the same with ``EOC_JUDGE=off``,
+    and ``EOC_EMBEDDER=hashed``: the core's n-gram kv, no neural embedding): in rounds of one
+    question per path, the order rotating from round to round.
 
     The questions share one template (:func:`unique_questions`), so each costs
     llama.cpp the same prefill (the prefix it can reuse from the previous request is the same

@@ -951,7 +951,6 @@ class KVStage:
             if fp is not None and not self._fps.open and fp not in self._fps.groups:
                 return None  # no stored prompt has its numbers and operators: nothing to embed
             matches = self._fps.matcher(fp)
-        q_side: object = None if prepare is None else _UNKNOWN
         if vec is None:
             if self._refuses_every is not None and self._refuses_every(text):
                 return None  # the guard refuses it beside every stored prompt (a computation)
@@ -965,6 +964,7 @@ class KVStage:
         allows: Callable[[Any, Any], bool] = self._guard.allows  # texts, or prepare()'s analyses
         if admitted is not None:  # the partition first, then the fingerprints
             matches = _both(admitted, matches)
+        q_side: object = None if prepare is None else _UNKNOWN
         checked = guarded = 0
 
         def accept(k: Hashable) -> bool:
