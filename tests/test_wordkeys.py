@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import random
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ from eoc.query import Query
 from eoc.stages.guard import EntityGuard
 from eoc.stages.guard.analysis import Analysis
 from eoc.stages.guard.wordkeys import asked_keys, stored_keys
-from eoc.stages.judging import Judging
+from eoc.stages.judging import Judging, Verdict
 from eoc.stages.kv import KVStage
 from eoc.stages.kv_words import MAX_WORD_READS, WordGate
 from tests.helpers import IN_BROWSER, CountingEmbedder
@@ -190,17 +192,105 @@ def test_a_gate_still_keying_lets_every_query_through() -> None:
 
 def test_with_a_judge_every_question_is_embedded() -> None:
     """A judge of meaning may serve a rewording that shares no word: the gate stands aside."""
-    from eoc.stages.judging import Verdict
-
-    class Never:
-        name = "never"
-
-        def judge(self, query: str, stored: str, *, reason: str, cosine: float) -> Verdict:
-            return Verdict(False, "never", 0.0)
-
-    kv, emb = _kv(Judging(Never(), None, mode="on"))
+    kv, emb = _kv(Judging(_Never(), None, mode="on"))
     kv.lookup(Query("how do I repot an orchid"))
-    assert emb.calls and kv._words is None  # (nor is the gate built)
+    assert emb.calls
+    _built(kv)  # the gate is built meanwhile (to spare the guard), and still gates nothing
+    emb.calls.clear()
+    kv.lookup(Query("how do I prune a rose bush"))
+    assert emb.calls
+
+
+def _built(kv: KVStage, timeout: float = 60.0) -> WordGate:
+    """``kv``'s word gate once it has keyed what memory held (it is built on a thread where a
+    judge may decide)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        gate = kv._words
+        if gate is not None and gate.ready:
+            return gate
+        time.sleep(0.005)
+    raise AssertionError(f"no word gate after {timeout} s")
+
+
+class _Never:
+    """A judge that serves no pair."""
+
+    name = "never"
+
+    def expected_uj(self) -> int:
+        return 1
+
+    def judge(self, query: str, stored: str, *, reason: str, cosine: float) -> Verdict:
+        return Verdict(False, "never", 0.0)
+
+
+class _CountingGuard(EntityGuard):
+    """The entity guard, counting the pairs the kv's similar search asks it to allow."""
+
+    checks = 0
+
+    def allows(self, query: object, stored: object) -> bool:
+        self.checks += 1
+        return super().allows(query, stored)  # type: ignore[arg-type]
+
+
+@pytest.mark.skipif(IN_BROWSER, reason="the browser's Python starts no thread")
+def test_with_a_judge_the_gate_is_built_on_a_thread() -> None:
+    """No lookup waits while the gate keys the stored questions (about 0.1 ms each)."""
+    kv, _ = _kv(Judging(_Never(), None, mode="on"))
+    on_main: list[bool] = []
+    build = kv._word_gate
+
+    def recorded() -> WordGate | None:
+        on_main.append(threading.current_thread() is threading.main_thread())
+        return build()
+
+    kv._word_gate = recorded  # type: ignore[method-assign]
+    kv.lookup(Query("how do I repot an orchid"))
+    kv.lookup(Query("how do I prune a rose bush"))
+    _built(kv)
+    assert on_main == [False]
+
+
+def test_with_a_judge_the_gate_spares_the_guard_and_serves_the_same() -> None:
+    """With a judge, the gate keeps from the guard's checks the stored questions that cannot
+    pass: the same answers over the everyday tune part, and far fewer checks."""
+    rows = [
+        r
+        for path in sorted((SUITES / "everyday").glob("*.jsonl"))
+        for r in _rows(path)
+        if r.get("part") == "tune"
+    ][:: 3 if IN_BROWSER else 1]
+    stored = {str(r["stored"]): str(r["stored_answer"]) for r in rows}
+    results = []
+    for gated in (True, False):
+        guard = _CountingGuard()
+        judging = Judging(_Never(), None, mode="on")
+        kv = KVStage(embedder=CountingEmbedder(), guard=guard, judging=judging)
+        if not gated:
+            kv._stored_keys = None  # no word gate
+        kv.load_pairs(stored.items())
+        kv.lookup(Query(str(rows[0]["asked"])))
+        if gated:
+            _built(kv)
+        guard.checks = 0
+        said = [kv.lookup(Query(str(r["asked"]))) for r in rows]
+        results.append(([None if a is None else a.payload for a in said], guard.checks))
+    (with_gate, checks), (without, checks_all) = results
+    assert with_gate == without and any(with_gate)
+    assert checks < checks_all / 2, (checks, checks_all)
+
+
+def test_with_a_judge_a_question_stored_after_the_gate_is_analysed_as_it_is_keyed() -> None:
+    """Behind the reply, not in the next miss: the analysis the guard and the judge read."""
+    kv, _ = _kv(Judging(_Never(), None, mode="on"))
+    kv.lookup(Query("how long can cooked pasta be kept in the fridge?"))
+    gate = _built(kv)
+    kv.remember(Query("How long can cooked pasta be kept in the freezer?"), "Two months.")
+    entry = next(e for e in kv._entries.values() if "pasta" in e.prompt)
+    assert isinstance(entry.analysis, Analysis) and entry.key in gate.held
+    assert gate.may_pass(EntityGuard().asked_keys("pasta freezer") or ())
 
 
 def test_the_gate_answers_as_without_it_on_the_suites() -> None:
@@ -241,14 +331,18 @@ def test_the_gate_is_bounded() -> None:
     assert not gate.on and gate.may_pass((frozenset({"nothing"}),)) and len(gate) == 0
 
 
-def test_a_long_read_lets_the_query_through() -> None:
+def test_a_long_read_stops_at_the_rarest_words() -> None:
+    """Past its reads, the gate keeps the questions that meet the rarest words read so far (more
+    than meet them all, never fewer); with the rarest word alone too long, it cannot say."""
     gate = WordGate(lambda p: frozenset(p.split()))
     for i in range(MAX_WORD_READS + 1):
         gate.add(f"k{i}", "common")
     gate.add("r", "rare")
     # "rare" is read first (its list is the shortest); "common" would be too long a read
     assert gate.may_pass((frozenset({"common"}), frozenset({"rare"})))
+    assert gate.candidates((frozenset({"common"}), frozenset({"rare"}))) == {"r"}
     assert not gate.may_pass((frozenset({"rare"}), frozenset({"absent"})))
+    assert gate.candidates((frozenset({"common"}),)) is None
 
 
 def test_removed_questions_are_dropped_from_the_lists() -> None:

@@ -260,8 +260,9 @@ class KVStage:
         )
         # the words a stored question must account for (eoc.stages.kv_words): a query none
         # could account for is a miss before it is embedded; the gate is built at the first
-        # lookup that may use it (none while a judge of meaning may serve a rewording)
-        self._stored_keys: Callable[[str], frozenset[str]] | None = getattr(
+        # lookup that may use it (on a thread where a judge of meaning may serve a rewording:
+        # then it only spares the guard checks of stored questions that cannot pass)
+        self._stored_keys: Callable[[Any], frozenset[str]] | None = getattr(
             self._guard, "stored_keys", None
         )
         self._asked_keys: Callable[[Any], tuple[frozenset[str], ...] | None] | None = getattr(
@@ -294,6 +295,7 @@ class KVStage:
         self._unworded: list[str] = []
         self._defer_lock = threading.Lock()
         self._gate_lock = threading.Lock()
+        self._gate_started = False  # the word gate's build begun (on a thread, where judged)
         self.judging = judging
         # what the answering model would spend on a question with this stored answer (the
         # cascade sets it from the neural stage): the energy rule's saving
@@ -500,8 +502,16 @@ class KVStage:
         fp = None if fingerprint is None else fingerprint(prompt)
         needs = None if self._terms is None else self._terms(prompt)
         gate = self._words
-        keys = None if gate is None else gate.keys(prompt)
         entry = _Entry(key, prompt, payload, origin, meta, partition)
+        keys = None
+        if gate is not None:
+            if self._prepare is not None and not self._unjudged():
+                # judged: every miss is checked beside its nearest stored questions, so the
+                # analysis the guard reads is made here, behind the reply, and keyed from
+                entry.analysis = self._prepare(prompt)
+                keys = gate.keys(entry.analysis)
+            else:
+                keys = gate.keys(prompt)
         with self._lock:
             if meta is not None and meta.expires_at is not None:
                 self._aging = True
@@ -573,17 +583,44 @@ class KVStage:
         judging = self.judging
         return judging is None or judging.mode == "off"
 
-    def _words_may_pass(self, text: str) -> bool:
-        """False when no stored question accounts for every word ``text`` asks
-        (:mod:`eoc.stages.kv_words`); True when one may, or when the gate is off."""
-        asked = self._asked_keys
-        gate = self._words if self._words is not None else self._word_gate()
-        if asked is None or gate is None or not gate.on or not gate.ready:
-            return True
+    def _word_candidates(self, text: Any) -> set[str] | None:
+        """The stored questions (kv keys) that account for every word ``text`` (a query, or the
+        guard's analysis of it) asks: the only ones the guard may serve it
+        (:mod:`eoc.stages.kv_words`); ``None`` where the gate cannot say (no keys, off, still
+        keying, too long to find out).
+
+        Without a judge the gate is built in the first lookup that may use it (a miss it rules
+        out is then never embedded); where a judge may serve a rewording (which shares no word,
+        so every miss is embedded all the same) it only spares the guard its checks of stored
+        questions that cannot pass, and is built on a thread of its own, so no lookup waits for
+        it (about 0.1 ms a stored question)."""
+        if self._asked_keys is None or self._stored_keys is None:
+            return None
+        gate = self._words
+        if gate is None:
+            if self._unjudged():
+                gate = self._word_gate()
+            else:
+                self._word_gate_behind()
+                return None
+        if gate is None or not gate.on or not gate.ready:
+            return None
         if len(gate) < len(self._entries):  # entries stored without put (a subclass's)
             self._sync_unput()
-        groups = asked(text)
-        return groups is None or gate.may_pass(groups)
+        groups = self._asked_keys(text)
+        return None if groups is None else gate.candidates(groups)
+
+    def _word_gate_behind(self) -> None:
+        """Start building the word gate on a thread (once); where no thread can start, build it
+        here."""
+        with self._lock:  # (not the gate's lock: its builder holds that while it keys)
+            if self._gate_started:
+                return
+            self._gate_started = True
+        try:
+            threading.Thread(target=self._word_gate, name="eoc-kv-words", daemon=True).start()
+        except RuntimeError:  # no threads (a browser build of Python)
+            self._word_gate()
 
     def _word_gate(self) -> WordGate | None:
         """Build the word gate over what memory holds (once; the first lookup that may use it):
@@ -940,6 +977,7 @@ class KVStage:
             return None  # nothing kept in its partition, and no fact may answer it
         entries, text, prepare = self._entries, query.prompt, self._prepare
         matches = None
+        words: set[str] | None = None  # the word gate's candidates (None: it cannot say)
         embedded: str | None = None  # the text this lookup embedded (None: a vector given)
         if self._store_fp is not None and not self._store_fp(text):
             return None  # no stored prompt has its numbers and operators: nothing to embed
@@ -951,28 +989,33 @@ class KVStage:
             if fp is not None and not self._fps.open and fp not in self._fps.groups:
                 return None  # no stored prompt has its numbers and operators: nothing to embed
             matches = self._fps.matcher(fp)
+        q_side: object = None if prepare is None else _UNKNOWN
         if vec is None:
             if self._refuses_every is not None and self._refuses_every(text):
                 return None  # the guard refuses it beside every stored prompt (a computation)
             if self._terms is not None and not self._may_pass(text):
                 return None  # the guard would refuse every stored prompt: no need to embed
-            if self._stored_keys is not None and self._unjudged():
-                if not self._words_may_pass(text):
-                    return None  # no stored question accounts for every word it asks
+            if prepare is not None and self._words is not None and not self._unjudged():
+                q_side = prepare(text)  # judged: the guard and the judge read it anyway
+            words = self._word_candidates(text if q_side is None or q_side is _UNKNOWN else q_side)
+            if words is not None and not words and self._unjudged():
+                return None  # no stored question accounts for every word it asks
             embedded = self.embedded_text(text)
             vec = self.embedder.embed(embedded)
         allows: Callable[[Any, Any], bool] = self._guard.allows  # texts, or prepare()'s analyses
         if admitted is not None:  # the partition first, then the fingerprints
             matches = _both(admitted, matches)
-        q_side: object = None if prepare is None else _UNKNOWN
+        similar = matches  # and the word gate's candidates: the guard may serve no other
+        if words is not None:
+            similar = _both(lambda k: str(k) in words, matches)
         checked = guarded = 0
 
         def accept(k: Hashable) -> bool:
             nonlocal checked, guarded, q_side
             checked += 1
             candidate = entries.get(str(k))
-            if candidate is None or (matches is not None and not matches(k)):
-                return False  # another partition, or the fingerprints rule it out
+            if candidate is None or (similar is not None and not similar(k)):
+                return False  # another partition, or the fingerprints or word keys rule it out
             if guarded >= MAX_GUARD_CHECKS:
                 return False
             if self._stale(candidate):
@@ -990,7 +1033,7 @@ class KVStage:
             return allows(q_side, s_side)
 
         self._index_deferred()
-        found = self._nearest(vec, self.threshold, 1, accept, matches, part)
+        found = self._nearest(vec, self.threshold, 1, accept, similar, part)
         if not found:
             if self.judging is None:
                 return None

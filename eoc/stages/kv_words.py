@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
+from typing import Any
 
 WORD_GATE_MAX = 8192
 """Stored questions the gate keys at most; with more, every query that passes the fingerprints is
@@ -35,7 +36,7 @@ class WordGate:
     because :attr:`held` no longer has it."""
 
     def __init__(
-        self, keys_of: Callable[[str], frozenset[str]], limit: int = WORD_GATE_MAX
+        self, keys_of: Callable[[Any], frozenset[str]], limit: int = WORD_GATE_MAX
     ) -> None:
         self._keys_of = keys_of
         self.limit = limit
@@ -51,8 +52,9 @@ class WordGate:
     def __len__(self) -> int:
         return len(self.held)
 
-    def keys(self, prompt: str) -> frozenset[str] | None:
-        """``prompt``'s keys (read outside any lock), or ``None`` when the gate is off."""
+    def keys(self, prompt: Any) -> frozenset[str] | None:
+        """``prompt``'s keys (read outside any lock; from its text, or whatever else ``keys_of``
+        takes: the guard's analysis of it), or ``None`` when the gate is off."""
         return self._keys_of(prompt) if self.on else None
 
     def add(self, key: str, prompt: str, keys: frozenset[str] | None = None) -> None:
@@ -106,24 +108,33 @@ class WordGate:
         """Whether some stored question meets every group of keys (one group per asked word);
         ``True`` too when the gate is off or finding out would read more than
         :data:`MAX_WORD_READS` list entries."""
+        found = self.candidates(groups)
+        return found is None or bool(found)
+
+    def candidates(self, groups: tuple[frozenset[str], ...]) -> set[str] | None:
+        """The stored questions (kv keys) that meet every group of keys: the only ones the guard
+        may serve for a query that asks those words. Where reading every group's lists would
+        take more than :data:`MAX_WORD_READS` entries, those that meet the rarest groups read so
+        far (more than meet them all, never fewer). ``None`` where the gate cannot say (off,
+        still keying, no asked word, or the rarest group alone over the limit)."""
         if not self.on or not self.ready:
-            return True
-        if not groups:
-            return bool(self.held)
+            return None
         lists, held = self._lists, self.held
+        if not groups:  # every stored question may pass
+            return None if held else set()
         sized = sorted(
             (sum(len(lists.get(k, ())) for k in group), i) for i, group in enumerate(groups)
         )
         if sized[0][0] == 0:
-            return False  # a word no stored question can account for
+            return set()  # a word no stored question can account for
         reads = 0
         found: set[str] | None = None
         for size, i in sized:  # the shortest lists first: the rarest words decide
             reads += size
             if reads > MAX_WORD_READS:
-                return True  # the rest would take too long to read: let it through
+                return found  # the rest would take too long to read: those meeting the rarest
             these = {key for k in groups[i] for key in lists.get(k, ())}
             found = {key for key in these if key in held} if found is None else found & these
             if not found:
-                return False
-        return True
+                return found
+        return found

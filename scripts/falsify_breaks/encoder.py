@@ -4,21 +4,24 @@ runs what it is asked to (tests/native/test_encoder_i8.py, ``FOCUS``).
 
 The breaks of the encoder's own arithmetic and checks are caught by tests that run it, which
 skip on a CPU without AVX-512 VNNI (the encoder is not built there): on such a machine they are
-left out (:data:`RUNS_HERE`), as nothing here could catch them."""
+left out (:data:`RUNS_HERE`), as nothing here could catch them; so are the breaks of its AMX
+path where the CPU has no tiles (:data:`TILES_HERE`)."""
 
 from pathlib import Path
 
 
-def _runs_here() -> bool:
-    """Whether this CPU has what ``encoder.c`` is built for (AVX-512 F, BW and VNNI)."""
+def _flags() -> set[str]:
     try:
-        flags = set(Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").split())
+        return set(Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").split())
     except OSError:
-        return False
-    return {"avx512f", "avx512bw", "avx512_vnni"} <= flags
+        return set()
 
 
-RUNS_HERE = _runs_here()
+RUNS_HERE = {"avx512f", "avx512bw", "avx512_vnni"} <= _flags()
+"""Whether this CPU has what ``encoder.c`` is built for (AVX-512 F, BW and VNNI)."""
+TILES_HERE = RUNS_HERE and {"amx_tile", "amx_int8"} <= _flags()
+"""Whether it has AMX's tiles too (Linux grants them to every process on the machines this runs
+on; where it would not, the tiles' test skips and these breaks would stay green)."""
 
 _C = "native/eoc_native/quant/encoder.c"
 _PY = "native/eoc_native/quant/encoder.py"
@@ -30,8 +33,8 @@ _RUNNING: list[tuple[str, str, str, str]] = [  # caught only where the encoder r
     (
         "the 8-bit encoder forgets the rows' zero points",
         _C,
-        "const __m512i zs = _mm512_mullo_epi32(zm, _mm512_loadu_si512(w->qsum + col));",
-        "const __m512i zs = _mm512_setzero_si512();\n                    (void)zm;",
+        "const __m512i zs = _mm512_mullo_epi32(_mm512_set1_epi32(z), _mm512_loadu_si512(w->qsum + col));",
+        "const __m512i zs = _mm512_setzero_si512();\n    (void)z;",
     ),
     (
         "the 8-bit encoder pools the first token only",
@@ -59,8 +62,43 @@ _RUNNING: list[tuple[str, str, str, str]] = [  # caught only where the encoder r
     ),
 ]
 
+_BITS = f"{_T}::test_amx_tiles_give_the_vnni_vector_bit_for_bit"
+_TILES: list[tuple[str, str, str, str]] = [  # caught only where the tiles run
+    (
+        "the encoder's tiles drop a last row tile of 16 rows or fewer",
+        _C,
+        "            if (m0 < rows) { /* one row tile (4) x four column tiles",
+        "            if (m0 + 16 <= rows) { /* one row tile (4) x four column tiles",
+    ),
+    (
+        "the encoder's tiles leave out the second row tile's first columns",
+        _C,
+        "                        _tile_dpbusd(2, 5, 6);\n",
+        "",
+    ),
+    (
+        "the encoder's tiles read the weights as if packed for 64 inputs a row",
+        _C,
+        "                    _tile_loadd(5, wg, 256);\n                    _tile_loadd(6, wg + 64, 256);",
+        "                    _tile_loadd(5, wg, 64);\n                    _tile_loadd(6, wg + 64, 256);",
+    ),
+    (
+        "the encoder never runs its products on tiles",
+        _C,
+        "    if (amx && w->k % 64 == 0) {",
+        "    if (0) {",
+    ),
+    (
+        "EOC_ENCODER_AMX=off is not read",
+        _PY,
+        '    if os.environ.get(AMX_ENV, "").strip().lower() == "off":',
+        "    if False:",
+    ),
+]
+
 BREAKS: list[tuple[str, str, str, str]] = [
     *(_RUNNING if RUNS_HERE else []),
+    *(_TILES if TILES_HERE else []),
     (
         "the 8-bit encoder's inputs are not smoothed",
         _PY,
@@ -143,5 +181,6 @@ BREAKS += _CHARGES
 
 FOCUS: dict[str, list[str]] = {
     **{name: [_AGREE] for name, path, *_ in (_RUNNING if RUNS_HERE else []) if path == _C},
+    **{name: [_BITS] for name, *_ in (_TILES if TILES_HERE else [])},
     **{name: [_CHARGED] for name, *_ in _CHARGES},
 }

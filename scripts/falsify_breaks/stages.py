@@ -131,7 +131,7 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "kv accept skips the fingerprint check",
         "eoc/stages/kv.py",
-        "            if candidate is None or (matches is not None and not matches(k)):",
+        "            if candidate is None or (similar is not None and not similar(k)):",
         "            if candidate is None:",
     ),
     (

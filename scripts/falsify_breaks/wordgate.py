@@ -65,8 +65,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "word gate: the kv never asks it",
         "eoc/stages/kv.py",
-        "                if not self._words_may_pass(text):\n",
-        "                if False:\n",
+        "            if words is not None and not words and self._unjudged():\n",
+        "            if False:\n",
     ),
     (
         "word gate: a question removed stays a candidate",
@@ -89,8 +89,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "word gate: a gate still keying answers",
         "eoc/stages/kv_words.py",
-        "        if not self.on or not self.ready:\n            return True\n        if not groups:",
-        "        if not self.on:\n            return True\n        if not groups:",
+        "        if not self.on or not self.ready:\n            return None\n        lists, held",
+        "        if not self.on:\n            return None\n        lists, held",
     ),
     (
         "word gate: a question stored after it was built is not keyed",
@@ -104,6 +104,24 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "eoc/stages/kv.py",
         "            if self._words is not None:\n                self._words.remove(key)",
         "            if False:\n                self._words.remove(key)",
+    ),
+    (
+        "word gate: with a judge, the guard checks stored questions that cannot pass",
+        "eoc/stages/kv.py",
+        "        if words is not None:\n            similar = _both(lambda k: str(k) in words, matches)",
+        "        if False:\n            similar = _both(lambda k: str(k) in words, matches)",
+    ),
+    (
+        "word gate: with a judge, the first lookup keys every stored question itself",
+        "eoc/stages/kv.py",
+        '            threading.Thread(target=self._word_gate, name="eoc-kv-words", daemon=True).start()',
+        "            self._word_gate()",
+    ),
+    (
+        "word gate: with a judge, a question stored is not analysed as it is keyed",
+        "eoc/stages/kv.py",
+        "                entry.analysis = self._prepare(prompt)\n                keys = gate.keys(entry.analysis)",
+        "                keys = gate.keys(prompt)",
     ),
     (
         "word gate: a question stored again in other words grows the lists without bound",
@@ -123,6 +141,15 @@ _WORDS = "tests/test_wordkeys.py::"
 FOCUS: dict[str, list[str]] = {
     "word keys: a guard that serves rewordings is gated": [
         _WORDS + "test_a_query_that_corrects_itself_and_rewordings_are_never_gated"
+    ],
+    "word gate: with a judge, the guard checks stored questions that cannot pass": [
+        _WORDS + "test_with_a_judge_the_gate_spares_the_guard_and_serves_the_same"
+    ],
+    "word gate: with a judge, the first lookup keys every stored question itself": [
+        _WORDS + "test_with_a_judge_the_gate_is_built_on_a_thread"
+    ],
+    "word gate: with a judge, a question stored is not analysed as it is keyed": [
+        _WORDS + "test_with_a_judge_a_question_stored_after_the_gate_is_analysed_as_it_is_keyed"
     ],
     "word gate: a judge of meaning does not stand the gate aside": [
         _WORDS + "test_with_a_judge_every_question_is_embedded"

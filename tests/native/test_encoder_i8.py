@@ -101,6 +101,30 @@ def test_one_text_at_a_time_is_the_batch_and_threads_change_nothing(int8: MiniLM
     assert np.array_equal(two.embed(texts[0]), batch[0])
 
 
+@needs_int8
+@pytest.mark.skipif(
+    not WHY and FLOAT is not None and not encoder.tiles_granted(), reason="no AMX here"
+)
+def test_amx_tiles_give_the_vnni_vector_bit_for_bit(
+    int8: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both paths sum the same uint8 x int8 products exactly in 32 bits: the same vector, for
+    every row count a tile path takes (one tile, two, two and a part, a last row alone), on one
+    thread and on all."""
+    enc = int8._int8
+    assert enc.amx
+    vnni = encoder.Int8Encoder(int8.w, layers=6, heads=12, eps=int8.eps, amx=False)
+    assert not vnni.amx
+    for t in (1, 2, 15, 16, 17, 31, 32, 33, 47, 48, 49, 100, 512):
+        ids = [101] + [1000 + (i * 37) % 29000 for i in range(t - 2)] + [102] if t > 1 else [101]
+        for threads in (1, enc_threads()):
+            assert np.array_equal(enc.encode(ids, threads), vnni.encode(ids, threads)), (t, threads)
+            assert (enc.tiled, vnni.tiled) == (5 * 6, 0)  # every product on tiles, or none
+    monkeypatch.setenv(encoder.AMX_ENV, "off")
+    assert not encoder.tiles_granted()
+    assert not encoder.Int8Encoder(int8.w, layers=6, heads=12, eps=int8.eps).amx
+
+
 @needs_model
 def test_the_embedder_refuses_a_thread_count_below_one() -> None:
     for bad in (0, -1, True, 1.5):

@@ -50,9 +50,10 @@ class EntityGuard:
         return is_computation(text)
 
     @staticmethod
-    def stored_keys(stored: str) -> frozenset[str]:
-        """The keys of a stored question's words (:mod:`eoc.stages.guard.wordkeys`)."""
-        return stored_keys(Said(stored))
+    def stored_keys(stored: str | Analysis) -> frozenset[str]:
+        """The keys of a stored question's words (:mod:`eoc.stages.guard.wordkeys`), from its
+        text or its analysis (:meth:`prepare`)."""
+        return stored_keys(stored if isinstance(stored, Analysis) else Said(stored))
 
     def asked_keys(self, query: str | Analysis) -> tuple[frozenset[str], ...] | None:
         """For each word ``query`` asks, keys a stored question must share one of to pass

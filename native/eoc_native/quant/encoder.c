@@ -12,6 +12,13 @@
  * and each group of 4 inputs, 64 columns x 4 bytes, so one 64-byte load holds 16 columns' 4
  * weights, the lanes vpdpbusd multiplies by 4 bytes of a row broadcast. N % 64 == 0, K % 4 == 0.
  *
+ * Where the CPU has AMX (Intel's tile unit: Sapphire Rapids and later) and Linux lets this process
+ * use it, a product of 16 rows runs on tiles instead (linear_amx): tdpbusd multiplies 16 rows of
+ * 64 uint8 inputs by 64 inputs x 16 columns of int8 weights, sums in 32 bits exactly as vpdpbusd
+ * does, so both paths give the same vector bit for bit; the weights' packed layout is already a
+ * tile's (each 64-byte row of a B tile is one group of 4 inputs for 16 columns, rows 256 bytes
+ * apart). eoc_encoder_amx() asks Linux for the tiles once and says whether they were granted.
+ *
  * Without AVX-512 VNNI at compile time (-march=native on another CPU) eoc_encoder_vnni() says 0
  * and eoc runs its float32 numpy encoder instead; nothing here is then called.
  */
@@ -79,6 +86,7 @@ void eoc_pack_i8(const float *w, const float *mul, int64_t n, int64_t k, int8_t 
 int eoc_encoder_vnni(void) { return 1; }
 
 #define MR 6 /* rows per micro-tile: 6 x 4 accumulators + 4 weights + 1 broadcast registers */
+#define ROWPAD 16 /* the quantized rows are padded to a multiple of this (a tile's 16 rows) */
 
 static inline __m512 smoothed(const float *x, const float *smooth, int64_t i) {
     const __m512 v = _mm512_loadu_ps(x + i);
@@ -105,6 +113,16 @@ static void quantize_row(const float *x, const float *smooth, int64_t k, uint8_t
         _mm_storeu_si128((__m128i *)(a + i), _mm512_cvtusepi32_epi8(_mm512_max_epi32(v, _mm512_setzero_si512())));
     }
     *s = scale, *z = zero;
+}
+
+/* Sixteen outputs of row m from their exact int32 sums: s_m * w_n * (sum - z_m * qsum_n) + bias_n,
+ * for the columns col..col+15, into orow (row m of out). */
+static inline void store16(const eoc_i8_linear *w, __m512i sum, float s, int32_t z, int64_t col,
+                           float *orow) {
+    const __m512i zs = _mm512_mullo_epi32(_mm512_set1_epi32(z), _mm512_loadu_si512(w->qsum + col));
+    const __m512 dot = _mm512_cvtepi32_ps(_mm512_sub_epi32(sum, zs));
+    const __m512 ws = _mm512_mul_ps(_mm512_set1_ps(s), _mm512_loadu_ps(w->scale + col));
+    _mm512_storeu_ps(orow + col, _mm512_fmadd_ps(dot, ws, _mm512_loadu_ps(w->bias + col)));
 }
 
 /* out (rows x n) = x (rows x k) @ W + bias, through the uint8 rows aq (rows padded to a multiple
@@ -141,28 +159,147 @@ static void linear(const eoc_i8_linear *w, const uint8_t *aq, const float *as, c
             for (int r = 0; r < MR; r++) { /* unrolled, so acc stays in registers */
                 const int64_t m = m0 + r;
                 if (m >= rows) break;
-                const __m512 sm = _mm512_set1_ps(as[m]);
-                const __m512i zm = _mm512_set1_epi32(az[m]);
 #pragma GCC unroll 4
-                for (int c = 0; c < 4; c++) {
-                    const int64_t col = p * 64 + c * 16;
-                    const __m512i zs = _mm512_mullo_epi32(zm, _mm512_loadu_si512(w->qsum + col));
-                    const __m512 dot = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r][c], zs));
-                    const __m512 ws = _mm512_mul_ps(sm, _mm512_loadu_ps(w->scale + col));
-                    _mm512_storeu_ps(out + m * n + col,
-                                     _mm512_fmadd_ps(dot, ws, _mm512_loadu_ps(w->bias + col)));
-                }
+                for (int c = 0; c < 4; c++) store16(w, acc[r][c], as[m], az[m], p * 64 + c * 16, out + m * n);
             }
         }
     }
 }
 
-/* Quantize every row of x (rows x k) into aq, then out = linear(x). */
-static void dense(const eoc_i8_linear *w, const float *x, int64_t rows, uint8_t *aq, float *as,
-                  int32_t *az, float *out, int nth) {
+#if defined(__AMX_TILE__) && defined(__AMX_INT8__) && defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#define ENC_AMX 1
+#define ARCH_REQ_XCOMP_PERM 0x1023
+#define XFEATURE_XTILEDATA 18
+
+/* Whether this process may use AMX's tiles: asked of Linux once (it grants them per process; a
+ * kernel or hypervisor that does not is a 0, and the VNNI path runs). */
+int eoc_encoder_amx(void) {
+    static int granted = -1;
+    if (granted < 0) granted = syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
+    return granted;
+}
+
+typedef struct {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} __attribute__((packed)) tile_config;
+
+/* Eight tiles of 16 rows x 64 bytes: 16 x 16 int32 sums, 16 rows x 64 uint8 inputs, or 16
+ * groups of 4 inputs x 16 columns of int8 weights (linear_amx says which holds what). */
+static void tiles_on(void) {
+    tile_config c;
+    memset(&c, 0, sizeof c);
+    c.palette = 1;
+    for (int i = 0; i < 8; i++) c.rows[i] = 16, c.colsb[i] = 64;
+    _tile_loadconfig(&c);
+}
+
+/* The 16-column sums of a stored tile block (rows x 16 * cols, row stride ld int32s) into out. */
+static void store_sums(const eoc_i8_linear *w, const int32_t *sums, int64_t ld, const float *as,
+                       const int32_t *az, int64_t m0, int64_t rows, int64_t col0, int cols,
+                       float *out) {
+    for (int64_t r = 0; m0 + r < rows && r < 32; r++)
+        for (int c = 0; c < cols; c++)
+            store16(w, _mm512_load_si512(sums + r * ld + c * 16), as[m0 + r], az[m0 + r],
+                    col0 + c * 16, out + (m0 + r) * w->n);
+}
+
+/* linear() on tiles: one task per 64-column panel; 32 rows at a time as two row tiles times
+ * two column tiles (each weight tile loaded once for both row tiles), a last 16 or fewer as
+ * one row tile times four column tiles; 64 inputs a step (k % 64 == 0; aq padded to a multiple
+ * of 16 rows). */
+static void linear_amx(const eoc_i8_linear *w, const uint8_t *aq, const float *as,
+                       const int32_t *az, int64_t rows, float *out, int nth) {
+    const int64_t k = w->k, panels = w->n / 64, groups = k / 4;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nth)
+#else
+    (void)nth;
+#endif
+    {
+        int32_t sums[32 * 64] __attribute__((aligned(64)));
+        tiles_on();
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (int64_t p = 0; p < panels; p++) {
+            const int8_t *wp = w->q + p * groups * 256;
+            int64_t m0 = 0;
+            for (; rows - m0 > 16; m0 += 32) { /* two row tiles (4, 5) x two column tiles (6, 7) */
+                const uint8_t *a0 = aq + m0 * k, *a1 = a0 + 16 * k;
+                for (int half = 0; half < 2; half++) {
+                    _tile_zero(0);
+                    _tile_zero(1);
+                    _tile_zero(2);
+                    _tile_zero(3);
+                    for (int64_t j = 0; j < k; j += 64) {
+                        const int8_t *wg = wp + (j / 4) * 256 + half * 128;
+                        _tile_loadd(4, a0 + j, k);
+                        _tile_loadd(6, wg, 256);
+                        _tile_dpbusd(0, 4, 6);
+                        _tile_loadd(5, a1 + j, k);
+                        _tile_dpbusd(2, 5, 6);
+                        _tile_loadd(7, wg + 64, 256);
+                        _tile_dpbusd(1, 4, 7);
+                        _tile_dpbusd(3, 5, 7);
+                    }
+                    _tile_stored(0, sums, 128);
+                    _tile_stored(1, sums + 16, 128);
+                    _tile_stored(2, sums + 16 * 32, 128);
+                    _tile_stored(3, sums + 16 * 32 + 16, 128);
+                    store_sums(w, sums, 32, as, az, m0, rows, p * 64 + half * 32, 2, out);
+                }
+            }
+            if (m0 < rows) { /* one row tile (4) x four column tiles, two weight tiles (5, 6) */
+                _tile_zero(0);
+                _tile_zero(1);
+                _tile_zero(2);
+                _tile_zero(3);
+                for (int64_t j = 0; j < k; j += 64) {
+                    const int8_t *wg = wp + (j / 4) * 256;
+                    _tile_loadd(4, aq + m0 * k + j, k);
+                    _tile_loadd(5, wg, 256);
+                    _tile_loadd(6, wg + 64, 256);
+                    _tile_dpbusd(0, 4, 5);
+                    _tile_loadd(5, wg + 128, 256);
+                    _tile_dpbusd(1, 4, 6);
+                    _tile_loadd(6, wg + 192, 256);
+                    _tile_dpbusd(2, 4, 5);
+                    _tile_dpbusd(3, 4, 6);
+                }
+                _tile_stored(0, sums, 256);
+                _tile_stored(1, sums + 16, 256);
+                _tile_stored(2, sums + 32, 256);
+                _tile_stored(3, sums + 48, 256);
+                store_sums(w, sums, 64, as, az, m0, rows, p * 64, 4, out);
+            }
+        }
+        _tile_release();
+    }
+}
+#else
+int eoc_encoder_amx(void) { return 0; }
+#endif
+
+/* Quantize every row of x (rows x k) into aq, then out = linear(x), on tiles where amx says;
+ * 1 when it ran on tiles, else 0. */
+static int dense(const eoc_i8_linear *w, const float *x, int64_t rows, uint8_t *aq, float *as,
+                 int32_t *az, float *out, int nth, int amx) {
     for (int64_t m = 0; m < rows; m++)
         quantize_row(x + m * w->k, w->smooth, w->k, aq + m * w->k, as + m, az + m);
+#ifdef ENC_AMX
+    if (amx && w->k % 64 == 0) {
+        linear_amx(w, aq, as, az, rows, out, nth);
+        return 1;
+    }
+#else
+    (void)amx;
+#endif
     linear(w, aq, as, az, rows, out, nth);
+    return 0;
 }
 
 /* x[m] = layer_norm(x[m] + y[m]) * weight + bias, for rows of d floats (d % 16 == 0). */
@@ -278,12 +415,14 @@ static void attention(const float *qk, const float *v, int64_t t, int64_t d, int
 
 /* One text's unit sentence vector (d floats into out) from its t token ids: word + position +
  * token type 0 embeddings, layer norm, the blocks, the mean over tokens, L2 norm.
- * scratch: t * (5d + ff) + tp * (1 + d / heads) floats (tp = t rounded up to 16), and t + MR
- * rows of max(d, ff) bytes and t + MR scales and zero points (encoder.py sizes them). */
-void eoc_encode(const eoc_enc_layer *layers, int64_t n_layers, const int64_t *ids, int64_t t,
+ * scratch: t * (5d + ff) + tp * (1 + d / heads) floats (tp = t rounded up to 16), and t + ROWPAD
+ * rows of max(d, ff) bytes and t + ROWPAD scales and zero points (encoder.py sizes them). amx:
+ * the products on tiles (only where eoc_encoder_amx() said 1; the vector is the same). Returns
+ * how many of the products ran on tiles. */
+int eoc_encode(const eoc_enc_layer *layers, int64_t n_layers, const int64_t *ids, int64_t t,
                 const float *word, const float *pos, const float *type0, const float *emb_w,
                 const float *emb_b, int64_t d, int64_t heads, int64_t ff, float eps,
-                float *scratch, uint8_t *aq, float *as, int32_t *az, float *out, int nth) {
+                float *scratch, uint8_t *aq, float *as, int32_t *az, float *out, int nth, int amx) {
     float *x = scratch, *qk = x + t * d, *v = qk + 2 * t * d, *ctx = v + t * d, *mid = ctx + t * d;
     float *scores = mid + t * ff, *kt = scores + (t + 15) / 16 * 16;
     for (int64_t m = 0; m < t; m++)
@@ -291,19 +430,20 @@ void eoc_encode(const eoc_enc_layer *layers, int64_t n_layers, const int64_t *id
             x[m * d + i] = word[ids[m] * d + i] + pos[m * d + i] + type0[i];
     add_norm(x, NULL, emb_w, emb_b, t, d, eps);
     const int64_t wide = ff > d ? ff : d;
-    /* the rows past t pad the last micro-tile: their products are never stored (each output
-     * row reads its own input row only), so any bytes do; zeroed so none is undefined */
-    memset(aq, 0, (size_t)((t + MR) * wide));
+    int tiled = 0;
+    /* the rows past t pad the last micro-tile or tile: their products are never stored (each
+     * output row reads its own input row only), so any bytes do; zeroed so none is undefined */
+    memset(aq, 0, (size_t)((t + ROWPAD) * wide));
     for (int64_t l = 0; l < n_layers; l++) {
         const eoc_enc_layer *ly = &layers[l];
-        dense(&ly->qk, x, t, aq, as, az, qk, nth);
-        dense(&ly->v, x, t, aq, as, az, v, nth);
+        tiled += dense(&ly->qk, x, t, aq, as, az, qk, nth, amx);
+        tiled += dense(&ly->v, x, t, aq, as, az, v, nth, amx);
         attention(qk, v, t, d, heads, ctx, scores, kt);
-        dense(&ly->out, ctx, t, aq, as, az, qk, nth); /* qk's room reused for the product */
+        tiled += dense(&ly->out, ctx, t, aq, as, az, qk, nth, amx); /* qk's room reused for the product */
         add_norm(x, qk, ly->ln1_w, ly->ln1_b, t, d, eps);
-        dense(&ly->up, x, t, aq, as, az, mid, nth);
+        tiled += dense(&ly->up, x, t, aq, as, az, mid, nth, amx);
         gelu(mid, t * ff);
-        dense(&ly->down, mid, t, aq, as, az, qk, nth);
+        tiled += dense(&ly->down, mid, t, aq, as, az, qk, nth, amx);
         add_norm(x, qk, ly->ln2_w, ly->ln2_b, t, d, eps);
     }
     double norm = 0.0;
@@ -315,19 +455,22 @@ void eoc_encode(const eoc_enc_layer *layers, int64_t n_layers, const int64_t *id
     }
     const float inv = norm > 0.0 ? (float)(1.0 / sqrt(norm)) : 0.0f;
     for (int64_t i = 0; i < d; i++) out[i] *= inv;
+    return tiled;
 }
 
 #else
 
 int eoc_encoder_vnni(void) { return 0; }
+int eoc_encoder_amx(void) { return 0; }
 
-void eoc_encode(const eoc_enc_layer *layers, int64_t n_layers, const int64_t *ids, int64_t t,
+int eoc_encode(const eoc_enc_layer *layers, int64_t n_layers, const int64_t *ids, int64_t t,
                 const float *word, const float *pos, const float *type0, const float *emb_w,
                 const float *emb_b, int64_t d, int64_t heads, int64_t ff, float eps,
-                float *scratch, uint8_t *aq, float *as, int32_t *az, float *out, int nth) {
+                float *scratch, uint8_t *aq, float *as, int32_t *az, float *out, int nth, int amx) {
     (void)layers, (void)n_layers, (void)ids, (void)t, (void)word, (void)pos, (void)type0;
     (void)emb_w, (void)emb_b, (void)d, (void)heads, (void)ff, (void)eps, (void)scratch;
-    (void)aq, (void)as, (void)az, (void)out, (void)nth; /* never called: eoc_encoder_vnni() == 0 */
+    (void)aq, (void)as, (void)az, (void)out, (void)nth, (void)amx; /* never called: eoc_encoder_vnni() == 0 */
+    return 0;
 }
 
 #endif

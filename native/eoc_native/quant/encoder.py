@@ -1,4 +1,4 @@
-"""A BERT sentence encoder on 8-bit weights (``encoder.c``, AVX-512 VNNI), one text a call.
+"""A BERT sentence encoder on 8-bit weights (``encoder.c``, AVX-512 VNNI or AMX), one text a call.
 
 :class:`Int8Encoder` packs a BERT model's float32 weights (all-MiniLM-L6-v2's, from
 :class:`eoc_native.semantic.minilm.MiniLMEmbedder`) into int8 with one scale per output column,
@@ -10,11 +10,14 @@ so vectors stored by either serve queries embedded by the other.
 
 :func:`unavailable` says why it cannot run here (no C compiler, or a CPU without AVX-512 VNNI:
 the library is built for the machine's own CPU); the embedder then runs its float32 pass.
+Where the CPU also has AMX and Linux grants this process its tiles (:func:`tiles_granted`), the
+products run on them, with the same vector bit for bit.
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -24,8 +27,11 @@ import numpy as np
 from eoc.errors import InputError, MissingExtra
 from eoc_native.quant import ckernels
 
-MR = 6
-"""Rows per micro-tile in ``encoder.c``: the quantized rows are padded by this many."""
+ROWPAD = 16
+"""Rows the quantized input is padded by in ``encoder.c`` (a micro-tile's 6, an AMX tile's 16)."""
+AMX_ENV = "EOC_ENCODER_AMX"
+"""``off`` keeps the encoder's products off AMX's tiles where the CPU has them (the vectors are the
+same bit for bit; for comparing the two paths)."""
 PANEL = 64
 """Output columns per task in ``encoder.c``: every layer's width is a multiple of it."""
 
@@ -72,10 +78,11 @@ def _library() -> Any:
             lib = ckernels.library()  # MissingExtra without a C compiler
             f32, i64, i32 = ctypes.c_float, _i64, ctypes.c_int
             lib.eoc_encode.argtypes = [_p, i64, _p, i64, _p, _p, _p, _p, _p, i64, i64, i64, f32]
-            lib.eoc_encode.argtypes += [_p, _p, _p, _p, _p, i32]
-            lib.eoc_encode.restype = None
+            lib.eoc_encode.argtypes += [_p, _p, _p, _p, _p, i32, i32]
+            lib.eoc_encode.restype = ctypes.c_int
             lib.eoc_pack_i8.argtypes = [_p, _p, i64, i64, _p, _p, _p, i32]
             lib.eoc_pack_i8.restype = None
+            lib.eoc_encoder_amx.restype = ctypes.c_int
             _typed = lib
     return _typed
 
@@ -89,6 +96,15 @@ def _encode_fn() -> Any:
             "the embedder runs in float32"
         )
     return lib.eoc_encode
+
+
+def tiles_granted() -> bool:
+    """Whether the encoder's products may run on AMX's tiles here: the library was built for a
+    CPU with AMX-INT8, Linux granted this process the tiles, and ``$EOC_ENCODER_AMX`` is not
+    ``off`` (the VNNI path then runs; the vectors are the same bit for bit)."""
+    if os.environ.get(AMX_ENV, "").strip().lower() == "off":
+        return False
+    return bool(_library().eoc_encoder_amx())
 
 
 def unavailable() -> str | None:
@@ -167,8 +183,16 @@ class Int8Encoder:
             64, heads not multiples of 16 floats) or a tensor is missing.
     """
 
-    def __init__(self, w: Mapping[str, Any], *, layers: int, heads: int, eps: float) -> None:
+    def __init__(
+        self, w: Mapping[str, Any], *, layers: int, heads: int, eps: float, amx: bool | None = None
+    ) -> None:
         self._fn = _encode_fn()
+        self.amx = tiles_granted() if amx is None else bool(amx and tiles_granted())
+        """Whether the products run on AMX's tiles (``amx``: ``None`` where the CPU has them, this
+        process may use them and ``$EOC_ENCODER_AMX`` is not ``off``; ``False`` never). The
+        vector is the same either way."""
+        self.tiled = 0
+        """How many of the last encoding's products ran on tiles (five a layer where they do)."""
         try:
             self._word = _f32(w["embeddings.word_embeddings.weight"])
             self._pos = _f32(w["embeddings.position_embeddings.weight"])
@@ -273,18 +297,19 @@ class Int8Encoder:
         d, ff = self.dim, self.ff
         tp = (t + 15) // 16 * 16  # the scores and each head's keys, transposed, padded to 16
         scratch = np.empty(t * (5 * d + ff) + tp * (1 + d // self.heads), np.float32)
-        aq = np.empty((t + MR) * max(d, ff), np.uint8)
-        scales = np.empty(t + MR, np.float32)
-        zeros = np.empty(t + MR, np.int32)
+        aq = np.empty((t + ROWPAD) * max(d, ff), np.uint8)
+        scales = np.empty(t + ROWPAD, np.float32)
+        zeros = np.empty(t + ROWPAD, np.int32)
         out = np.empty(d, np.float32)
         nth = threads
         if not 1 <= nth <= ckernels.pool_size():
             raise InputError(f"thread count {nth} is outside 1..{ckernels.pool_size()}")
-        self._fn(
+        self.tiled = self._fn(
             self._layers, self.n_layers, tok.ctypes.data, t, self._word.ctypes.data,
             self._pos.ctypes.data, self._type0.ctypes.data, self._emb[0].ctypes.data,
             self._emb[1].ctypes.data, d, self.heads, ff, self.eps, scratch.ctypes.data,
             aq.ctypes.data, scales.ctypes.data, zeros.ctypes.data, out.ctypes.data, nth,
+            int(self.amx),
         )  # fmt: skip
         return out
 
@@ -293,4 +318,13 @@ def _f32(a: Any) -> Any:
     return np.ascontiguousarray(a, dtype=np.float32)
 
 
-__all__ = ["Int8Encoder", "pack", "pack_columns", "quantize_columns", "smoothing", "unavailable"]
+__all__ = [
+    "AMX_ENV",
+    "Int8Encoder",
+    "pack",
+    "pack_columns",
+    "quantize_columns",
+    "smoothing",
+    "tiles_granted",
+    "unavailable",
+]
