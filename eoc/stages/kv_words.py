@@ -7,12 +7,15 @@ asks, the stored question's keys meet that word's keys. :class:`WordGate` keeps 
 question's keys in posting lists and answers :meth:`WordGate.may_pass`: ``False`` when no
 stored question meets them all, so the guard would refuse every candidate a search could find
 and the kv misses without embedding (with MiniLM, an embedding is most of what a miss costs:
-about 1-1.5 ms of a core and 18 mJ estimated for a 17-token question). The gate never serves
+about 1-2 ms of a core and 18 mJ estimated for a 17-token question); and :meth:`WordGate.candidates`:
+the stored questions that meet them, the only ones the kv's similar search hands the guard (where
+a judge of meaning may serve a rewording, that is all the gate does). The gate never serves
 anything: a stored question it lets through is still searched for and checked by the guard.
 
 Bounded: it keys at most :data:`WORD_GATE_MAX` stored questions (keying one reads it once,
 about 0.1 ms); past that it drops its lists and lets every query through, as does a query whose
-smallest list is longer than :data:`MAX_WORD_READS`. Standard library only.
+smallest list is longer than :data:`MAX_WORD_READS` (past that many reads it keeps the questions
+that meet the rarest words read so far). Standard library only.
 """
 
 from __future__ import annotations
@@ -105,9 +108,8 @@ class WordGate:
             self.held, self._lists = {}, {}
 
     def may_pass(self, groups: tuple[frozenset[str], ...]) -> bool:
-        """Whether some stored question meets every group of keys (one group per asked word);
-        ``True`` too when the gate is off or finding out would read more than
-        :data:`MAX_WORD_READS` list entries."""
+        """Whether some stored question may meet every group of keys (one group per asked word):
+        :meth:`candidates` finds one, or cannot say (``True`` then too)."""
         found = self.candidates(groups)
         return found is None or bool(found)
 

@@ -160,7 +160,8 @@ static void linear(const eoc_i8_linear *w, const uint8_t *aq, const float *as, c
                 const int64_t m = m0 + r;
                 if (m >= rows) break;
 #pragma GCC unroll 4
-                for (int c = 0; c < 4; c++) store16(w, acc[r][c], as[m], az[m], p * 64 + c * 16, out + m * n);
+                for (int c = 0; c < 4; c++)
+                    store16(w, acc[r][c], as[m], az[m], p * 64 + c * 16, out + m * n);
             }
         }
     }
@@ -197,11 +198,12 @@ static void tiles_on(void) {
     _tile_loadconfig(&c);
 }
 
-/* The 16-column sums of a stored tile block (rows x 16 * cols, row stride ld int32s) into out. */
+/* The sums of a stored block of tiles (height rows from row m0, cols x 16 columns from col0;
+ * row stride ld int32s) into out, as far as the rows go. */
 static void store_sums(const eoc_i8_linear *w, const int32_t *sums, int64_t ld, const float *as,
-                       const int32_t *az, int64_t m0, int64_t rows, int64_t col0, int cols,
-                       float *out) {
-    for (int64_t r = 0; m0 + r < rows && r < 32; r++)
+                       const int32_t *az, int64_t m0, int64_t height, int64_t rows, int64_t col0,
+                       int cols, float *out) {
+    for (int64_t r = 0; r < height && m0 + r < rows; r++)
         for (int c = 0; c < cols; c++)
             store16(w, _mm512_load_si512(sums + r * ld + c * 16), as[m0 + r], az[m0 + r],
                     col0 + c * 16, out + (m0 + r) * w->n);
@@ -250,7 +252,7 @@ static void linear_amx(const eoc_i8_linear *w, const uint8_t *aq, const float *a
                     _tile_stored(1, sums + 16, 128);
                     _tile_stored(2, sums + 16 * 32, 128);
                     _tile_stored(3, sums + 16 * 32 + 16, 128);
-                    store_sums(w, sums, 32, as, az, m0, rows, p * 64 + half * 32, 2, out);
+                    store_sums(w, sums, 32, as, az, m0, 32, rows, p * 64 + half * 32, 2, out);
                 }
             }
             if (m0 < rows) { /* one row tile (4) x four column tiles, two weight tiles (5, 6) */
@@ -274,7 +276,7 @@ static void linear_amx(const eoc_i8_linear *w, const uint8_t *aq, const float *a
                 _tile_stored(1, sums + 16, 256);
                 _tile_stored(2, sums + 32, 256);
                 _tile_stored(3, sums + 48, 256);
-                store_sums(w, sums, 64, as, az, m0, rows, p * 64, 4, out);
+                store_sums(w, sums, 64, as, az, m0, 16, rows, p * 64, 4, out);
             }
         }
         _tile_release();
