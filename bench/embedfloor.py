@@ -94,8 +94,9 @@ def eoc_minilm(texts: list[str]) -> dict[str, Any]:
 
 
 def eoc_int8(texts: list[str], threads: int, tiles: bool = True) -> dict[str, Any]:
-    """The 8-bit encoder on ``threads`` threads; ``tiles``: its products on AMX's tiles where
-    it may use them (the default), else on AVX-512 VNNI alone (``EOC_ENCODER_AMX=off``)."""
+    """The 8-bit encoder on ``threads`` threads as the embedder runs it by default (its products
+    on AMX's tiles where it may use them, else VNNI: the row's ``tiles`` says which); with
+    ``tiles=False``, on AVX-512 VNNI alone (``EOC_ENCODER_AMX=off``)."""
     from eoc_native.quant import ckernels, encoder
     from eoc_native.semantic.minilm import MiniLMEmbedder
 
@@ -104,10 +105,8 @@ def eoc_int8(texts: list[str], threads: int, tiles: bool = True) -> dict[str, An
         return {"skipped": why}
     if threads > ckernels.pool_size():
         return {"skipped": f"{threads} threads on {ckernels.pool_size()} cores"}
-    if tiles and not encoder.tiles_granted():
-        return {"skipped": "no AMX tiles here (the VNNI row is what runs)"}
     was = os.environ.get(encoder.AMX_ENV)
-    os.environ[encoder.AMX_ENV] = "on" if tiles else "off"
+    os.environ[encoder.AMX_ENV] = "" if tiles else "off"
     try:
         model = MiniLMEmbedder(runtime="int8", threads=threads)
         assert model.runtime == "int8"  # the encoder is made, and reads the variable, here
