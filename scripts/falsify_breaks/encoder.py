@@ -82,7 +82,7 @@ _RUNNING: list[tuple[str, str, str, str]] = [  # caught only where the encoder r
 _BITS = f"{_T}::test_amx_tiles_give_the_vnni_vector_bit_for_bit"
 _TILES: list[tuple[str, str, str, str]] = [  # caught only where the tiles run
     (
-        "the encoder's tiles drop a last row tile of 16 rows or fewer",
+        "the encoder's tiles drop a last row tile of fewer than 16 rows",
         _C,
         "            if (m0 < rows) { /* one row tile (4) x four column tiles",
         "            if (m0 + 16 <= rows) { /* one row tile (4) x four column tiles",
