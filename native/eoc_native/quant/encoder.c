@@ -198,6 +198,15 @@ static void tiles_on(void) {
     _tile_loadconfig(&c);
 }
 
+/* Tiles 0-3, the sums, to zero (a macro: a tile's number must be a constant). */
+#define ZERO_SUMS() \
+    do {                \
+        _tile_zero(0);  \
+        _tile_zero(1);  \
+        _tile_zero(2);  \
+        _tile_zero(3);  \
+    } while (0)
+
 /* The sums of a stored block of tiles (height rows from row m0, cols x 16 columns from col0;
  * row stride ld int32s) into out, as far as the rows go. */
 static void store_sums(const eoc_i8_linear *w, const int32_t *sums, int64_t ld, const float *as,
@@ -233,10 +242,7 @@ static void linear_amx(const eoc_i8_linear *w, const uint8_t *aq, const float *a
             for (; rows - m0 > 16; m0 += 32) { /* two row tiles (4, 5) x two column tiles (6, 7) */
                 const uint8_t *a0 = aq + m0 * k, *a1 = a0 + 16 * k;
                 for (int half = 0; half < 2; half++) {
-                    _tile_zero(0);
-                    _tile_zero(1);
-                    _tile_zero(2);
-                    _tile_zero(3);
+                    ZERO_SUMS();
                     for (int64_t j = 0; j < k; j += 64) {
                         const int8_t *wg = wp + (j / 4) * 256 + half * 128;
                         _tile_loadd(4, a0 + j, k);
@@ -256,10 +262,7 @@ static void linear_amx(const eoc_i8_linear *w, const uint8_t *aq, const float *a
                 }
             }
             if (m0 < rows) { /* one row tile (4) x four column tiles, two weight tiles (5, 6) */
-                _tile_zero(0);
-                _tile_zero(1);
-                _tile_zero(2);
-                _tile_zero(3);
+                ZERO_SUMS();
                 for (int64_t j = 0; j < k; j += 64) {
                     const int8_t *wg = wp + (j / 4) * 256;
                     _tile_loadd(4, aq + m0 * k + j, k);
