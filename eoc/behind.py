@@ -8,6 +8,13 @@ burst slows down instead of growing memory or dropping a write. :meth:`Behind.fl
 until every write handed over so far is done (the cascade calls it before a forget, so a queued
 write never brings back what was just forgotten, and at close).
 
+"After the reply" means after it: a server marks each reply it is making
+(:meth:`Behind.replying`), and a write waits until none is in flight, or at most
+:data:`MAX_DEFER_S` after it was handed over. A write is Python work (the guard's analysis of
+the question, the index): run at once, it holds the interpreter's lock while the reply it
+belongs to is still being sent, which cost that reply about half a millisecond in ``eoc serve``.
+A flush or close does not wait for replies.
+
 Standard library only. The browser has no threads: a cascade there writes at once.
 """
 
@@ -15,10 +22,16 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 MAX_BEHIND = 256
 """Writes waiting at most; a caller that finds the queue full does its write itself."""
+
+MAX_DEFER_S = 0.05
+"""How long a write waits at most, from when it was handed over, for the replies in flight to
+be sent (:meth:`Behind.replying`): under steady load writes still run, at most this late."""
 
 _STOP = object()
 
@@ -28,9 +41,18 @@ class Behind:
     write that raised (the write is not retried: the answer it would have remembered was
     already served)."""
 
-    def __init__(self, failed: Callable[[BaseException], None], limit: int = MAX_BEHIND) -> None:
+    def __init__(
+        self,
+        failed: Callable[[BaseException], None],
+        limit: int = MAX_BEHIND,
+        max_defer_s: float | None = None,
+    ) -> None:
         self._failed = failed
+        self._max_defer = MAX_DEFER_S if max_defer_s is None else max_defer_s
         self._queue: queue.Queue[object] = queue.Queue(maxsize=limit)
+        self._quiet = threading.Condition()  # replies in flight, and flushes that will not wait
+        self._replies = 0
+        self._hurried = 0
         self._thread: threading.Thread | None = None
         self._start = threading.Lock()
         self._closed = False
@@ -45,21 +67,37 @@ class Behind:
             with self._done:
                 self._waiting += 1
             try:
-                self._queue.put_nowait(write)
+                self._queue.put_nowait((write, time.monotonic()))
                 return True
             except queue.Full:
                 self._ran()
         self._run(write)
         return False
 
+    @contextmanager
+    def replying(self) -> Iterator[None]:
+        """Mark a reply in flight: queued writes wait until it is sent (at most
+        :data:`MAX_DEFER_S` each), so they do not compete with it for the interpreter."""
+        with self._quiet:
+            self._replies += 1
+        try:
+            yield
+        finally:
+            with self._quiet:
+                self._replies -= 1
+                if not self._replies:
+                    self._quiet.notify_all()
+
     def flush(self) -> None:
-        """Wait until every write queued so far has run (or the worker is gone)."""
+        """Wait until every write queued so far has run (or the worker is gone); queued writes
+        stop waiting for replies in flight."""
         thread = self._thread
         if thread is None:
             return
-        with self._done:
-            while self._waiting and thread.is_alive():
-                self._done.wait(0.5)
+        with self._hurry():
+            with self._done:
+                while self._waiting and thread.is_alive():
+                    self._done.wait(0.5)
 
     def close(self) -> None:
         """Run what is queued, then stop the worker; later writes run in their caller."""
@@ -67,8 +105,20 @@ class Behind:
         thread = self._thread
         if thread is None:
             return
-        self._queue.put(_STOP)
-        thread.join()
+        with self._hurry():
+            self._queue.put(_STOP)
+            thread.join()
+
+    @contextmanager
+    def _hurry(self) -> Iterator[None]:
+        with self._quiet:
+            self._hurried += 1
+            self._quiet.notify_all()
+        try:
+            yield
+        finally:
+            with self._quiet:
+                self._hurried -= 1
 
     def _started(self) -> None:
         if self._thread is not None:
@@ -81,13 +131,24 @@ class Behind:
 
     def _work(self) -> None:
         while True:
-            write = self._queue.get()
-            if write is _STOP:
+            item = self._queue.get()
+            if item is _STOP:
                 return
+            write, queued = item  # type: ignore[misc]
             try:
-                self._run(write)  # type: ignore[arg-type]
+                self._after_replies(queued + self._max_defer)
+                self._run(write)
             finally:
                 self._ran()
+
+    def _after_replies(self, deadline: float) -> None:
+        """Wait until no reply is in flight, a flush or close hurries, or ``deadline``."""
+        with self._quiet:
+            while self._replies and not self._hurried:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self._quiet.wait(left)
 
     def _ran(self) -> None:
         with self._done:
@@ -101,4 +162,4 @@ class Behind:
             self._failed(exc)
 
 
-__all__ = ["MAX_BEHIND", "Behind"]
+__all__ = ["MAX_BEHIND", "MAX_DEFER_S", "Behind"]

@@ -32,6 +32,7 @@ import hashlib
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 
 from eoc._compat import IN_PYODIDE
@@ -282,6 +283,16 @@ class Cascade:
         remembered (or has failed: :attr:`store_errors`)."""
         if self._behind is not None:
             self._behind.flush()
+
+    def replying(self) -> AbstractContextManager[None]:
+        """Mark a reply in flight (a server holds it from a request's arrival until its reply is
+        sent): answers handed to the kv after their reply (``kv_after_reply``) are written once
+        no reply is in flight, or at most :data:`eoc.behind.MAX_DEFER_S` later, so a write does
+        not hold the interpreter while a reply is being sent. Nothing to mark without
+        ``kv_after_reply``."""
+        if self._behind is None:
+            return nullcontext()
+        return self._behind.replying()
 
     def __enter__(self) -> Cascade:
         return self

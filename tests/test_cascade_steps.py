@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
+import eoc.behind as after_reply
 from eoc import Cascade, Query
 from eoc.behind import Behind
 from eoc.errors import StoreError
@@ -116,6 +118,38 @@ def test_behind_runs_writes_in_order_waits_on_flush_and_runs_a_full_queues_write
 
 
 @needs_threads
+def test_a_write_waits_for_the_replies_in_flight_at_most_its_limit_and_never_for_a_flush() -> None:
+    done: list[int] = []
+    ran = threading.Event()
+
+    def write(i: int) -> Callable[[], None]:
+        return lambda: (done.append(i), ran.set())
+
+    behind = Behind(lambda exc: None, max_defer_s=15.0)
+    with behind.replying():
+        with behind.replying():  # two replies in flight
+            assert behind.submit(write(1))
+        assert not ran.wait(0.2) and done == []  # one still in flight: the write waits
+    assert ran.wait(5) and done == [1]  # none in flight: it runs
+    with behind.replying():
+        assert behind.submit(write(2))
+        t0 = time.monotonic()
+        behind.flush()  # a flush does not wait for the reply
+        assert done == [1, 2]
+        assert behind.submit(write(3))
+        behind.close()  # nor does a close
+        assert done == [1, 2, 3] and time.monotonic() - t0 < 5
+    ran.clear()
+    hurried = Behind(lambda exc: None, max_defer_s=0.1)
+    with hurried.replying():  # a reply that never ends: the write runs once its limit is up
+        t0 = time.monotonic()
+        assert hurried.submit(write(4))
+        assert ran.wait(5) and done[-1] == 4
+        assert time.monotonic() - t0 >= 0.09
+    hurried.close()
+
+
+@needs_threads
 def test_kv_after_reply_remembers_once_flushed_and_a_forget_waits_for_it() -> None:
     slow = threading.Event()
 
@@ -140,6 +174,21 @@ def test_kv_after_reply_remembers_once_flushed_and_a_forget_waits_for_it() -> No
         forgot = cascade.forget_answer(made)
         assert forgot.get("kv") == 1
         assert cascade.resolve("please tell me about the moon").stage == "neural"
+
+
+@needs_threads
+def test_kv_after_reply_writes_once_no_reply_is_in_flight(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(after_reply, "MAX_DEFER_S", 30.0)  # only the reply's end may release it
+    kv = KVStage()
+    with _cascade(kv, kv_after_reply=True) as cascade:
+        with cascade.replying():  # a server sending this reply
+            assert cascade.resolve("tell me about the sea").stored == "yes"
+            time.sleep(0.2)
+            assert len(kv) == 0  # the write waits for the reply to be sent
+        cascade.flush()
+        assert len(kv) == 1
+    with _cascade(KVStage()) as plain, plain.replying():  # no writes after the reply: no mark
+        assert plain.resolve("tell me about the sea").stored == "yes"
 
 
 @needs_threads

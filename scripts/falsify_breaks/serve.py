@@ -2,6 +2,12 @@
 
 BREAKS: list[tuple[str, str, str, str]] = [
     (
+        "the server writes a model's answer to the kv while its reply is being sent",
+        "native/eoc_native/serve/app.py",
+        "        with self.cascade.replying():",
+        "        with contextlib.nullcontext():",
+    ),
+    (
         "an error body read in part leaves its connection in the pool",
         "native/eoc_native/remote.py",
         "                # an error body read only in part: its connection is closed, never reused\n                self._conns.done(conn, resp)",
@@ -202,6 +208,10 @@ BREAKS: list[tuple[str, str, str, str]] = [
 ]
 
 FOCUS: dict[str, list[str]] = {
+    "the server writes a model's answer to the kv while its reply is being sent": [
+        "tests/native/test_serve_memo.py::"
+        "test_the_kv_remembers_a_model_answer_once_its_reply_is_sent"
+    ],
     "a client's request id is not echoed": [
         "tests/native/test_serve.py::"
         "test_every_response_carries_a_request_id_the_client_s_own_where_it_is_plain"

@@ -724,6 +724,30 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "        return False",
     ),
     (
+        "a write after the reply does not wait for the replies in flight",
+        "eoc/behind.py",
+        "            while self._replies and not self._hurried:",
+        "            while False:",
+    ),
+    (
+        "a write after the reply waits past its limit for a reply that never ends",
+        "eoc/behind.py",
+        "                if left <= 0:\n                    return",
+        "                if False:\n                    return",
+    ),
+    (
+        "a flush waits for the replies in flight",
+        "eoc/behind.py",
+        "            self._hurried += 1",
+        "            self._hurried += 0",
+    ),
+    (
+        "the cascade marks no reply in flight",
+        "eoc/cascade.py",
+        "        if self._behind is None:\n            return nullcontext()",
+        "        if True:\n            return nullcontext()",
+    ),
+    (
         "a write after the reply that fails kills the worker",
         "eoc/behind.py",
         "        except Exception as exc:  # a failed write is told, never kills the worker",

@@ -3,6 +3,7 @@ reported (JSON and streamed), and POST /v1/eoc/forget forgets them, for admin ke
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -12,12 +13,13 @@ import pytest
 
 pytest.importorskip("starlette")
 
+from eoc import behind
 from eoc.cascade import Cascade
 from eoc.chat.request import ChatDefaults
-from eoc.stages import NeuralStage, Reply
+from eoc.stages import CacheStage, KVStage, NeuralStage, Reply
 from eoc_native.serve.app import ServeConfig, create_app
 from eoc_native.serve.keys import ApiKeys, new_key
-from tests.helpers import small_stages
+from tests.helpers import ModelStandIn, small_stages
 from tests.native.serving import serving
 
 MODEL = "cut"
@@ -157,3 +159,41 @@ def test_a_restarted_server_reports_what_the_answer_cost_when_the_first_one_made
     assert int(again.headers["x-eoc-avoided-microjoules"]) == made["eoc"]["cost"]["uj"]
     assert again.headers["x-eoc-avoided-provenance"] == "estimated"
     assert doc["avoided"]["basis"].startswith("what the model's answer cost when it was made")
+
+
+def test_the_kv_remembers_a_model_answer_once_its_reply_is_sent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A write after the reply holds the interpreter while it runs: ``eoc serve`` marks each
+    reply in flight (:meth:`Cascade.replying`), and the kv's write waits until it is sent."""
+    monkeypatch.setattr(behind, "MAX_DEFER_S", 30.0)  # only the reply's end may release it
+    order: list[str] = []
+
+    class Noting(KVStage):
+        def remember(self, *args: Any, **kwargs: Any) -> str | None:
+            order.append("remembered")
+            return super().remember(*args, **kwargs)
+
+    kv = Noting()
+    stages = [CacheStage(), kv, NeuralStage(ModelStandIn())]
+    cascade = Cascade(stages, kv_after_reply=True)  # type: ignore[arg-type]
+    app = create_app(cascade, ServeConfig(ModelStandIn.name, ChatDefaults(ModelStandIn.name)))
+
+    async def slow_to_send(scope: Any, receive: Any, send: Any) -> None:
+        async def sending(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.body":
+                await asyncio.sleep(0.3)  # the reply is still on its way
+                order.append("sent")
+            await send(message)
+
+        await app(scope, receive, sending)
+
+    question = {
+        "model": ModelStandIn.name,
+        "messages": [{"role": "user", "content": "tell me about rivers"}],
+    }
+    with serving(slow_to_send) as url:
+        made = httpx.post(url + "/v1/chat/completions", json=question).json()
+        cascade.flush()
+    assert made["eoc"]["stage"] == "neural" and made["eoc"]["stored"] == "yes"
+    assert order == ["sent", "remembered"] and len(kv) == 1

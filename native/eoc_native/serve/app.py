@@ -631,7 +631,8 @@ class EocServer:
                 return relayed(response)
             return self._bodies.answer(request, response)
 
-        await self._replying(scope, send, work)
+        with self.cascade.replying():  # the kv's write of a model's answer waits for the reply
+            await self._replying(scope, send, work)
 
     async def _embed(self, scope: Scope, receive: Receive, send: Send) -> None:
         """``POST /v1/embeddings``: the native MiniLM's (:mod:`eoc_native.serve.embeddings`),
