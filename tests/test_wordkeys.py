@@ -13,6 +13,7 @@ import pytest
 
 from eoc.knowledge import kv_pairs
 from eoc.query import Query
+from eoc.stages import kv as kv_stage
 from eoc.stages.guard import EntityGuard
 from eoc.stages.guard.analysis import Analysis
 from eoc.stages.guard.wordkeys import asked_keys, stored_keys
@@ -166,6 +167,42 @@ def test_a_question_no_stored_one_holds_the_words_of_is_not_embedded() -> None:
     assert emb.calls == []  # a miss before the embedding
     answer = kv.lookup(Query("how long can cooked rice be kept in the frige?"))
     assert emb.calls and answer is not None and answer.payload == "Up to a day."
+
+
+def test_a_question_the_guard_refuses_beside_every_candidate_is_not_embedded() -> None:
+    """Guard first: the gate leaves the rice question for its negation, and the guard refuses it
+    there, so nothing could be served and nothing is embedded; a slip of it is embedded and
+    served, the guard asked once for the pair (the search reuses the verdict)."""
+    emb = CountingEmbedder()
+    guard = _CountingGuard()
+    kv = KVStage(embedder=emb, guard=guard)
+    kv.load_pairs([("How long can cooked rice be kept in the fridge?", "Up to a day.")])
+    emb.calls.clear()
+    assert kv.lookup(Query("How long can cooked rice not be kept in the fridge?")) is None
+    assert emb.calls == [] and guard.checks == 1
+    guard.checks = 0
+    answer = kv.lookup(Query("how long can cooked rice be kept in the frige?"))
+    assert answer is not None and answer.payload == "Up to a day."
+    assert len(emb.calls) == 1 and guard.checks == 1
+
+
+def test_guard_first_stands_aside_past_its_candidates_and_for_a_judge() -> None:
+    """More stored questions left than GUARD_FIRST: the search checks them by cosine as before;
+    with a judge (who may serve what the guard refuses for its wording): embedded as before."""
+    places = ("at home", "at work", "in summer", "in winter", "on a boat", "in a van", "in a cabin")
+    stored = [f"How long can cooked rice be kept in the fridge {where}?" for where in places]
+    emb = CountingEmbedder()
+    kv = KVStage(embedder=emb, guard=EntityGuard())
+    kv.load_pairs([(q, "Up to a day.") for q in stored])
+    asked = "How long can cooked rice not be kept in the fridge?"
+    assert len(kv._word_candidates(asked) or ()) > kv_stage.GUARD_FIRST
+    emb.calls.clear()
+    assert kv.lookup(Query(asked)) is None and len(emb.calls) == 1
+    judged, emb = _kv(Judging(_Never(), None, mode="on"))
+    judged.lookup(Query(asked))
+    _built(judged)  # the gate, built on a thread, leaves the one stored rice question
+    emb.calls.clear()
+    assert judged.lookup(Query(asked)) is None and emb.calls
 
 
 def test_the_gate_is_built_at_the_first_lookup_that_may_use_it() -> None:

@@ -10,6 +10,7 @@ Pure standard library, so the browser build computes the same answers.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from decimal import Decimal
@@ -105,11 +106,13 @@ def _arithmetic(text: str) -> Computed | None:
             "not a real number", "arithmetic", "computed: a negative number under an even root"
         )
     except arith.TooSlow:
-        return Computed(
-            f"not computed: it would take longer than {arith.MAX_SECONDS * 1000:g} ms",
-            "arithmetic",
-            f"computed: refused after {arith.MAX_SECONDS * 1000:g} ms",
-        )
+        raise _Late(
+            Computed(
+                f"not computed: it would take longer than {arith.MAX_SECONDS * 1000:g} ms",
+                "arithmetic",
+                f"computed: refused after {arith.MAX_SECONDS * 1000:g} ms",
+            )
+        ) from None
     except (TooLarge, OverflowError) as exc:  # OverflowError: a float conversion past its range
         digits = getattr(exc, "digits", None)
         size = (
@@ -206,6 +209,27 @@ def compute(text: str) -> Computed | None:
     """The computed answer to ``text``, or ``None`` when it is not wholly a computation."""
     if not isinstance(text, str) or len(text) > MAX_CHARS:
         return None
+    try:
+        return _computed(text)
+    except _Late as late:
+        return late.computed
+
+
+class _Late(Exception):
+    """A computation refused for time: the one answer that depends on more than the text (how
+    busy the machine was), so it is raised through :func:`_computed`, which remembers none."""
+
+    def __init__(self, computed: Computed) -> None:
+        super().__init__(computed.answer)
+        self.computed = computed
+
+
+@functools.lru_cache(maxsize=512)
+def _computed(text: str) -> Computed | None:
+    """:func:`compute`'s reading, remembered for the last 512 texts: a miss asks it three times
+    (the graph stage, the kv before it embeds, the guard), and but for a refusal for time
+    (:class:`_Late`, not remembered) it is a function of the text alone (:class:`Computed` is
+    frozen)."""
     t = framed(text)
     if not t:
         return None

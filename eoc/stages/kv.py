@@ -87,6 +87,13 @@ MAX_GUARD_CHECKS = 16
 best first). A check of a prompt not analysed before costs tens of µs, so this bounds the guard's
 share of a miss near 1 ms; a 17th similar stored prompt is not checked, even if it would pass."""
 
+GUARD_FIRST = 4
+"""Where no judge may serve a rewording and the word gate leaves at most this many stored
+questions (the only ones the guard may serve: :mod:`eoc.stages.kv_words`), the guard checks them
+before the question is embedded; when it refuses every one, nothing could be served, and the
+embedding (about 1 to 2 ms of MiniLM) is skipped. A check (tens of µs) is not made twice: the
+search reuses its verdicts."""
+
 _UNKNOWN: Any = object()  # "not computed yet"
 
 
@@ -998,10 +1005,6 @@ class KVStage:
             if prepare is not None and self._words is not None and not self._unjudged():
                 q_side = prepare(text)  # judged: the guard and the judge read it anyway
             words = self._word_candidates(text if q_side is None or q_side is _UNKNOWN else q_side)
-            if words is not None and not words and self._unjudged():
-                return None  # no stored question accounts for every word it asks
-            embedded = self.embedded_text(text)
-            vec = self.embedder.embed(embedded)
         allows: Callable[[Any, Any], bool] = self._guard.allows  # texts, or prepare()'s analyses
         if admitted is not None:  # the partition first, then the fingerprints
             matches = _both(admitted, matches)
@@ -1009,28 +1012,57 @@ class KVStage:
         if words is not None:
             similar = _both(lambda k: str(k) in words, matches)
         checked = guarded = 0
+        verdicts: dict[str, bool] = {}  # the guard's, by key: asked once per lookup
 
-        def accept(k: Hashable) -> bool:
-            nonlocal checked, guarded, q_side
-            checked += 1
+        def allowed(candidate: _Entry) -> bool:
+            nonlocal q_side
+            verdict = verdicts.get(candidate.key)
+            if verdict is None:
+                if prepare is None:
+                    verdict = allows(text, candidate.prompt)
+                else:
+                    if q_side is _UNKNOWN:
+                        q_side = prepare(text)
+                    s_side = candidate.analysis
+                    if s_side is None:
+                        s_side = candidate.analysis = prepare(candidate.prompt)
+                    verdict = allows(q_side, s_side)
+                verdicts[candidate.key] = verdict
+            return verdict
+
+        def servable(k: Hashable) -> _Entry | None:
+            """The entry of ``k`` if it may be served for its own sake (this partition, the
+            fingerprints and word keys, unexpired, finished), before the guard."""
             candidate = entries.get(str(k))
             if candidate is None or (similar is not None and not similar(k)):
-                return False  # another partition, or the fingerprints or word keys rule it out
+                return None  # another partition, or the fingerprints or word keys rule it out
+            if self._stale(candidate):
+                return None  # expired: never served
+            if candidate.origin and not finished(candidate.meta):
+                return None  # cut at max_tokens, or of unknown finish: its own question only
+            return candidate
+
+        if vec is None:
+            if words is not None and self._unjudged():
+                if not words:
+                    return None  # no stored question accounts for every word it asks
+                if len(words) <= GUARD_FIRST and not any(
+                    (c := servable(k)) is not None and allowed(c) for k in words
+                ):
+                    return None  # the guard refuses every one that does: nothing to embed
+            embedded = self.embedded_text(text)
+            vec = self.embedder.embed(embedded)
+
+        def accept(k: Hashable) -> bool:
+            nonlocal checked, guarded
+            checked += 1
             if guarded >= MAX_GUARD_CHECKS:
                 return False
-            if self._stale(candidate):
-                return False  # expired: never served
-            if candidate.origin and not finished(candidate.meta):
-                return False  # cut at max_tokens, or of unknown finish: its own question only
+            candidate = servable(k)
+            if candidate is None:
+                return False
             guarded += 1
-            if prepare is None:
-                return allows(text, candidate.prompt)
-            if q_side is _UNKNOWN:
-                q_side = prepare(text)
-            s_side = candidate.analysis
-            if s_side is None:
-                s_side = candidate.analysis = prepare(candidate.prompt)
-            return allows(q_side, s_side)
+            return allowed(candidate)
 
         self._index_deferred()
         found = self._nearest(vec, self.threshold, 1, accept, similar, part)

@@ -221,8 +221,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "a cut answer is served to a paraphrase",
         _KV,
-        "            if candidate.origin and not finished(candidate.meta):\n                return False",
-        "            if False:\n                return False",
+        "            if candidate.origin and not finished(candidate.meta):\n                return None",
+        "            if False:\n                return None",
     ),
     (
         "a model answer is not named by its receipt",

@@ -179,8 +179,8 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "kv guard off",
         "eoc/stages/kv.py",
-        "            return allows(q_side, s_side)",
-        "            return True",
+        "            nonlocal q_side\n            verdict = verdicts.get(candidate.key)",
+        "            nonlocal q_side\n            return True\n            verdict = verdicts.get(candidate.key)",
     ),
     (
         "kv answers not validated",
@@ -722,6 +722,20 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "eoc/behind.py",
         "        self._run(write)\n        return False",
         "        return False",
+    ),
+    (
+        "a computation refused for time is remembered as the text's answer",
+        "eoc/compute/__init__.py",
+        "        raise _Late(\n            Computed(\n"
+        '                f"not computed: it would take longer than {arith.MAX_SECONDS * 1000:g} ms",\n'
+        '                "arithmetic",\n'
+        '                f"computed: refused after {arith.MAX_SECONDS * 1000:g} ms",\n'
+        "            )\n        ) from None",
+        "        return _Late(\n            Computed(\n"
+        '                f"not computed: it would take longer than {arith.MAX_SECONDS * 1000:g} ms",\n'
+        '                "arithmetic",\n'
+        '                f"computed: refused after {arith.MAX_SECONDS * 1000:g} ms",\n'
+        "            )\n        ).computed",
     ),
     (
         "a write after the reply does not wait for the replies in flight",

@@ -65,8 +65,40 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "word gate: the kv never asks it",
         "eoc/stages/kv.py",
-        "            if words is not None and not words and self._unjudged():\n",
+        "            if words is not None and self._unjudged():\n",
         "            if False:\n",
+    ),
+    (
+        "guard first: a miss is ruled out before embedding where a judge may serve a rewording",
+        "eoc/stages/kv.py",
+        "            if words is not None and self._unjudged():\n",
+        "            if words is not None:\n",
+    ),
+    (
+        "guard first: any number of candidates is checked before embedding",
+        "eoc/stages/kv.py",
+        "                if len(words) <= GUARD_FIRST and not any(",
+        "                if not any(",
+    ),
+    (
+        "guard first: a question is ruled out where the guard allows a candidate",
+        "eoc/stages/kv.py",
+        "                if len(words) <= GUARD_FIRST and not any(\n"
+        "                    (c := servable(k)) is not None and allowed(c) for k in words",
+        "                if len(words) <= GUARD_FIRST and any(\n"
+        "                    (c := servable(k)) is not None and allowed(c) for k in words",
+    ),
+    (
+        "guard first: the guard's refusal is not read",
+        "eoc/stages/kv.py",
+        "                    (c := servable(k)) is not None and allowed(c) for k in words",
+        "                    (c := servable(k)) is not None for k in words",
+    ),
+    (
+        "guard first: the search asks the guard again for a pair it decided",
+        "eoc/stages/kv.py",
+        "            verdict = verdicts.get(candidate.key)",
+        "            verdict = None",
     ),
     (
         "word gate: a question removed stays a candidate",
@@ -139,6 +171,21 @@ BREAKS: list[tuple[str, str, str, str]] = [
 
 _WORDS = "tests/test_wordkeys.py::"
 FOCUS: dict[str, list[str]] = {
+    "guard first: a miss is ruled out before embedding where a judge may serve a rewording": [
+        _WORDS + "test_guard_first_stands_aside_past_its_candidates_and_for_a_judge"
+    ],
+    "guard first: any number of candidates is checked before embedding": [
+        _WORDS + "test_guard_first_stands_aside_past_its_candidates_and_for_a_judge"
+    ],
+    "guard first: a question is ruled out where the guard allows a candidate": [
+        _WORDS + "test_a_question_the_guard_refuses_beside_every_candidate_is_not_embedded"
+    ],
+    "guard first: the guard's refusal is not read": [
+        _WORDS + "test_a_question_the_guard_refuses_beside_every_candidate_is_not_embedded"
+    ],
+    "guard first: the search asks the guard again for a pair it decided": [
+        _WORDS + "test_a_question_the_guard_refuses_beside_every_candidate_is_not_embedded"
+    ],
     "word keys: a guard that serves rewordings is gated": [
         _WORDS + "test_a_query_that_corrects_itself_and_rewordings_are_never_gated"
     ],
