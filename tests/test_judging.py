@@ -14,6 +14,8 @@ from eoc.stages.base import WorkRates
 from eoc.stages.guard import EntityGuard, Wording, judgeable
 from eoc.stages.judging import Judging, Verdict, checked_mode, energy_rule
 from eoc.stages.neural import NeuralStage, Reply
+from eoc.store.entry import Generation, MadeCost
+from tests.helpers import CountingEmbedder, gate_built
 
 
 class Recording:
@@ -182,10 +184,10 @@ def test_the_cascade_weighs_the_judge_against_what_the_model_would_spend(
     if runs:  # ~14 tokens out at 10 J: far more than 20 J / 0.5
         assert judge.asked and r.stage.value == "kv"
         assert record.last.run and record.last.saving_uj is not None
-    else:  # ~0.1 J a token: less than the judgement
+    else:  # ~0.1 J a token: less than the judgement, whichever stored answer it served
         assert not judge.asked and r.stage.value == "neural"
-        assert record.decisions["skipped_energy"] == 2  # both candidates
-        assert "<= a judgement 20 J" in record.last.why
+        assert not record.last.run and "<= a judgement 20 J" in record.last.why
+        assert record.decisions["skipped_energy"] == 0  # ruled out before any pair was found
 
 
 def test_the_guard_marks_only_wording_refusals_judgeable() -> None:
@@ -246,3 +248,87 @@ def test_another_partition_s_answer_is_never_handed_to_the_judge() -> None:
     # the same system prompt: its own partition's answer may be judged
     cascade.resolve(asked("can i bring a carry-on bag onto the plane", "You are a travel desk."))
     assert any(stored == "Can I take hand luggage on the plane?" for _, stored, _ in judge.asked)
+
+
+class Sure:
+    """A student that serves alone at ``serve_at``."""
+
+    name = "sure student"
+    refuse_at = 0.0
+
+    def __init__(self, serve_at: float) -> None:
+        self.serve_at = serve_at
+
+    def probability(self, query: str, stored: str, *, reason: str, cosine: float) -> float:
+        return 1.0
+
+
+def test_the_judge_says_when_it_could_serve_nothing_whatever_it_is_shown() -> None:
+    """Where no stored answer could pay for a judgement, the judge serves nothing: the kv then
+    need not embed a question for its sake. Anything that may serve says it may."""
+    dear, cheap = Recording(uj=50_000_000), Recording(uj=1_000)
+    assert Judging(dear, None, mode="off").cannot_serve("q", 10**12)
+    assert not Judging(dear, None, mode="on").cannot_serve("q", None)
+    assert Judging(dear, None, mode="auto").cannot_serve("q", 1_000_000)  # 1 J < 50 J
+    assert Judging(dear, None, mode="auto").cannot_serve("q", None)  # nothing to save
+    assert not Judging(cheap, None, mode="auto").cannot_serve("q", 1_000_000)
+    assert not Judging(dear, Sure(0.9), mode="auto").cannot_serve("q", 1)  # serves alone
+    assert Judging(dear, Sure(1.0), mode="auto").cannot_serve("q", 1)  # never alone
+    assert not Judging(None, Sure(1.0), mode="auto").cannot_serve("q", 1)  # a student only
+    judging = Judging(Recording(same=True, uj=50_000_000), None, mode="on")
+    verdict = judging.decide(("q", "k", "s"), "q", "s", reason="x", cosine=0.9, saving_uj=1)
+    assert verdict is not None and verdict.same
+    judging.mode = "auto"  # a verdict that served is served again, whatever the joules
+    assert not judging.cannot_serve("q", 1) and judging.cannot_serve("another q", 1)
+    judging._remember(("q", "k", "s"), Verdict(False, 0.1, "judge"))  # judged again: refused
+    assert judging.cannot_serve("q", 1)
+    judging._remember(("q", "k", "s"), Verdict(True, 0.9, "judge"))
+    judging.forget()
+    assert judging.cannot_serve("q", 1)
+
+
+def test_the_saving_bound_is_at_least_each_stored_answer_s_saving() -> None:
+    """What the kv reads before it embeds: never less than what the energy rule would weigh
+    for any stored answer (the longest, one made dearer than it would cost now, the ledger's)."""
+    kv = KVStage(judging=Judging(Recording(uj=50_000_000), None, mode="auto"))
+    cascade = Cascade([kv, NeuralStage(Model(SMALL))])
+    for q, a in STORED.items():
+        kv.put(q, a)
+    kv.put("Where is the lost property office?", "At the north gate, next to the pharmacy.")
+    q = Query("can i bring a carry-on bag onto the plane")
+    bound = kv.saving_bound
+    assert bound is not None
+
+    def each_within() -> list[int]:
+        ceiling = bound(q, kv._longest, kv._most_made)
+        assert ceiling is not None
+        savings = []
+        for entry in kv._entries.values():
+            saving = cascade._saving(q, kv._answer(entry, q, 0))
+            assert saving is not None and saving.uj <= ceiling, entry.prompt
+            savings.append(saving.uj)
+        return savings
+
+    assert len(set(each_within())) > 1  # what the model would spend: by the answer's length
+    made = MadeCost(2_000_000, "estimated", "made by a slower model")  # over would_cost
+    kv.put(
+        "When does the museum open?", "At 9.", origin="m", generation=Generation("stop", made=made)
+    )
+    assert max(each_within()) == 2_000_000
+    cascade.made.record("m", "an answer made in this process", JouleCost.estimated(10**9, "x"))
+    assert bound(q, 0, 0) == 10**9  # the ledger's dearest
+
+
+def test_a_kv_does_not_embed_for_a_judge_no_stored_answer_could_pay_for() -> None:
+    for rates, embeds in ((SMALL, False), (LARGE, True)):
+        emb = CountingEmbedder()
+        judging = Judging(Recording(uj=20_000_000), None, mode="auto", floor=0.05)
+        kv = KVStage(embedder=emb, guard=EntityGuard(), judging=judging)
+        Cascade([kv, NeuralStage(Model(rates))])  # gives the kv its saving and its bound
+        for q, a in STORED.items():
+            kv.put(q, a)
+        kv.lookup(Query("how do I repot an orchid"))  # starts the word gate's build
+        gate_built(kv)
+        emb.calls.clear()
+        assert kv.lookup(Query("how do I prune a rose bush")) is None
+        assert bool(emb.calls) is embeds, rates.why

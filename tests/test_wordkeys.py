@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import random
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from eoc.stages.guard.wordkeys import asked_keys, stored_keys
 from eoc.stages.judging import Judging, Verdict
 from eoc.stages.kv import KVStage
 from eoc.stages.kv_words import MAX_WORD_READS, WordGate
-from tests.helpers import IN_BROWSER, CountingEmbedder
+from tests.helpers import IN_BROWSER, CountingEmbedder, gate_built
 
 SUITES = Path(__file__).resolve().parents[1] / "bench" / "suites"
 
@@ -200,7 +199,7 @@ def test_guard_first_stands_aside_past_its_candidates_and_for_a_judge() -> None:
     assert kv.lookup(Query(asked)) is None and len(emb.calls) == 1
     judged, emb = _kv(Judging(_Never(), None, mode="on"))
     judged.lookup(Query(asked))
-    _built(judged)  # the gate, built on a thread, leaves the one stored rice question
+    gate_built(judged)  # the gate, built on a thread, leaves the one stored rice question
     emb.calls.clear()
     assert judged.lookup(Query(asked)) is None and emb.calls
 
@@ -232,22 +231,10 @@ def test_with_a_judge_every_question_is_embedded() -> None:
     kv, emb = _kv(Judging(_Never(), None, mode="on"))
     kv.lookup(Query("how do I repot an orchid"))
     assert emb.calls
-    _built(kv)  # the gate is built meanwhile (to spare the guard), and still gates nothing
+    gate_built(kv)  # the gate is built meanwhile (to spare the guard), and still gates nothing
     emb.calls.clear()
     kv.lookup(Query("how do I prune a rose bush"))
     assert emb.calls
-
-
-def _built(kv: KVStage, timeout: float = 60.0) -> WordGate:
-    """``kv``'s word gate once it has keyed what memory held (it is built on a thread where a
-    judge may decide)."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        gate = kv._words
-        if gate is not None and gate.ready:
-            return gate
-        time.sleep(0.005)
-    raise AssertionError(f"no word gate after {timeout} s")
 
 
 class _Never:
@@ -286,7 +273,7 @@ def test_with_a_judge_the_gate_is_built_on_a_thread() -> None:
     kv._word_gate = recorded  # type: ignore[method-assign]
     kv.lookup(Query("how do I repot an orchid"))
     kv.lookup(Query("how do I prune a rose bush"))
-    _built(kv)
+    gate_built(kv)
     assert on_main == [False]
 
 
@@ -310,7 +297,7 @@ def test_with_a_judge_the_gate_spares_the_guard_and_serves_the_same() -> None:
         kv.load_pairs(stored.items())
         kv.lookup(Query(str(rows[0]["asked"])))
         if gated:
-            _built(kv)
+            gate_built(kv)
         guard.checks = 0
         said = [kv.lookup(Query(str(r["asked"]))) for r in rows]
         results.append(([None if a is None else a.payload for a in said], guard.checks))
@@ -323,7 +310,7 @@ def test_with_a_judge_a_question_stored_after_the_gate_is_analysed_as_it_is_keye
     """Behind the reply, not in the next miss: the analysis the guard and the judge read."""
     kv, _ = _kv(Judging(_Never(), None, mode="on"))
     kv.lookup(Query("how long can cooked pasta be kept in the fridge?"))
-    gate = _built(kv)
+    gate = gate_built(kv)
     kv.remember(Query("How long can cooked pasta be kept in the freezer?"), "Two months.")
     entry = next(e for e in kv._entries.values() if "pasta" in e.prompt)
     assert isinstance(entry.analysis, Analysis) and entry.key in gate.held

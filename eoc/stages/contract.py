@@ -122,6 +122,15 @@ class Judged(Protocol):
 
 
 @runtime_checkable
+class BoundsSaving(Protocol):
+    """A judged kv that also reads a bound on ``saving`` over its stored answers before it embeds
+    a question (``saving_bound(query, longest answer's characters, dearest recorded µJ)``), so
+    it need not embed for a judge that no stored answer could pay for."""
+
+    saving_bound: Callable[[Query, int, int], int | None] | None
+
+
+@runtime_checkable
 class Closes(Protocol):
     def close(self) -> None: ...
 
@@ -293,6 +302,7 @@ def _remembering(stage: StageLike | None) -> Remembering | None:
 
 __all__ = [
     "PENDING",
+    "BoundsSaving",
     "Closes",
     "CountsTokens",
     "Estimates",

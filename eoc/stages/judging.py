@@ -194,6 +194,12 @@ class JudgeRecord:
             }
 
 
+def _asked(pair: Hashable) -> Hashable:
+    """The question of a pair key: its first item (the kv's keys are ``(folded question, stored
+    key, stored question)``), or the key itself."""
+    return pair[0] if isinstance(pair, tuple) and pair else pair
+
+
 class Judging:
     """The kv stage's judge, student, mode and record, and the pairs already judged.
 
@@ -228,6 +234,7 @@ class Judging:
         self.candidates = int(candidates)
         self.record = JudgeRecord()
         self._seen: OrderedDict[Hashable, Verdict] = OrderedDict()
+        self._served_for: dict[Hashable, int] = {}  # a pair's first item -> remembered serves
         self._lock = threading.Lock()
 
     @property
@@ -244,14 +251,53 @@ class Judging:
 
     def _remember(self, pair: Hashable, verdict: Verdict) -> None:
         with self._lock:
+            before = self._seen.get(pair)
+            if before is not None and before.same:
+                self._count_served(pair, -1)
             self._seen[pair] = verdict
+            if verdict.same:
+                self._count_served(pair, 1)
             while len(self._seen) > REMEMBERED:
-                self._seen.popitem(last=False)
+                dropped, was = self._seen.popitem(last=False)
+                if was.same:
+                    self._count_served(dropped, -1)
+
+    def _count_served(self, pair: Hashable, step: int) -> None:
+        asked = _asked(pair)
+        n = self._served_for.get(asked, 0) + step
+        if n > 0:
+            self._served_for[asked] = n
+        else:
+            self._served_for.pop(asked, None)
 
     def forget(self) -> None:
         """Drop every remembered verdict (the stored questions changed)."""
         with self._lock:
             self._seen.clear()
+            self._served_for.clear()
+
+    def cannot_serve(self, asked: Hashable, saving_uj: int | None) -> bool:
+        """Whether :meth:`decide` would serve no pair of the question ``asked`` (the first item
+        of the caller's pair keys) where serving any stored answer would save at most
+        ``saving_uj`` (``None``: no figure, nothing to save): mode ``off``; or ``auto`` with a
+        judge the energy rule would not run even for a pair sure to be served, a student that
+        never serves alone (or none), and no remembered verdict that served ``asked``. A kv then
+        need not embed a question for the judge's sake (:mod:`eoc.stages.kv`)."""
+        if self.mode == "off":
+            return True
+        if self.mode != "auto" or self.judge is None:
+            return False
+        if self.student is not None and self.student.serve_at < 1.0:
+            return False  # the student may serve alone, whatever the joules
+        with self._lock:
+            if asked in self._served_for:
+                return False  # a verdict that served is served again at no cost
+        judge_uj = max(1, int(self.judge.expected_uj()))
+        best = energy_rule(self.mode, 1.0, saving_uj, judge_uj)
+        if best.run:
+            return False
+        self.record.last = best  # what /metrics and explain show: the rule, not a pair's
+        return True
 
     def decide(
         self,

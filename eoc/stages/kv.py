@@ -307,6 +307,12 @@ class KVStage:
         # what the answering model would spend on a question with this stored answer (the
         # cascade sets it from the neural stage): the energy rule's saving
         self.saving: Callable[[Query, Answer], JouleCost | None] | None = None
+        # the most ``saving`` can say beside any stored answer (the cascade sets it too), given
+        # the longest stored answer (characters) and the largest recorded making cost (µJ),
+        # both kept as entries are stored (never lowered: still a bound once one is forgotten)
+        self.saving_bound: Callable[[Query, int, int], int | None] | None = None
+        self._longest = 0
+        self._most_made = 0
         self._write_lock = threading.RLock()  # one writer: memory changes in the store's order
         self.store: KVStore = MemoryKVStore() if store is None else store
         self._polls = bool(self.store.polls)
@@ -520,6 +526,7 @@ class KVStage:
             else:
                 keys = gate.keys(prompt)
         with self._lock:
+            self._bound_saving(entry)  # before the entry is seen
             if meta is not None and meta.expires_at is not None:
                 self._aging = True
             if partition and self._searcher is None:
@@ -583,6 +590,33 @@ class KVStage:
                 if checked >= MAX_TERM_CHECKS:
                     return True
         return False
+
+    def _bound_saving(self, entry: _Entry) -> None:
+        """Count ``entry`` in the bounds :meth:`_judge_moot` reads: its answer's length, and
+        what making it cost as recorded with it (under ``self._lock``)."""
+        self._longest = max(self._longest, len(entry.payload))
+        gen = None if entry.meta is None else entry.meta.generation
+        made = None if gen is None else gen.made
+        if made is not None:
+            self._most_made = max(self._most_made, made.uj)
+
+    def _judge_moot(self, query: Query) -> bool:
+        """Whether the judge could serve none of the stored answers to ``query`` whatever it is
+        shown (:meth:`eoc.stages.judging.Judging.cannot_serve`): its energy rule weighs a
+        judgement against the saving, and no stored answer (at most the longest stored, or the
+        dearest recorded) saves enough. Then this lookup is as a judgeless one: the word gate may
+        rule the question out before it is embedded, and no judged search follows a miss. Only
+        where memory holds every stored answer (no store that searches its own vectors)."""
+        judging = self.judging
+        if judging is None or self._searcher is not None:
+            return False
+        saving_uj: int | None = None  # no saving figure: the judge is never run (energy_rule)
+        if self.saving is not None:
+            bound = self.saving_bound
+            if bound is None:
+                return False  # a saving this stage cannot bound
+            saving_uj = bound(query, self._longest, self._most_made)
+        return judging.cannot_serve(fold(query.prompt), saving_uj)
 
     def _unjudged(self) -> bool:
         """Whether no judge of meaning may serve what the guard refused for its wording (the
@@ -663,6 +697,7 @@ class KVStage:
         fingerprint, terms, fps = self._fingerprint, self._terms, self._fps
         with self._lock:
             for key, entry in list(self._entries.items()):
+                self._bound_saving(entry)
                 if fingerprint is not None and key not in fps.by_key:
                     fps.add(key, fingerprint(entry.prompt))
                     self._unworded.append(entry.prompt)
@@ -876,6 +911,7 @@ class KVStage:
                     self._unworded.append(prompt)
                 entry = self._entries[key] = _Entry(key, prompt, payload)
                 entry.local = True
+                self._bound_saving(entry)
                 if fingerprint is not None:
                     self._fps.add(key, fp)
                 self._deferred[key] = prompt
@@ -997,6 +1033,8 @@ class KVStage:
                 return None  # no stored prompt has its numbers and operators: nothing to embed
             matches = self._fps.matcher(fp)
         q_side: object = None if prepare is None else _UNKNOWN
+        # a judge may serve a rewording the guard refused for its wording, where it could pay
+        judged = not self._unjudged() and not self._judge_moot(query)
         if vec is None:
             if self._refuses_every is not None and self._refuses_every(text):
                 return None  # the guard refuses it beside every stored prompt (a computation)
@@ -1043,7 +1081,7 @@ class KVStage:
             return candidate
 
         if vec is None:
-            if words is not None and self._unjudged():
+            if words is not None and not judged:
                 if not words:
                     return None  # no stored question accounts for every word it asks
                 if len(words) <= GUARD_FIRST and not any(
@@ -1067,7 +1105,7 @@ class KVStage:
         self._index_deferred()
         found = self._nearest(vec, self.threshold, 1, accept, similar, part)
         if not found:
-            if self.judging is None:
+            if not judged:
                 return None
             return self._judged(query, vec, admitted, matches, q_side, checked, embedded)
         entry = entries.get(str(found[0][1]))

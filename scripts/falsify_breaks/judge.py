@@ -117,9 +117,84 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "        x = [math.log(p / (1 - p)), *features(query, stored, reason=reason, cosine=cosine)]\n",
         "        x = [0.0, *features(query, stored, reason=reason, cosine=cosine)]\n",
     ),
+    (
+        "the judge says it cannot serve where a student serves alone",
+        _JUDGING,
+        "        if self.student is not None and self.student.serve_at < 1.0:",
+        "        if False:",
+    ),
+    (
+        "the judge says it cannot serve a question whose verdict served",
+        _JUDGING,
+        "            if asked in self._served_for:",
+        "            if False:",
+    ),
+    (
+        "a verdict overwritten by a refusal still counts as served",
+        _JUDGING,
+        "            if before is not None and before.same:",
+        "            if False:",
+    ),
+    (
+        "a judge with no judge model asks for its joules",
+        _JUDGING,
+        '        if self.mode != "auto" or self.judge is None:',
+        '        if self.mode != "auto":',
+    ),
+    (
+        "the saving bound forgets the longest stored answer",
+        _KV,
+        "        self._longest = max(self._longest, len(entry.payload))",
+        "        self._longest = 0",
+    ),
+    (
+        "the saving bound forgets the dearest recorded making",
+        _KV,
+        "            self._most_made = max(self._most_made, made.uj)",
+        "            self._most_made = 0",
+    ),
+    (
+        "the saving bound forgets the ledger's records",
+        "eoc/ledger.py",
+        "            self.most_uj = max(self.most_uj, cost.uj)",
+        "            self.most_uj = 0",
+    ),
+    (
+        "the saving bound forgets what the model would spend",
+        _CASCADE,
+        '            found = self._would_cost(q, "x" * max(0, longest))',
+        "            found = None",
+    ),
+    (
+        "the kv embeds for a judge no stored answer could pay for",
+        _KV,
+        "        judged = not self._unjudged() and not self._judge_moot(query)",
+        "        judged = not self._unjudged()",
+    ),
+    (
+        "the kv asks a judge that could serve nothing after a miss",
+        _KV,
+        "            if not judged:\n                return None",
+        "            if self.judging is None:\n                return None",
+    ),
 ]
 
+_MOOT = f"{_T}::test_the_judge_says_when_it_could_serve_nothing_whatever_it_is_shown"
+_BOUND = f"{_T}::test_the_saving_bound_is_at_least_each_stored_answer_s_saving"
+
 FOCUS: dict[str, list[str]] = {
+    "the judge says it cannot serve where a student serves alone": [_MOOT],
+    "the judge says it cannot serve a question whose verdict served": [_MOOT],
+    "a verdict overwritten by a refusal still counts as served": [_MOOT],
+    "a judge with no judge model asks for its joules": [_MOOT],
+    "the saving bound forgets the longest stored answer": [_BOUND],
+    "the saving bound forgets the dearest recorded making": [_BOUND],
+    "the saving bound forgets the ledger's records": [_BOUND],
+    "the saving bound forgets what the model would spend": [_BOUND],
+    "the kv embeds for a judge no stored answer could pay for": [
+        f"{_T}::test_a_kv_does_not_embed_for_a_judge_no_stored_answer_could_pay_for"
+    ],
+    "the kv asks a judge that could serve nothing after a miss": [_CASCADE_RULE],
     "a decisive difference is sent to the judge": [_DECISIVE],
     "every refusal of the guard is judgeable": [_DECISIVE],
     "the energy rule runs the judge whatever it costs": [_RULE, _CASCADE_RULE],

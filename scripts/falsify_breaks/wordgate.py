@@ -65,13 +65,13 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "word gate: the kv never asks it",
         "eoc/stages/kv.py",
-        "            if words is not None and self._unjudged():\n",
+        "            if words is not None and not judged:\n",
         "            if False:\n",
     ),
     (
         "guard first: a miss is ruled out before embedding where a judge may serve a rewording",
         "eoc/stages/kv.py",
-        "            if words is not None and self._unjudged():\n",
+        "            if words is not None and not judged:\n",
         "            if words is not None:\n",
     ),
     (

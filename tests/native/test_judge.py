@@ -213,7 +213,8 @@ def test_in_front_of_a_tiny_local_model_the_judge_is_skipped_and_never_loaded(
     cascade = Cascade([_kv(judging), NeuralStage(LocalModel(max_tokens=8))])
     r = cascade.resolve(REWORDING[0])
     assert r.stage.value == "neural"
-    assert judging.record.decisions["skipped_energy"] == 1
+    # no stored answer could pay for a judgement: ruled out before any pair was found
+    assert judging.record.decisions["skipped_energy"] == 0
     last = judging.record.last
     assert last is not None and not last.run and "<= a judgement" in last.why
     assert judge._model is None  # the judge's model was never read
