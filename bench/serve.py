@@ -50,9 +50,12 @@ Measured:
    ("Write a one-line slogan for bakery number N.", 4-digit N; ``max_tokens`` 8, temperature 0;
    the run fails if eoc answers one before the upstream) sent to an upstream directly, through
    ``eoc serve --upstream`` (its default MiniLM kv, with the judge of meaning where its model is
-   installed), through it with ``EOC_JUDGE=off`` and with ``EOC_EMBEDDER=hashed`` (the core's
-   n-gram kv, no neural embedding), in rounds of one question per path, the order rotating,
-   sequential. The figure is the median over rounds of (path - direct). Three upstreams: a stub
+   installed), through it with ``EOC_JUDGE=off``, with ``EOC_EMBEDDER=hashed`` (the core's
+   n-gram kv, no neural embedding), and by default with the upstream declared at 2 and 20 J a
+   token (``--upstream-joules 2,20``: a stored answer could then pay for a judgement, so the judge
+   may serve a rewording and the kv embeds what the fingerprints let through), in rounds of one
+   question per path, the order rotating, sequential. The figure is the median over rounds of
+   (path - direct); the target is ≤ 2 ms above the floor's. Three upstreams: a stub
    that answers at once (so the difference is eoc's alone, free of the model's noise; asked three
    times: the numbered questions above, which the kv misses before embedding, as no stored
    question has their number; questions with no number, "Write a one-line slogan for a florist
@@ -955,10 +958,17 @@ DIRECT = "upstream directly"
 THROUGH = "through eoc serve (MiniLM kv)"
 THROUGH_HASHED = "through eoc serve (hashed kv)"
 THROUGH_UNJUDGED = "through eoc serve (MiniLM kv, EOC_JUDGE=off)"
+THROUGH_DEAR = "through eoc serve (MiniLM kv, upstream declared at 2,20 J a token)"
+DEAR_UPSTREAM = "2,20"
+"""Joules per token read and written declared for the upstream on :data:`THROUGH_DEAR`'s path: an
+8-token answer then saves more than a judgement costs (about 131 J), so the judge may serve a
+rewording and the kv embeds every miss that passes the fingerprints (on the other paths no
+stored answer could pay for a judgement, and the kv does not embed for the judge's sake)."""
 PATHS = {  # the extra environment and options of each eoc serve path
     THROUGH: ({}, []),
     THROUGH_UNJUDGED: ({"EOC_JUDGE": "off"}, []),
     THROUGH_HASHED: ({"EOC_EMBEDDER": "hashed"}, []),
+    THROUGH_DEAR: ({}, ["--upstream-joules", DEAR_UPSTREAM]),
 }
 SLOW_STUB_S = 0.3
 """The delayed stub's answer time: about what llama.cpp takes for these questions here."""
@@ -1010,8 +1020,9 @@ def through_upstream(
 ) -> dict[str, Any]:
     """Never-seen questions to the upstream directly, through a forwarding proxy, and through
     each eoc serve path of :data:`PATHS` (its default MiniLM kv, the same with ``EOC_JUDGE=off``,
-    and ``EOC_EMBEDDER=hashed``: the core's n-gram kv, no neural embedding): in rounds of one
-    question per path, the order rotating from round to round.
+    ``EOC_EMBEDDER=hashed``: the core's n-gram kv, no neural embedding, and the default in front
+    of an upstream declared dear enough for the judge to pay: :data:`DEAR_UPSTREAM`): in rounds
+    of one question per path, the order rotating from round to round.
 
     The questions share one template (:func:`unique_questions`), so each costs
     llama.cpp the same prefill (the prefix it can reuse from the previous request is the same
@@ -1243,15 +1254,15 @@ def report(result: dict[str, Any]) -> None:
             if THROUGH in paths:
                 floor = paths[FLOOR]["added_ms_paired_p50"]
                 verdicts = ", ".join(
-                    f"{name.removeprefix('through ')} {paths[name]['added_ms_paired_p50']:+.1f} ms "
-                    f"({'met' if paths[name]['added_ms_paired_p50'] <= 2.0 else 'NOT met'}; "
-                    f"{paths[name]['added_ms_paired_p50'] - floor:+.1f} ms above the floor)"
+                    f"{name.removeprefix('through ')} {paths[name]['added_ms_paired_p50']:+.1f} ms, "
+                    f"{paths[name]['added_ms_paired_p50'] - floor:+.1f} ms above the floor "
+                    f"({'met' if paths[name]['added_ms_paired_p50'] - floor <= 2.0 else 'NOT met'})"
                     for name in PATHS
                     if name in paths
                 )
                 print(
-                    f"  target ≤ 2 ms added at p50 on a miss, in front of the {label}: {verdicts}; "
-                    f"a proxy that only forwards adds {floor:+.1f} ms"
+                    f"  target ≤ 2 ms above a proxy that only forwards, at p50 on a miss, in front "
+                    f"of the {label}: {verdicts}; the proxy adds {floor:+.1f} ms"
                 )
 
     for note in result.get("notes", []):
@@ -1315,7 +1326,7 @@ def main() -> None:
     args.seconds = args.seconds or (2.0 if args.quick else 5.0)
     args.rounds = args.rounds or (1 if args.quick else 3)
     args.paraphrases = 12 if args.quick else len(PARAPHRASES)
-    # multiples of the paths (the direct call, the floor, three eoc paths): the order rotates
+    # the order of the paths (the direct call, the floor, four eoc paths) rotates each round
     args.upstream_requests = 10 if args.quick else 40
     args.stub_requests = 30 if args.quick else 160
     parts = set(args.parts.split(","))

@@ -216,6 +216,8 @@ def test_the_gate_is_built_at_the_first_lookup_that_may_use_it() -> None:
     kv.lookup(Query("please, how do I repot an orchid"))
     assert emb.calls  # keyed as it was stored: the gate lets it through
     kv.forget_where(lambda key, prompt, origin, meta: "orchid" in (prompt or ""))
+    assert len(kv._words) == 2  # forgotten: no longer keyed
+    assert kv._word_candidates("please, how do I repot an orchid") == set()
     emb.calls.clear()
     assert kv.lookup(Query("please, how do I repot an orchid")) is None and emb.calls == []
 
