@@ -192,6 +192,7 @@ class Cascade:
         self._host = this_host()
         self._would_cost = wiring.would_cost
         # a kv with a judge of meaning (eoc.stages.judging) weighs its joules against this
+        self._longest_answer = ""  # an answer as long as the kv's longest: _saving_bound
         if wiring.judged is not None:
             wiring.judged.saving = self._saving
             if isinstance(wiring.judged, BoundsSaving):
@@ -716,7 +717,10 @@ class Cascade:
         says. The kv's judge reads it before embedding a question (:mod:`eoc.stages.kv`)."""
         bounds = [b for b in (made_uj, self.made.most_uj) if b > 0]
         if self._would_cost is not None:
-            found = self._would_cost(q, "x" * max(0, longest))
+            longest = max(0, longest)
+            if len(self._longest_answer) != longest:  # made again only when it grows
+                self._longest_answer = "x" * longest
+            found = self._would_cost(q, self._longest_answer)
             if isinstance(found, JouleCost):
                 bounds.append(found.uj)
         return max(bounds) if bounds else None

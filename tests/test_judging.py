@@ -310,6 +310,8 @@ def test_the_saving_bound_is_at_least_each_stored_answer_s_saving() -> None:
         return savings
 
     assert len(set(each_within())) > 1  # what the model would spend: by the answer's length
+    short, long = bound(q, 10, 0), bound(q, 4000, 0)
+    assert short is not None and long is not None and long > short
     made = MadeCost(2_000_000, "estimated", "made by a slower model")  # over would_cost
     kv.put(
         "When does the museum open?", "At 9.", origin="m", generation=Generation("stop", made=made)

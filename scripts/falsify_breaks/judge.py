@@ -160,9 +160,15 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "            self.most_uj = 0",
     ),
     (
+        "the saving bound keeps the first answer length it was asked for",
+        _CASCADE,
+        "            if len(self._longest_answer) != longest:",
+        "            if not self._longest_answer:",
+    ),
+    (
         "the saving bound forgets what the model would spend",
         _CASCADE,
-        '            found = self._would_cost(q, "x" * max(0, longest))',
+        "            found = self._would_cost(q, self._longest_answer)",
         "            found = None",
     ),
     (
@@ -191,6 +197,7 @@ FOCUS: dict[str, list[str]] = {
     "the saving bound forgets the dearest recorded making": [_BOUND],
     "the saving bound forgets the ledger's records": [_BOUND],
     "the saving bound forgets what the model would spend": [_BOUND],
+    "the saving bound keeps the first answer length it was asked for": [_BOUND],
     "the kv embeds for a judge no stored answer could pay for": [
         f"{_T}::test_a_kv_does_not_embed_for_a_judge_no_stored_answer_could_pay_for"
     ],
