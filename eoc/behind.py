@@ -12,7 +12,8 @@ write never brings back what was just forgotten, and at close).
 (:meth:`Behind.replying`), and a write waits until none is in flight, or at most
 :data:`MAX_DEFER_S` after it was handed over. A write is Python work (the guard's analysis of
 the question, the index): run at once, it holds the interpreter's lock while the reply it
-belongs to is still being sent, which cost that reply about half a millisecond in ``eoc serve``.
+belongs to is still being sent (about half a millisecond of a miss, measured in process on
+``eoc serve``'s app).
 A flush or close does not wait for replies.
 
 Standard library only. The browser has no threads: a cascade there writes at once.

@@ -718,9 +718,10 @@ class Cascade:
         bounds = [b for b in (made_uj, self.made.most_uj) if b > 0]
         if self._would_cost is not None:
             longest = max(0, longest)
-            if len(self._longest_answer) != longest:  # made again only when it grows
-                self._longest_answer = "x" * longest
-            found = self._would_cost(q, self._longest_answer)
+            answer = self._longest_answer  # read once: another thread may set it meanwhile
+            if len(answer) != longest:  # made again only when the length changes
+                answer = self._longest_answer = "x" * longest
+            found = self._would_cost(q, answer)
             if isinstance(found, JouleCost):
                 bounds.append(found.uj)
         return max(bounds) if bounds else None

@@ -88,7 +88,8 @@ best first). A check of a prompt not analysed before costs tens of µs, so this 
 share of a miss near 1 ms; a 17th similar stored prompt is not checked, even if it would pass."""
 
 GUARD_FIRST = 4
-"""Where no judge may serve a rewording and the word gate leaves at most this many stored
+"""Where no judge may serve a rewording (none, or none that any stored answer could pay for:
+:meth:`KVStage._judge_moot`) and the word gate leaves at most this many stored
 questions (the only ones the guard may serve: :mod:`eoc.stages.kv_words`), the guard checks them
 before the question is embedded; when it refuses every one, nothing could be served, and the
 embedding (about 1 to 2 ms of MiniLM) is skipped. A check (tens of µs) is not made twice: the

@@ -162,13 +162,13 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "the saving bound keeps the first answer length it was asked for",
         _CASCADE,
-        "            if len(self._longest_answer) != longest:",
-        "            if not self._longest_answer:",
+        "            if len(answer) != longest:",
+        "            if not answer:",
     ),
     (
         "the saving bound forgets what the model would spend",
         _CASCADE,
-        "            found = self._would_cost(q, self._longest_answer)",
+        "            found = self._would_cost(q, answer)",
         "            found = None",
     ),
     (
