@@ -296,7 +296,7 @@ class Judging:
         best = energy_rule(self.mode, 1.0, saving_uj, judge_uj)
         if best.run:
             return False
-        self.record.last = best  # what /metrics and explain show: the rule, not a pair's
+        self.record.last = best  # as decide() records its own: the rule, not a pair
         return True
 
     def decide(
