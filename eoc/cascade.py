@@ -108,7 +108,8 @@ class Cascade:
             for stricter (:attr:`eoc.query.Query.reuse`); facts are served under any.
         kv_after_reply: offer the model's answers to the kv in a worker thread once
             :meth:`resolve` has returned (:mod:`eoc.behind`; ``eoc serve`` does), so the
-            embedding the kv takes is not part of the answer's time. The cache keeps the answer
+            embedding the kv takes is not part of the answer's time, nor made while the model
+            works (a model on the same cores would wait for it). The cache keeps the answer
             before ``resolve`` returns, as always; a rewording asked within milliseconds may
             miss the kv. :meth:`flush` waits for those writes; a forget and :meth:`close` do too
             (call it before writing the kv yourself: a queued write of the same question would
@@ -374,7 +375,12 @@ class Cascade:
                 return self._respond(kind, q, answer, cost, stored)
         if before_model is not None:
             before_model(q)
-        if self._will_remember is not None and self._kept_in_kv(q):
+        if self._will_remember is not None and self._behind is None and self._kept_in_kv(q):
+            # the kv embeds the question for its write while the model works, where the write
+            # is on the caller's way; where it comes after the reply (kv_after_reply), that
+            # embedding would only take the CPU of a model on these cores (bench/serve.py in
+            # front of llama.cpp on the same two cores: a miss +4.9 and +4.6 ms with it, +0.8
+            # and -0.2 without, the forwarding floor -0.5 and +1.0)
             self._will_remember(q)
         return self._resolve_neural(q)
 

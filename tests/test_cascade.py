@@ -583,13 +583,23 @@ def test_a_backend_reply_that_is_not_clean_text_is_a_backend_error_and_nothing_i
     assert cascade.resolve("hello there").receipt.verify()  # later answers encode fine
 
 
-def test_the_model_is_asked_only_after_kv_is_told_it_will_remember_the_answer() -> None:
+@pytest.mark.parametrize("after_reply", [False, True])
+def test_the_model_is_asked_only_after_kv_is_told_it_will_remember_the_answer(
+    after_reply: bool,
+) -> None:
+    """Told so that it may embed the question while the model works, where its write is on the
+    caller's way; not where the write comes after the reply (``kv_after_reply``), where that
+    embedding would only take the CPU of a model on the same cores."""
     stages = small_stages()
     told: list[str] = []
     stages[1].will_remember = lambda q: told.append(q.prompt)  # type: ignore[attr-defined]
-    c = Cascade(stages)
-    c.resolve("write a haiku about autumn leaves")
+    c = Cascade(stages, kv_after_reply=after_reply)
+    r = c.resolve("write a haiku about autumn leaves")
     c.resolve("what is the capital of France")  # graph answers: nothing to remember
     c.resolve(Query("a sampled question", cacheable=False))
     c.resolve(Query("a follow-up", context="earlier turns"))
-    assert told == ["write a haiku about autumn leaves"]
+    c.flush()
+    assert told == ([] if after_reply else ["write a haiku about autumn leaves"])
+    assert r.stage is Stage.NEURAL
+    assert c.resolve("write a haiku about autumn leaves, please").stage is Stage.KV  # kept
+    c.close()

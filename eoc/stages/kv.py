@@ -28,7 +28,8 @@ in the query is a miss before it is embedded — the guard would refuse every ca
 when a stored prompt has no terms, the query is embedded as before. When the cascade then asks
 the model, it tells the kv stage (:meth:`KVStage.will_remember`), so an embedder that can
 (``eoc_native.semantic.CachedEmbedder``) embeds the question while the model works, for the answer
-to be remembered.
+to be remembered; not where the answer is remembered after its reply
+(``Cascade(kv_after_reply=True)``: the embedding is then off the reply's way already).
 
 Entries are kept in *partitions* (:mod:`eoc.store.partition`): the shared one (key: the folded
 question, :func:`eoc.text.forms.fold`: case, spaces, quote and dash variants, nothing that can

@@ -245,14 +245,14 @@ BREAKS: list[tuple[str, str, str, str]] = [
     (
         "kv not told the model will answer",
         "eoc/cascade.py",
-        "        if self._will_remember is not None and self._kept_in_kv(q):",
+        "        if self._will_remember is not None and self._behind is None and self._kept_in_kv(q):",
         "        if False:",
     ),
     (
         "kv told for conversations too",
         "eoc/cascade.py",
-        "        if self._will_remember is not None and self._kept_in_kv(q):",
-        "        if self._will_remember is not None:",
+        "        if self._will_remember is not None and self._behind is None and self._kept_in_kv(q):",
+        "        if self._will_remember is not None and self._behind is None:",
     ),
     (
         "figure per token is the whole figure",

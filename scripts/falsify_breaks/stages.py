@@ -712,6 +712,12 @@ BREAKS: list[tuple[str, str, str, str]] = [
         "        return forget_in(",
     ),
     (
+        "the kv embeds for its write while the model works even where it writes after the reply",
+        "eoc/cascade.py",
+        "        if self._will_remember is not None and self._behind is None and self._kept_in_kv(q):",
+        "        if self._will_remember is not None and self._kept_in_kv(q):",
+    ),
+    (
         "the cascade writes to the kv before the reply even with kv_after_reply",
         "eoc/cascade.py",
         "                if self._behind is None:",
