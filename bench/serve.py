@@ -1,6 +1,6 @@
 """``eoc serve`` against GPTCache's server and a bare web-stack floor, side by side in one run.
 
-    python bench/serve.py            # full run (about 3 minutes on 2 cores)
+    python bench/serve.py            # full run (about 6 minutes on 2 cores)
     python bench/serve.py --quick    # a smoke run: 2 s per wrk run, fewer requests
     python bench/serve.py --json     # machine-readable
     make bench-serve                 # the full run
@@ -1010,7 +1010,7 @@ def upstream(
         "--port", str(port), "--n_ctx", "1024",
     ]  # fmt: skip
     with running("llama.cpp server", llama, port, env, "/v1/models"):
-        out["llama.cpp"] = through_upstream(port, args.upstream_requests, eoc_env)
+        out["llama.cpp"] = through_upstream(port, args.llama_requests, eoc_env)
     out["llama.cpp"]["model"] = model.name
     return out
 
@@ -1329,6 +1329,9 @@ def main() -> None:
     # the order of the paths (the direct call, the floor, four eoc paths) rotates each round
     args.upstream_requests = 10 if args.quick else 40
     args.stub_requests = 30 if args.quick else 160
+    # llama.cpp's answer time moves by tens of ms on the shared cores: more rounds, so the median
+    # of the paired differences moves by about a millisecond instead of several
+    args.llama_requests = 10 if args.quick else 120
     parts = set(args.parts.split(","))
     unknown = parts - {"exact", "semantic", "upstream"}
     if unknown:
