@@ -14,7 +14,7 @@ from eoc.meter import CounterStatus
 from eoc.stages import CacheStage, EchoBackend, KVStage, NeuralStage
 from eoc.stages.base import Answer, work_estimate
 from eoc.testing import FakeClock, FakeCounter, ScriptedBackend, assume_live
-from tests.helpers import native_only, small_stages
+from tests.helpers import IN_BROWSER, native_only, small_stages
 
 MEASURED, ESTIMATED = Provenance.MEASURED, Provenance.ESTIMATED
 
@@ -583,7 +583,15 @@ def test_a_backend_reply_that_is_not_clean_text_is_a_backend_error_and_nothing_i
     assert cascade.resolve("hello there").receipt.verify()  # later answers encode fine
 
 
-@pytest.mark.parametrize("after_reply", [False, True])
+@pytest.mark.parametrize(
+    "after_reply",
+    [
+        False,
+        pytest.param(
+            True, marks=pytest.mark.skipif(IN_BROWSER, reason="the browser has no threads")
+        ),
+    ],
+)
 def test_the_model_is_asked_only_after_kv_is_told_it_will_remember_the_answer(
     after_reply: bool,
 ) -> None:
