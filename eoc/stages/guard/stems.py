@@ -49,6 +49,7 @@ def _irregular() -> dict[str, str]:
     return out
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _stem(w: str) -> str:
     verb = _irregular().get(w)
     if verb is not None:

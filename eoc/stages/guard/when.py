@@ -68,7 +68,7 @@ def _clock_words(m: re.Match[str]) -> str:
 def _when(ws: list[str]) -> frozenset[str]:
     """The words of ``ws`` that say when (``data/when.tsv``), a clipped one read whole ("sat"
     is saturday; "may" the month only when capitalised, which the caller decides)."""
-    known, clippable = when_words()
+    known = when_words()[0]
     out = set()
     for i, w in enumerate(ws):
         st = _stem(w)
@@ -77,7 +77,15 @@ def _when(ws: list[str]) -> frozenset[str]:
         if st in known and (st != w or w in _when_listed()):  # "even" is no "evening"
             out.add(st)
         elif 3 <= len(w) <= 4 and w.isalpha():
-            whole = [k for k in clippable if k.startswith(w)]
-            if len(whole) == 1:
-                out.add(whole[0])
+            whole = _unclipped(w)
+            if whole is not None:
+                out.add(whole)
     return frozenset(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _unclipped(w: str) -> str | None:
+    """The one day or month stem ``w`` clips ("sat": saturday), else ``None`` (none, or
+    several)."""
+    whole = [k for k in when_words()[1] if k.startswith(w)]
+    return whole[0] if len(whole) == 1 else None
