@@ -595,3 +595,21 @@ def test_refuses_every_is_never_wrong_about_the_default_guard() -> None:
             assert not any(guard.allows(q, s) for s in stored), q
     assert guard.refuses_every("what is 17*23")
     assert not guard.refuses_every("what is the capital of France")
+
+
+def test_the_guard_remembers_the_stems_of_short_words_only_and_at_most_its_bound() -> None:
+    """A lookup stems the same words many times, so short words' stems are remembered; a long
+    word (what a hostile query brings) is stemmed each time, so the memory stays within
+    STEMS_KEPT words of STEM_KEPT_LEN letters whatever the queries hold."""
+    from eoc.stages.guard import stems
+
+    assert stems._stem_kept.cache_info().maxsize == stems.STEMS_KEPT
+    long_word = "x" * (stems.STEM_KEPT_LEN + 1) + "ing"
+    short_word = "zqvwalking"
+    before = stems._stem_kept.cache_info().currsize
+    assert stems._stem(long_word) == stems._stem_of(long_word) == long_word[:-3]
+    assert stems._stem_kept.cache_info().currsize == before  # not remembered
+    assert stems._stem(short_word) == "zqvwalk"
+    assert stems._stem(short_word) == "zqvwalk"
+    info = stems._stem_kept.cache_info()
+    assert info.currsize <= before + 1 and info.hits >= 1

@@ -2,6 +2,12 @@
 
 BREAKS: list[tuple[str, str, str, str]] = [
     (
+        "the guard remembers the stem of a word of any length",
+        "eoc/stages/guard/stems.py",
+        "    return _stem_kept(w) if len(w) <= STEM_KEPT_LEN else _stem_of(w)",
+        "    return _stem_kept(w)",
+    ),
+    (
         "guard content includes stopwords",
         "eoc/stages/guard/analysis.py",
         "            or w in STOPWORDS\n            or w in NEGATIONS",

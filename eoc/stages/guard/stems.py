@@ -49,8 +49,23 @@ def _irregular() -> dict[str, str]:
     return out
 
 
-@functools.lru_cache(maxsize=1 << 16)
+STEMS_KEPT = 1 << 14
+"""Words whose stem is remembered, at most (each at most :data:`STEM_KEPT_LEN` letters, so the
+memory stays within a few MB whatever words the queries bring)."""
+
+STEM_KEPT_LEN = 32
+"""Longest word whose stem is remembered; a longer one is stemmed each time."""
+
+
 def _stem(w: str) -> str:
+    """The stem the guard compares ``w`` by (:func:`_stem_of`), remembered for short words: a
+    lookup stems the same few words of the query and its candidates many times."""
+    return _stem_kept(w) if len(w) <= STEM_KEPT_LEN else _stem_of(w)
+
+
+def _stem_of(w: str) -> str:
+    """The stem of ``w``: its verb where it is an irregular past, else ``w`` less a plural or
+    verb ending (never remembered: :func:`_stem` remembers)."""
     verb = _irregular().get(w)
     if verb is not None:
         return verb  # "kept" is keep, "paid" pay
@@ -62,3 +77,6 @@ def _stem(w: str) -> str:
                 continue  # "hectares" is hectare, "charges" charge; "taxes" is tax
             return w[: -len(suffix)]
     return w
+
+
+_stem_kept = functools.lru_cache(maxsize=STEMS_KEPT)(_stem_of)
