@@ -259,18 +259,14 @@ def test_the_matcher_passes_over_only_what_no_pattern_reads() -> None:
     assert m.parse("which nations use the yen")
 
 
-def test_the_gate_says_what_its_plain_definition_says() -> None:
-    """:meth:`QuestionMatcher.could_ask` scans with one pattern and groups the templates by
-    ending; it answers as the plain definition does (a padded label, adjective, verb or count
-    word inside the text, or a template's opening and ending around it) for every question of
-    the graph table, the assembled suite, the kv pack and the everyday suite's tune part."""
+def _asked_widely() -> list[str]:
+    """The graph table's questions, the assembled suite's, the kv pack's and the everyday
+    suite's tune part (over a thousand, most of them not the graph's)."""
     import json
 
-    from eoc.knowledge import kv_pairs, seeded_graph
+    from eoc.knowledge import kv_pairs
     from tests.assembly_questions import QUESTIONS
-    from tests.graph_questions import ANSWERED, PASSED
 
-    m = seeded_graph()._get_matcher()
     everyday = Path(__file__).resolve().parents[1] / "bench" / "suites" / "everyday"
     asked = [q for q, _ in ANSWERED] + PASSED + QUESTIONS + [p for p, _ in kv_pairs()]
     for path in sorted(everyday.glob("*.jsonl")):
@@ -279,16 +275,62 @@ def test_the_gate_says_what_its_plain_definition_says() -> None:
             if row.get("part") == "tune":
                 asked += [v for v in row.values() if isinstance(v, str)]
     assert len(asked) > 1000
+    return asked
+
+
+def test_the_gate_says_what_its_plain_definition_says() -> None:
+    """:meth:`QuestionMatcher.could_ask` finds the words a text holds from its own words and
+    groups the templates by ending; it answers as the plain definition does (a padded label,
+    adjective, verb or count word inside the text, or a template's opening and ending around
+    it) for every question of the graph table, the assembled suite, the kv pack and the
+    everyday suite's tune part."""
+    from eoc.stages.questions import _COUNT_WORDS
+
+    m = seeded_graph()._get_matcher()
+    verbs = [w for rel in m._rels for w in (rel.verbs or ())]
+    words = [f" {w} " for w in (*m._by_label, *m._by_adjective, *verbs, *_COUNT_WORDS) if w]
 
     def plain(text: str) -> bool:
         padded = f" {text} "
-        return any(w in padded for w in m._words) or any(
+        return any(w in padded for w in words) or any(
             text.startswith(h) and text.endswith(t) for h, t, *_ in m._templates
         )
 
     said = {True: 0, False: 0}
-    for q in asked:
+    for q in _asked_widely():
         text = normalize(q)
         said[m.could_ask(text)] += 1
         assert m.could_ask(text) == plain(text), q
     assert min(said.values()) >= 50  # both answers are exercised
+
+
+def test_each_pattern_is_tried_only_where_the_text_holds_what_it_reads_and_nothing_is_lost() -> (
+    None
+):
+    """:meth:`QuestionMatcher._parse` tries a template only on a text that opens with its first
+    word, and a form only where the text holds a label, adjective or verb it reads: the asks
+    are those of trying every pattern on every text, for the wide question set and for each
+    question reworded as a count, a superlative and a "what is the" question."""
+    m = seeded_graph()._get_matcher()
+    m._build()
+    every = {p for phrases in m._by_first.values() for p in phrases}
+    found = 0
+    for q in _asked_widely():
+        text = normalize(q)
+        for t in (
+            text,
+            f"how many {text}",
+            f"which country has the largest {text}",
+            f"what is the {text}",
+        ):
+            ungated = QuestionMatcher._parse.__get__(m)
+            m._asks_by_word, saved = {}, m._asks_by_word
+            m._asks_any, saved_any = tuple(range(len(m._templates))), m._asks_any
+            try:
+                tried_all = ungated(t, every)
+            finally:
+                m._asks_by_word, m._asks_any = saved, saved_any
+            gated = m._parse(t)
+            assert gated == tried_all, t
+            found += bool(gated)
+    assert found >= 300  # the patterns do read many of them

@@ -306,16 +306,18 @@ class QuestionMatcher:
                     head, tail, conv = _slot(t)
                     self._templates.append((head, tail, direction, rel, conv))
         verbs = [w for rel in rels for w in (rel.verbs or ())]
-        self._words = frozenset(
-            f" {w} " for w in (*self._by_label, *self._by_adjective, *verbs, *_COUNT_WORDS) if w
-        )
-        # the same tests as few scans: some word of ``_words`` (each padded) is in the text;
-        # the templates' openings by ending, each group one str.startswith of a tuple
-        self._any_word = re.compile("|".join(re.escape(w) for w in sorted(self._words)) or "(?!)")
         heads: dict[str, list[str]] = {}
         for head, tail, *_ in self._templates:
             heads.setdefault(tail, []).append(head)
+        # the templates' openings by ending, each group one str.startswith of a tuple
         self._heads_by_tail = {tail: tuple(hs) for tail, hs in heads.items()}
+        # the words a pattern reads outside its slots (labels, adjectives, verbs, count words),
+        # each under its first word: a text's own words find those it holds (:meth:`_said`)
+        self._by_first: dict[str, tuple[str, ...]] = {}
+        phrases = (*self._by_label, *self._by_adjective, *verbs, *_COUNT_WORDS)
+        for phrase in sorted({w for w in phrases if w}):
+            first = phrase.split(" ", 1)[0]
+            self._by_first[first] = (*self._by_first.get(first, ()), phrase)
         self._built = False
         self._build_lock = threading.Lock()
 
@@ -343,8 +345,9 @@ class QuestionMatcher:
         """Whether a pattern might read normalized ``text``: False when it holds no label,
         adjective or verb of the relations between spaces, no count word and no template's
         opening and ending words, so :meth:`parse` finds nothing without compiling a pattern."""
-        if self._any_word.search(f" {text} ") is not None:
-            return True
+        return bool(self._said(text)) or self._fits_template(text)
+
+    def _fits_template(self, text: str) -> bool:
         return any(
             text.endswith(tail) and text.startswith(heads)
             for tail, heads in self._heads_by_tail.items()
@@ -434,6 +437,15 @@ class QuestionMatcher:
             (_template(head, tail), direction, rel, conv)
             for head, tail, direction, rel, conv in self._templates
         ]
+        # the templates a text may fit, by the first word of their opening (an opening with no
+        # space, "" included, is tried on every text): their indices, in order
+        by_word: dict[str, list[int]] = {}
+        for i, (head, *_) in enumerate(self._templates):
+            word, space, _ = head.partition(" ")
+            by_word.setdefault(word if space else "", []).append(i)
+        every = by_word.pop("", [])
+        self._asks_by_word = {w: tuple(sorted({*ix, *every})) for w, ix in by_word.items()}
+        self._asks_any = tuple(every)
         # the relation's verb: "titan orbits which planet", "which countries use the yen"
         self._verbs: list[tuple[re.Pattern[str], str, Relation]] = []
         for rel in rels:
@@ -469,28 +481,51 @@ class QuestionMatcher:
 
     def parse(self, text: str) -> list[Ask]:
         """Every lookup normalized ``text`` may ask for, most specific first (deduplicated)."""
-        if not self.could_ask(text):
-            return []
+        said = self._said(text)
+        if not said and not self._fits_template(text):
+            return []  # no pattern reads it (:meth:`could_ask`)
         if not self._built:
             self._build()
-        return list(dict.fromkeys([*self._parse(text), *self._counts(text)]))
+        return list(dict.fromkeys([*self._parse(text, said), *self._counts(text)]))
 
-    def _parse(self, text: str) -> list[Ask]:
+    def _said(self, text: str) -> set[str]:
+        """The labels, adjectives, verbs and count words that normalized ``text`` holds between
+        spaces or at an end, the only places a pattern reads them."""
+        padded = f" {text} "
+        return {
+            phrase
+            for word in set(text.split(" "))
+            for phrase in self._by_first.get(word, ())
+            if f" {phrase} " in padded
+        }
+
+    def _parse(self, text: str, said: set[str] | None = None) -> list[Ask]:
+        # Each pattern is tried only where the text holds what it must read (a template's
+        # opening and ending, a label, an adjective, a verb): the same asks as trying every
+        # pattern, and after an idle pause far less memory read (a question the graph cannot
+        # read, most of what reaches a model, is passed on in a fraction of the time).
         asks: list[Ask] = []
-        for rx, direction, rel, conv in self._asks:
+        tried = self._asks_by_word.get(text.partition(" ")[0], self._asks_any)
+        for i in tried:
+            head, tail = self._templates[i][:2]
+            if not (text.startswith(head) and text.endswith(tail)):
+                continue
+            rx, direction, rel, conv = self._asks[i]
             m = rx.match(text)
             if m:
                 value = ordinal(m["x"]) if conv == "ordinal" else m["x"]
                 if value:
                     asks.append(Ask(direction, rel.predicate, value))
-        for rx in self._forward:
+        said = self._said(text) if said is None else said
+        labelled = not said.isdisjoint(self._by_label)
+        for rx in self._forward if labelled else ():
             m = rx.match(text)
             if m:
                 named = m.groupdict().get("ok")  # "which city is ...": the value's noun
                 for rel in self._by_label.get(m["l"], ()):
                     if not named or named in rel.objects:
                         asks.append(Ask("object", rel.predicate, m["s"]))
-        for rx in (*self._reverse, *self._reverse_ordinal):
+        for rx in (*self._reverse, *self._reverse_ordinal) if labelled else ():
             m = rx.match(text)
             if m is None:
                 continue
@@ -500,6 +535,8 @@ class QuestionMatcher:
                 if value and rel.reverse and self._fits(rel, kind):
                     asks.append(Ask("subject", rel.predicate, value, kind))
         for rx, direction, rel in self._verbs:
+            if said.isdisjoint(rel.verbs):
+                continue
             m = rx.match(text)
             if m is None:
                 continue
@@ -508,7 +545,8 @@ class QuestionMatcher:
                 asks.append(Ask("subject", rel.predicate, m["o"], kind))
             elif direction == "object" and (m["k"] in rel.objects or kind in rel.objects):
                 asks.append(Ask("object", rel.predicate, m["s"]))
-        for rx in self._extremes:
+        extreme = labelled or not said.isdisjoint(self._by_adjective)
+        for rx in self._extremes if extreme else ():
             m = rx.match(text)
             if m:
                 kind = self._kind(m["k"])

@@ -430,6 +430,36 @@ BREAKS: list[tuple[str, str, str, str]] = [
         '    text = ", ".join(f"{v}{unit}" for v in found)',
     ),
     (
+        "the graph's forms are tried only on a text with a verb (a label is not enough)",
+        "eoc/stages/questions.py",
+        "        labelled = not said.isdisjoint(self._by_label)",
+        "        labelled = not said.isdisjoint(v for r in self._rels for v in (r.verbs or ()))",
+    ),
+    (
+        "a relation's verb forms tried only where the text holds a label",
+        "eoc/stages/questions.py",
+        "            if said.isdisjoint(rel.verbs):",
+        "            if said.isdisjoint(self._by_label):",
+    ),
+    (
+        "the superlative forms tried only where the text holds a label",
+        "eoc/stages/questions.py",
+        "        extreme = labelled or not said.isdisjoint(self._by_adjective)",
+        "        extreme = labelled",
+    ),
+    (
+        "a template that opens with its slot is tried only on a text whose first word opens another",
+        "eoc/stages/questions.py",
+        '        tried = self._asks_by_word.get(text.partition(" ")[0], self._asks_any)',
+        '        tried = self._asks_by_word.get(text.partition(" ")[0], ())',
+    ),
+    (
+        "a text's words are found anywhere in it, not between spaces",
+        "eoc/stages/questions.py",
+        '            if f" {phrase} " in padded',
+        "            if phrase in padded and len(phrase) > 3",
+    ),
+    (
         "an extreme over a relation that is not a number",
         "eoc/stages/questions.py",
         "                        if rel.numeric and self._fits(rel, kind):",
