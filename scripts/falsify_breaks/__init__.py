@@ -62,6 +62,7 @@ TESTS_FOR: list[tuple[str, list[str]]] = [
     ),
     ("eoc/plugins.py", ["tests/native/test_plugins.py", "tests/test_detect.py"]),
     ("scripts/readme_check.py", ["tests/native/test_readme_check.py"]),
+    ("bench/serve.py", ["tests/native/test_bench_serve_stats.py"]),
     ("scripts/falsify_anchor.py", ["tests/test_falsify.py"]),
     (
         "eoc/knowledge/",
