@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.native.benches import bench_module
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench" / "neural.py"
@@ -24,11 +25,7 @@ FIGURES = (
 
 
 def _bench_module():
-    spec = importlib.util.spec_from_file_location("bench_neural", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_module("neural")
 
 
 def test_ratios_mark_each_target_met_or_not() -> None:

@@ -3,21 +3,14 @@ row that says it cannot tell where its rounds are too few."""
 
 from __future__ import annotations
 
-import importlib.util
 import random
 import statistics
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-BENCH = ROOT / "bench" / "serve.py"
+from tests.native.benches import bench_module
 
 
 def _bench_module():
-    spec = importlib.util.spec_from_file_location("bench_serve", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_module("serve")
 
 
 def test_the_median_interval_holds_the_median_at_least_as_often_as_it_says() -> None:

@@ -3,23 +3,17 @@ nothing acknowledged is lost, nothing forgotten is served again (bench/soak_pg.p
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-pytest.importorskip("psycopg")
+from tests.native.benches import bench_module
 
-SOAK = Path(__file__).resolve().parents[2] / "bench" / "soak_pg.py"
+pytest.importorskip("psycopg")
 
 
 def _soak() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_soak_pg", SOAK)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.soak
+    return bench_module("soak_pg").soak
 
 
 def test_four_replicas_lose_nothing_acknowledged_and_serve_nothing_forgotten(
