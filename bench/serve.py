@@ -1005,9 +1005,9 @@ PATHS = {  # the extra environment and options of each eoc serve path
     THROUGH_DEAR: ({}, ["--upstream-joules", DEAR_UPSTREAM]),
 }
 SLOW_STUB_S = 0.3
+"""The delayed stub's answer time: about what llama.cpp takes for these questions here."""
 TARGET_MS = 2.0
 """Issue 40's target: a miss adds at most this much above a proxy that only forwards."""
-"""The delayed stub's answer time: about what llama.cpp takes for these questions here."""
 FLOOR = "floor: a proxy that only forwards"
 STUB_AT_ONCE = "stub upstream, answers at once"
 STUB_WORDED = "stub upstream, answers at once; worded misses"
@@ -1374,8 +1374,9 @@ def main() -> None:
     args.upstream_requests = 10 if args.quick else 120
     args.stub_requests = 30 if args.quick else 160
     # llama.cpp's answer time moves by tens of ms on the shared cores: more rounds, so the median
-    # of the paired differences moves by about a millisecond instead of several (its interval is
-    # still some 4 ms wide: that row cannot tell a path within 2 ms of the floor from one over)
+    # of the paired differences moves by about a millisecond instead of several (each path's
+    # interval against the floor is still 1.5 to 2 ms wide: that row seldom tells a path within
+    # 2 ms of the floor from one just over)
     args.llama_requests = 10 if args.quick else 120
     parts = set(args.parts.split(","))
     unknown = parts - {"exact", "semantic", "upstream"}
