@@ -1128,8 +1128,7 @@ def through_upstream(
             above = [(a - b) * 1000 for a, b in zip(ts, times[FLOOR], strict=True)]
             row["above_floor_ms_p50"] = statistics.median(above)
             row["above_floor_ms_ci95"] = list(median_interval(above))
-            if name in stages:
-                row["stages"] = {s: stages[name].count(s) for s in sorted(set(stages[name]))}
+            row["stages"] = {s: stages[name].count(s) for s in sorted(set(stages[name]))}
         out["paths"][name] = row
     return out
 
@@ -1300,7 +1299,7 @@ def report(result: dict[str, Any]) -> None:
                 )
                 for name in PATHS:
                     r = paths.get(name)
-                    if r is None or "above_floor_ms_p50" not in r:
+                    if r is None:
                         continue
                     above, (lo, hi) = r["above_floor_ms_p50"], r["above_floor_ms_ci95"]
                     print(

@@ -314,23 +314,26 @@ def test_each_pattern_is_tried_only_where_the_text_holds_what_it_reads_and_nothi
     m = seeded_graph()._get_matcher()
     m._build()
     every = {p for phrases in m._by_first.values() for p in phrases}
-    found = 0
-    for q in _asked_widely():
-        text = normalize(q)
+    texts = [
+        t
+        for q in _asked_widely()
+        for text in (normalize(q),)
         for t in (
             text,
             f"how many {text}",
             f"which country has the largest {text}",
             f"what is the {text}",
-        ):
-            ungated = QuestionMatcher._parse.__get__(m)
-            m._asks_by_word, saved = {}, m._asks_by_word
-            m._asks_any, saved_any = tuple(range(len(m._templates))), m._asks_any
-            try:
-                tried_all = ungated(t, every)
-            finally:
-                m._asks_by_word, m._asks_any = saved, saved_any
-            gated = m._parse(t)
-            assert gated == tried_all, t
-            found += bool(gated)
+        )
+    ]
+    saved = m._asks_by_word, m._asks_any
+    m._asks_by_word, m._asks_any = {}, tuple(range(len(m._templates)))  # every template
+    try:
+        tried_all = [m._parse(t, every) for t in texts]  # every form: each word said
+    finally:
+        m._asks_by_word, m._asks_any = saved
+    found = 0
+    for t, expected in zip(texts, tried_all, strict=True):
+        gated = m._parse(t)
+        assert gated == expected, t
+        found += bool(gated)
     assert found >= 300  # the patterns do read many of them
